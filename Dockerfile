@@ -1,0 +1,79 @@
+# syntax=docker/dockerfile:1
+#
+# The Varagity image: one image for the Dagster code server, webserver and daemon and the
+# FastAPI service (see compose.yaml). CPU-only Python stack; the GPU model servers are
+# separate images.
+#
+#   docker build -t varagity:latest .
+
+ARG PYTHON_IMAGE=python:3.11-slim
+
+# --- build: a virtual environment with Varagity and its dependencies ----------------------
+FROM ${PYTHON_IMAGE} AS build
+
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_NO_INPUT=1 \
+    # llama-cpp-python compiles llama.cpp: portable code, not tuned to the build host's CPU.
+    CMAKE_ARGS="-DGGML_NATIVE=OFF"
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends build-essential \
+    && rm -rf /var/lib/apt/lists/*
+
+RUN python -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH
+WORKDIR /src
+
+# Dependencies first (their own layer, rebuilt only when pyproject.toml changes).
+# torch is pinned to the CPU wheel: from PyPI alone pip would pull a multi-GB CUDA build.
+COPY pyproject.toml ./
+RUN --mount=type=cache,target=/root/.cache/pip \
+    python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print('\n'.join(deps))" > /tmp/requirements.txt \
+    && pip install --upgrade pip setuptools wheel \
+    && pip install --extra-index-url https://download.pytorch.org/whl/cpu \
+        "torch==2.13.0" -r /tmp/requirements.txt
+
+# Then the project itself.
+COPY . .
+RUN --mount=type=cache,target=/root/.cache/pip \
+    pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu . \
+    && pip check \
+    && mkdir -p /out/dagster_home /out/deploy \
+    && cp dagster_home/dagster.yaml /out/dagster_home/dagster.yaml \
+    && cp deploy/workspace.compose.yaml /out/deploy/workspace.compose.yaml \
+    && if [ -d eval_suites ]; then cp -r eval_suites /out/eval_suites; fi
+
+# --- runtime ----------------------------------------------------------------------------
+FROM ${PYTHON_IMAGE} AS runtime
+
+ARG APP_UID=1000
+ARG APP_GID=1000
+
+# libgomp1: OpenMP runtime of the llama.cpp build inside llama-cpp-python.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libgomp1 \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --gid "${APP_GID}" varagity \
+    && useradd --uid "${APP_UID}" --gid "${APP_GID}" --create-home --shell /usr/sbin/nologin varagity
+
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build --chown=varagity:varagity /out /app
+
+# Mount points: named volumes copy this ownership on first use; ./docs is a bind mount.
+RUN mkdir -p /app/docs /app/dagster_home/storage /var/lib/varagity \
+    && chown -R varagity:varagity /app /var/lib/varagity
+
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    DAGSTER_HOME=/app/dagster_home \
+    DOCS_PATH=/app/docs \
+    VARAGITY_HOME=/var/lib/varagity
+
+WORKDIR /app
+USER varagity
+
+# 8000 API, 3000 Dagster webserver, 4000 Dagster gRPC code server.
+EXPOSE 8000 3000 4000
+
+CMD ["uvicorn", "varagity_api.main:app", "--host", "0.0.0.0", "--port", "8000"]

@@ -1,0 +1,357 @@
+"""The embedded Tantivy BM25 store, on real index directories under tmp_path."""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tantivy
+
+from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Store
+from varagity.stores.bm25.tantivy_store import LOCK_FILE_NAME, TantivyBM25Store
+
+
+def doc(chunk_id: str, doc_id: str, index: int, content: str, context: str = "") -> BM25Document:
+    return BM25Document(
+        chunk_id=chunk_id,
+        doc_id=doc_id,
+        original_index=index,
+        content=content,
+        contextualized_content=context,
+    )
+
+
+CORPUS = [
+    doc(
+        "pg-0",
+        "pgvector.md",
+        0,
+        "pgvector supports an HNSW cosine index for approximate nearest neighbour search.",
+        "This chunk explains how the vector store builds its cosine index.",
+    ),
+    doc(
+        "pg-1",
+        "pgvector.md",
+        1,
+        "Postgres indexes are rebuilt with REINDEX after a bulk load.",
+        "Maintenance of the relational store.",
+    ),
+    doc(
+        "fz-0",
+        "fuzzing.md",
+        0,
+        "The differential executor DiffExecutor compares two interpreters.",
+        "Fuzzing harness overview.",
+    ),
+    doc(
+        "fz-1",
+        "fuzzing.md",
+        1,
+        "Construct a DiffExecutor with both backends, then call run_target on each input.",
+        "Fuzzing harness API.",
+    ),
+    doc(
+        "cook-0",
+        "cooking.md",
+        0,
+        "Whisk the eggs with sugar until pale, then fold in the flour.",
+        "A recipe for sponge cake.",
+    ),
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[TantivyBM25Store]:
+    s = TantivyBM25Store(tmp_path / "bm25", lock_timeout_s=30)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def loaded(store: TantivyBM25Store) -> TantivyBM25Store:
+    store.index(CORPUS)
+    return store
+
+
+def ids(hits: list) -> list[str]:
+    return [h.chunk_id for h in hits]
+
+
+def test_satisfies_protocol_and_creates_dir(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "bm25"
+    s = TantivyBM25Store(path)
+    assert isinstance(s, BM25Store)
+    assert s.backend == "tantivy"
+    assert path.is_dir() and (path / "meta.json").is_file()
+    assert s.count() == 0
+    assert "0 chunks" in s.ping()
+    s.close()
+
+
+def test_index_is_visible_and_hits_carry_identity(loaded: TantivyBM25Store) -> None:
+    assert loaded.count() == len(CORPUS)
+    hits = loaded.search("cosine", 3)
+    assert hits[0].chunk_id == "pg-0"
+    top = hits[0]
+    assert top.doc_id == "pgvector.md"
+    assert top.original_index == 0
+    assert top.content == CORPUS[0].content
+    assert top.contextualized_content == CORPUS[0].contextualized_content
+    assert top.score > 0
+
+
+def test_ranking_pgvector_cosine_first(loaded: TantivyBM25Store) -> None:
+    hits = loaded.search("cosine", 5)
+    assert ids(hits) == ["pg-0"]  # only that chunk mentions it
+    hits = loaded.search("pgvector cosine index", 5)
+    assert hits[0].chunk_id == "pg-0"
+    assert "cook-0" not in ids(hits)
+
+
+def test_scores_are_descending_and_k_is_respected(loaded: TantivyBM25Store) -> None:
+    hits = loaded.search("index DiffExecutor eggs", 10)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert len(loaded.search("index DiffExecutor eggs", 2)) == 2
+    assert loaded.search("cosine", 0) == []
+
+
+def test_searches_contextualized_content_too(loaded: TantivyBM25Store) -> None:
+    assert ids(loaded.search("recipe sponge", 5)) == ["cook-0"]
+
+
+def test_stemming(loaded: TantivyBM25Store) -> None:
+    # "indexing" -> "index" matches "indexes" (pg-1) and "index" (pg-0).
+    found = ids(loaded.search("indexing", 5))
+    assert "pg-1" in found and "pg-0" in found
+    assert "cook-0" not in found
+    assert ids(loaded.search("whisking", 5)) == ["cook-0"]
+
+
+def test_camel_case_query_finds_split_and_exact(loaded: TantivyBM25Store) -> None:
+    found = ids(loaded.search("DiffExecutor", 5))
+    assert set(found) == {"fz-0", "fz-1"}
+
+
+def test_natural_words_find_camel_case_identifier(store: TantivyBM25Store) -> None:
+    store.index(
+        [
+            doc("only-ident", "a.py", 0, "class DiffExecutor: pass"),
+            doc("other", "b.py", 0, "something unrelated entirely"),
+        ]
+    )
+    assert ids(store.search("diff executor", 5)) == ["only-ident"]
+    assert ids(store.search("executor", 5)) == ["only-ident"]
+
+
+def test_snake_case(loaded: TantivyBM25Store) -> None:
+    assert ids(loaded.search("run target", 5))[0] == "fz-1"
+    assert ids(loaded.search("run_target", 5))[0] == "fz-1"
+
+
+def test_acronym_and_digits(store: TantivyBM25Store) -> None:
+    store.index([doc("srv", "s.py", 0, "start the HTTPServer2 on port 80"), doc("x", "x", 0, "no")])
+    assert ids(store.search("http server", 5)) == ["srv"]
+    assert ids(store.search("HTTPServer2", 5)) == ["srv"]
+
+
+def test_upsert_by_chunk_id_does_not_duplicate(loaded: TantivyBM25Store) -> None:
+    before = loaded.count()
+    loaded.index([doc("cook-0", "cooking.md", 0, "Knead the bread dough for ten minutes.")])
+    assert loaded.count() == before
+    assert ids(loaded.search("eggs", 5)) == []
+    assert ids(loaded.search("dough", 5)) == ["cook-0"]
+    # Re-indexing the whole corpus again still does not duplicate.
+    loaded.index(CORPUS)
+    loaded.index(CORPUS)
+    assert loaded.count() == before
+
+
+def test_duplicate_chunk_ids_in_one_batch_keep_the_last(store: TantivyBM25Store) -> None:
+    store.index([doc("c", "d", 0, "first version apples"), doc("c", "d", 0, "second pears")])
+    assert store.count() == 1
+    assert ids(store.search("pears", 5)) == ["c"]
+    assert store.search("apples", 5) == []
+
+
+def test_delete_documents(loaded: TantivyBM25Store) -> None:
+    loaded.delete_documents(["fuzzing.md", "never-indexed.md"])
+    assert loaded.count() == len(CORPUS) - 2
+    assert loaded.search("DiffExecutor", 5) == []
+    assert ids(loaded.search("cosine", 5)) == ["pg-0"]
+    loaded.delete_documents([])  # no-op
+    loaded.delete_documents(["never-indexed.md"])
+    assert loaded.count() == len(CORPUS) - 2
+
+
+def test_empty_inputs(store: TantivyBM25Store) -> None:
+    store.index([])
+    assert store.count() == 0
+    assert store.search("", 5) == []
+    assert store.search("   \n", 5) == []
+    assert store.search("anything", 5) == []
+
+
+def test_second_instance_sees_commits(tmp_path: Path) -> None:
+    path = tmp_path / "shared"
+    reader = TantivyBM25Store(path)
+    writer = TantivyBM25Store(path)
+    assert reader.count() == 0
+    assert reader.search("cosine", 5) == []  # reader opened before any write
+    writer.index(CORPUS[:1])
+    assert reader.count() == 1
+    assert ids(reader.search("cosine", 5)) == ["pg-0"]
+    # ...and the other way round, including deletes.
+    reader.index(CORPUS[1:])
+    assert writer.count() == len(CORPUS)
+    writer.delete_documents(["pgvector.md"])
+    assert reader.count() == len(CORPUS) - 2
+    assert reader.search("cosine", 5) == []
+    reader.close()
+    writer.close()
+
+
+def test_reopen_after_close_keeps_data(tmp_path: Path) -> None:
+    path = tmp_path / "persist"
+    s = TantivyBM25Store(path)
+    s.index(CORPUS)
+    s.close()
+    s.close()  # idempotent
+    with pytest.raises(BM25Error, match="closed"):
+        s.search("cosine", 5)
+    again = TantivyBM25Store(path)
+    assert again.count() == len(CORPUS)
+    again.close()
+
+
+def test_writer_lock_times_out_with_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "locked"
+    s = TantivyBM25Store(path, lock_timeout_s=0.3)
+    fd = os.open(path / LOCK_FILE_NAME, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what another process's write holds
+        with pytest.raises(BM25Error, match="timed out") as info:
+            s.index(CORPUS[:1])
+        assert str(path) in str(info.value)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    s.index(CORPUS[:1])  # fine once released
+    assert s.count() == 1
+    s.close()
+
+
+def test_raw_second_tantivy_writer_is_refused_premise(tmp_path: Path) -> None:
+    """The premise for the lock: Tantivy refuses a second concurrent writer."""
+    s = TantivyBM25Store(tmp_path / "premise")
+    foreign = tantivy.Index.open(str(tmp_path / "premise"))
+    w1 = foreign.writer(heap_size=15_000_000, num_threads=1)
+    try:
+        with pytest.raises(ValueError, match="LockBusy"):
+            foreign.writer(heap_size=15_000_000, num_threads=1)
+    finally:
+        w1.wait_merging_threads()
+    s.close()
+
+
+def test_unopenable_index_raises_bm25error(tmp_path: Path) -> None:
+    path = tmp_path / "other-schema"
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("title", stored=True)
+    tantivy.Index(builder.build(), path=str(path.mkdir() or path))
+    with pytest.raises(BM25Error, match=str(path)):
+        TantivyBM25Store(path)
+
+
+def test_ping_failures(tmp_path: Path) -> None:
+    path = tmp_path / "gone"
+    s = TantivyBM25Store(path)
+    assert "tantivy index at" in s.ping()
+    for child in path.iterdir():
+        child.unlink()
+    path.rmdir()
+    with pytest.raises(BM25Error, match="does not exist"):
+        s.ping()
+    s.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        '"unterminated',
+        "content:cosine",
+        "chunk_id:pg-0",
+        "(((cosine",
+        "cosine)))",
+        "[1 TO",
+        "{x",
+        "AND",
+        "OR",
+        "cosine AND OR NOT",
+        "*",
+        "cos*",
+        "cosine~2",
+        "cosine^10",
+        "+cosine -index",
+        "\\",
+        "/regex.*/",
+        "???",
+        "emoji 🚀 cosine",
+        "x" * 3000,
+    ],
+)
+def test_special_character_queries_never_raise(loaded: TantivyBM25Store, query: str) -> None:
+    hits = loaded.search(query, 5)
+    assert isinstance(hits, list)
+    if "cosine" in query:
+        assert hits and hits[0].chunk_id == "pg-0"
+
+
+# ----------------------------------------------------------------- two OS processes
+
+WORKER_BATCHES = 6
+WORKER_BATCH_SIZE = 15
+
+
+def _write_in_process(path: str, tag: str) -> None:
+    """Child process body (module-level so ``spawn`` can import it)."""
+    store = TantivyBM25Store(Path(path), lock_timeout_s=120)
+    for batch in range(WORKER_BATCHES):
+        store.index(
+            [
+                doc(
+                    f"{tag}-{batch}-{i}",
+                    f"{tag}-doc-{batch}",
+                    i,
+                    f"process {tag} batch {batch} item {i} marker{tag}",
+                )
+                for i in range(WORKER_BATCH_SIZE)
+            ]
+        )
+        store.search(f"marker{tag}", 3)  # interleave reads with the other writer
+    store.close()
+
+
+@pytest.mark.timeout(240)
+def test_two_processes_write_concurrently(tmp_path: Path) -> None:
+    path = tmp_path / "concurrent"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_write_in_process, args=(str(path), tag)) for tag in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(200)
+    assert [p.exitcode for p in procs] == [0, 0]
+    store = TantivyBM25Store(path)
+    per_proc = WORKER_BATCHES * WORKER_BATCH_SIZE
+    assert store.count() == 2 * per_proc
+    for tag in ("a", "b"):
+        hits = store.search(f"marker{tag}", per_proc + 10)
+        assert len(hits) == per_proc
+        assert {h.chunk_id.split("-")[0] for h in hits} == {tag}
+    store.close()

@@ -1,0 +1,216 @@
+"""Typed settings: the one place Varagity reads its configuration.
+
+Every module calls :func:`get_settings`; nothing reads ``os.environ`` directly.
+Values come from the process environment, then ``.env`` in the working directory,
+then the defaults below (the embedded, zero-configuration stack).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+RetrievalMethod = Literal["semantic", "bm25", "hybrid"]
+ChunkingStrategy = Literal["recursive_character"]
+
+RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid")
+
+# Settings whose change makes already-ingested chunks out of date.
+REINGEST_AFFECTING = ("CHUNKING_STRATEGY", "CHUNK_SIZE", "CHUNK_OVERLAP", "CONTEXTUALIZE")
+
+
+class Settings(BaseSettings):
+    """All runtime configuration, validated once at load time."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=True,
+        validate_default=True,
+    )
+
+    # --- places -----------------------------------------------------------
+    VARAGITY_HOME: Path = Field(
+        default=Path(".varagity"),
+        description="State folder of the embedded stack (Postgres data, BM25 index, logs).",
+    )
+    DOCS_PATH: Path = Field(default=Path("docs"), description="The watched corpus folder.")
+    BM25_INDEX_PATH: Path | None = Field(
+        default=None, description="Tantivy index directory; defaults to VARAGITY_HOME/bm25."
+    )
+
+    # --- stores -----------------------------------------------------------
+    DATABASE_URL: str | None = Field(
+        default=None,
+        description="Postgres (>=15, pgvector) URL; unset starts the embedded server.",
+    )
+    ELASTICSEARCH_URL: str | None = Field(
+        default=None, description="Elasticsearch URL; unset uses the embedded Tantivy index."
+    )
+    ELASTICSEARCH_INDEX: str = "varagity_contextual_bm25"
+    ELASTICSEARCH_API_KEY: str | None = None
+
+    # --- models -----------------------------------------------------------
+    LLM_BASE_URL: str | None = Field(
+        default=None,
+        description="OpenAI-compatible chat server; unset starts the packaged SmolLM2 server.",
+    )
+    LLM_MODEL: str = "smollm2-135m-instruct"
+    LLM_API_KEY: str = "sk-local"
+    LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
+    LLM_MAX_TOKENS: int = Field(default=384, ge=1)
+    LLM_TEMPERATURE: float = Field(default=0.2, ge=0.0, le=2.0)
+    CONTEXT_MAX_TOKENS: int = Field(
+        default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."
+    )
+    EMBEDDING_BASE_URL: str | None = Field(
+        default=None,
+        description="OpenAI-compatible embeddings server; unset starts the packaged MiniLM server.",
+    )
+    EMBEDDING_MODEL: str = "all-MiniLM-L6-v2"
+    EMBEDDING_API_KEY: str = "sk-local"
+    EMBEDDING_DIM: int = Field(default=384, ge=8, le=16000)
+    EMBEDDING_BATCH_SIZE: int = Field(default=32, ge=1, le=2048)
+    MODEL_TIMEOUT_S: float = Field(default=120.0, gt=0)
+    MODEL_MAX_RETRIES: int = Field(default=3, ge=0, le=10)
+
+    # --- ingest -----------------------------------------------------------
+    CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"
+    CHUNK_SIZE: int = Field(default=800, ge=50, le=20000)
+    CHUNK_OVERLAP: int = Field(default=100, ge=0)
+    CONTEXTUALIZE: bool = True
+    INGEST_BATCH_SIZE: int = Field(
+        default=25, ge=1, le=1000, description="Most files one sensor-launched run ingests."
+    )
+    MAX_FILE_BYTES: int = Field(default=50 * 1024 * 1024, ge=1)
+
+    # --- retrieval --------------------------------------------------------
+    RETRIEVAL_METHOD: RetrievalMethod = "hybrid"
+    SEMANTIC_WEIGHT: float = Field(default=0.8, ge=0.0, le=1.0)
+    BM25_WEIGHT: float = Field(default=0.2, ge=0.0, le=1.0)
+    TOP_K: int = Field(default=5, ge=1, le=100)
+    ARM_CANDIDATES: int = Field(
+        default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
+    )
+
+    # --- services (embedded stack) -----------------------------------------
+    HOST: str = "127.0.0.1"
+    API_PORT: int = Field(default=8000, ge=1, le=65535)
+    DAGSTER_PORT: int = Field(default=3000, ge=1, le=65535)
+    LLM_PORT: int = Field(default=8091, ge=1, le=65535)
+    EMBEDDING_PORT: int = Field(default=8092, ge=1, le=65535)
+    DAGSTER_URL: str | None = Field(
+        default=None, description="Dagster webserver URL; defaults to http://HOST:DAGSTER_PORT."
+    )
+    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return value.strip().rstrip("/")
+
+    @field_validator("DATABASE_URL")
+    @classmethod
+    def _postgres_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "DATABASE_URL must be a postgresql:// URL (e.g. postgresql://user:pw@host:5432/db)"
+            )
+        return value
+
+    @field_validator("ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "DAGSTER_URL")
+    @classmethod
+    def _http_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http(s):// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Settings:
+        total = self.SEMANTIC_WEIGHT + self.BM25_WEIGHT
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            raise ValueError(
+                f"SEMANTIC_WEIGHT + BM25_WEIGHT must sum to 1.0 (got {self.SEMANTIC_WEIGHT} + "
+                f"{self.BM25_WEIGHT} = {total:g})"
+            )
+        if self.CHUNK_OVERLAP >= self.CHUNK_SIZE:
+            raise ValueError(
+                f"CHUNK_OVERLAP ({self.CHUNK_OVERLAP}) must be smaller than CHUNK_SIZE "
+                f"({self.CHUNK_SIZE})"
+            )
+        if self.DOCS_PATH.exists() and not self.DOCS_PATH.is_dir():
+            raise ValueError(f"DOCS_PATH {self.DOCS_PATH} exists but is not a directory")
+        if self.VARAGITY_HOME.exists() and not self.VARAGITY_HOME.is_dir():
+            raise ValueError(f"VARAGITY_HOME {self.VARAGITY_HOME} exists but is not a directory")
+        ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
+        if len(set(ports)) != len(ports):
+            raise ValueError(
+                "API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ"
+            )
+        return self
+
+    # --- derived ------------------------------------------------------------
+    @property
+    def home(self) -> Path:
+        """Absolute state folder."""
+        return self.VARAGITY_HOME.expanduser().resolve()
+
+    @property
+    def docs_path(self) -> Path:
+        """Absolute corpus folder."""
+        return self.DOCS_PATH.expanduser().resolve()
+
+    @property
+    def bm25_path(self) -> Path:
+        """Absolute Tantivy index directory."""
+        return (self.BM25_INDEX_PATH or self.home / "bm25").expanduser().resolve()
+
+    @property
+    def dagster_url(self) -> str:
+        """Where the Dagster webserver (UI and GraphQL) answers."""
+        return self.DAGSTER_URL or f"http://{self.HOST}:{self.DAGSTER_PORT}"
+
+    @property
+    def llm_url(self) -> str:
+        """Base URL (ending in /v1) of the chat model server."""
+        return self.LLM_BASE_URL or f"http://{self.HOST}:{self.LLM_PORT}/v1"
+
+    @property
+    def embedding_url(self) -> str:
+        """Base URL (ending in /v1) of the embedding server."""
+        return self.EMBEDDING_BASE_URL or f"http://{self.HOST}:{self.EMBEDDING_PORT}/v1"
+
+
+class SettingsError(RuntimeError):
+    """Raised when the configuration does not validate; the message names each bad field."""
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build and validate settings, turning pydantic's report into one readable message."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "settings"
+            lines.append(f"  {where}: {err['msg']}")
+        raise SettingsError("Invalid Varagity settings:\n" + "\n".join(lines)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (cached; call :func:`reset_settings` after changing env)."""
+    return load_settings()
+
+
+def reset_settings() -> None:
+    """Forget the cached settings so the next :func:`get_settings` re-reads the environment."""
+    get_settings.cache_clear()

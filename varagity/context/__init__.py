@@ -1,0 +1,1 @@
+"""Contextual Retrieval: the situating blurb written for each chunk."""

@@ -1,0 +1,1 @@
+"""Grounded answer generation over retrieved evidence."""

@@ -1,0 +1,86 @@
+"""Grounded, cited answers: the evidence is numbered and the model cites it as [n]."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+from varagity.records import RetrievedChunk
+from varagity.tokens import count_tokens, truncate_tokens
+
+SYSTEM_PROMPT = (
+    "You answer questions using only the numbered sources provided. After each claim, "
+    "cite the source it comes from as [n], for example [1] or [2][3]. If the sources do "
+    "not contain the answer, say that you could not find it in the documents. Be concise."
+)
+NO_EVIDENCE_ANSWER = (
+    "I could not find anything about this in the indexed documents. Add relevant files to "
+    "the corpus folder, or rephrase the question."
+)
+_CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+class Streamer(Protocol):
+    """The slice of the chat client generation needs."""
+
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Iterator[str]:
+        """Token deltas of one chat completion."""
+        ...
+
+
+def format_sources(chunks: Sequence[RetrievedChunk], *, max_tokens: int) -> str:
+    """The numbered evidence block, within a token budget (later sources trimmed first)."""
+    per_source = max(64, max_tokens // max(1, len(chunks)))
+    blocks = []
+    for n, chunk in enumerate(chunks, start=1):
+        rec = chunk.record
+        body = rec.content
+        if count_tokens(body) > per_source:
+            body = truncate_tokens(body, per_source) + " ..."
+        where = rec.relative_path + (f", page {rec.page}" if rec.page else "")
+        blocks.append(f"[{n}] ({where})\n{body}")
+    return "\n\n".join(blocks)
+
+
+def build_messages(
+    question: str, chunks: Sequence[RetrievedChunk], *, context_tokens: int, answer_tokens: int
+) -> list[dict[str, str]]:
+    """System prompt plus one user turn holding the sources and the question."""
+    budget = max(256, int(context_tokens * 0.6) - answer_tokens - count_tokens(question))
+    sources = format_sources(chunks, max_tokens=budget)
+    user = f"Sources:\n\n{sources}\n\nQuestion: {question}\n\nAnswer with citations like [1]:"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def stream_answer(
+    client: Streamer,
+    question: str,
+    chunks: Sequence[RetrievedChunk],
+    *,
+    context_tokens: int,
+    answer_tokens: int,
+) -> Iterator[str]:
+    """Token deltas of the grounded answer (a fixed reply when there is no evidence)."""
+    if not chunks:
+        yield NO_EVIDENCE_ANSWER
+        return
+    messages = build_messages(
+        question, chunks, context_tokens=context_tokens, answer_tokens=answer_tokens
+    )
+    yield from client.stream(messages, max_tokens=answer_tokens)
+
+
+def cited_numbers(answer: str, n_sources: int) -> list[int]:
+    """Source numbers the answer cites, in first-seen order, ignoring out-of-range ones."""
+    seen: list[int] = []
+    for match in _CITATION.finditer(answer):
+        n = int(match.group(1))
+        if 1 <= n <= n_sources and n not in seen:
+            seen.append(n)
+    return seen

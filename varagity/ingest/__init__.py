@@ -1,0 +1,1 @@
+"""Ingestion: discovery of corpus files, parsing, chunking, contextualization, storing."""

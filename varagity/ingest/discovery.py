@@ -1,0 +1,116 @@
+"""Finding the corpus: files under ``DOCS_PATH``, their relative paths and byte hashes.
+
+Dagster partition keys are the corpus-relative POSIX paths. Dagster refuses a few
+substrings in partition keys (``...`` is its range syntax; control characters), so
+:func:`partition_key_for` percent-encodes exactly those (and ``%`` itself) and
+:func:`relative_path_for` reverses it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from varagity.ingest.parsers import text as text_parser
+from varagity.records import normalize_relative_path
+
+log = logging.getLogger(__name__)
+
+# The reserved folder for backups at the corpus root: never corpus.
+RESERVED_DIR = "varagity-exports"
+# Formats this build parses (text family); others are reported, not ingested.
+SUPPORTED_SUFFIXES = text_parser.SUFFIXES
+
+_KEY_UNSAFE = re.compile(r"%|[\x00-\x1f\x7f]|\.{3,}")
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusFile:
+    """A file found under ``DOCS_PATH``."""
+
+    relative_path: str
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file discovery will not ingest, with the reason."""
+
+    relative_path: str
+    reason: str
+
+
+def partition_key_for(relative_path: str) -> str:
+    """Dagster-safe partition key for a corpus-relative path (reversible)."""
+    return _KEY_UNSAFE.sub(lambda m: "".join(f"%{ord(c):02X}" for c in m.group(0)), relative_path)
+
+
+def relative_path_for(partition_key: str) -> str:
+    """Inverse of :func:`partition_key_for`."""
+    return unquote(partition_key)
+
+
+def file_sha256(path: Path, *, chunk_bytes: int = 1 << 20) -> str:
+    """Streamed sha256 of a file's bytes (the spec's ``content_hash``)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk_bytes):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_in_corpus(docs_path: Path, relative_path: str) -> Path:
+    """Absolute path of a corpus file; refuses anything resolving outside ``DOCS_PATH``."""
+    rel = normalize_relative_path(relative_path)
+    root = docs_path.resolve()
+    candidate = (root / rel).resolve()
+    if candidate != root and root not in candidate.parents:
+        raise ValueError(f"{relative_path!r} resolves outside the corpus folder {root}")
+    return candidate
+
+
+def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
+    """Walk ``DOCS_PATH``: ingestible files sorted by relative path, and skipped ones."""
+    files: list[CorpusFile] = []
+    skipped: list[SkippedFile] = []
+    root = docs_path.resolve()
+    if not root.is_dir():
+        return files, skipped
+    for path in _walk(root):
+        rel = path.relative_to(root).as_posix()
+        if rel.split("/", 1)[0].lower() == RESERVED_DIR:
+            continue
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue  # hidden files and folders (editor swap files, .git, ...)
+        if path.is_symlink():
+            target = path.resolve()
+            if root not in target.parents:
+                skipped.append(SkippedFile(rel, f"symlink points outside the corpus: {target}"))
+                continue
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            skipped.append(SkippedFile(rel, f"unsupported file type {path.suffix or '(none)'}"))
+            continue
+        try:
+            stat = path.stat()
+        except OSError as exc:  # vanished or unreadable between listing and stat
+            skipped.append(SkippedFile(rel, f"cannot stat: {exc.strerror}"))
+            continue
+        files.append(CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns))
+    files.sort(key=lambda f: f.relative_path)
+    return files, skipped
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for path in root.rglob("*"):
+        try:
+            if path.is_file():
+                yield path
+        except OSError:
+            continue

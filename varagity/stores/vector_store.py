@@ -1,0 +1,230 @@
+"""pgvector store: documents + chunks rows, the single source of chunk metadata."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from pgvector.psycopg import register_vector
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from varagity.records import ChunkRecord
+from varagity.stores.migrate import apply_migrations
+from varagity.stores.postgres import connect, redact
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """One ``documents`` row: the per-file idempotency marker."""
+
+    doc_id: str
+    source: str
+    relative_path: str
+    file_type: str
+    content_hash: str
+    n_chunks: int
+    ingested_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedChunk:
+    """A chunk record ready to store, with its vector."""
+
+    record: ChunkRecord
+    embedding: Sequence[float]
+
+
+class PgVectorStore:
+    """Reads and writes the chunk-side tables through a small connection pool."""
+
+    def __init__(self, url: str, *, embedding_dim: int, pool_size: int = 4) -> None:
+        """Apply pending migrations, then open the pool (pgvector types registered)."""
+        self.url = url
+        self.embedding_dim = embedding_dim
+        with connect(url, autocommit=True) as conn:
+            apply_migrations(conn, embedding_dim=embedding_dim)
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            configure=lambda conn: register_vector(conn),
+            open=True,
+            name="varagity-pg",
+        )
+
+    def close(self) -> None:
+        """Close the pool."""
+        self._pool.close()
+
+    def ping(self) -> str:
+        """Raise when Postgres is unreachable; otherwise the server version."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+        return f"postgres {row[0] if row else '?'} at {redact(self.url)}"
+
+    # --- documents ---------------------------------------------------------------
+    def get_document(self, doc_id: str) -> DocumentRow | None:
+        """The marker row of ``doc_id``, if that exact file version is stored."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT doc_id, source, relative_path, file_type, content_hash, n_chunks, "
+                "ingested_at FROM documents WHERE doc_id = %s",
+                (doc_id,),
+            ).fetchone()
+        return DocumentRow(*row) if row else None
+
+    def documents_at_path(self, relative_path: str) -> list[DocumentRow]:
+        """Every stored version of the file at ``relative_path``."""
+        return self._documents("WHERE relative_path = %s", (relative_path,))
+
+    def list_documents(self) -> list[DocumentRow]:
+        """All documents, by relative path."""
+        return self._documents("", ())
+
+    def _documents(self, where: str, params: tuple[Any, ...]) -> list[DocumentRow]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT doc_id, source, relative_path, file_type, content_hash, n_chunks, "
+                f"ingested_at FROM documents {where} ORDER BY relative_path, ingested_at",
+                params,
+            ).fetchall()
+        return [DocumentRow(*r) for r in rows]
+
+    def allocate_original_indexes(self, n: int) -> list[int]:
+        """Reserve ``n`` corpus-wide monotonic chunk indexes."""
+        if n <= 0:
+            return []
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT nextval('chunk_original_index_seq') FROM generate_series(1, %s)", (n,)
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def write_document(self, document: DocumentRow, chunks: Sequence[EmbeddedChunk]) -> None:
+        """Upsert the documents row and all its chunks in one transaction.
+
+        Chunks of this ``doc_id`` not in ``chunks`` (left by an earlier attempt with other
+        boundaries) are removed in the same transaction.
+        """
+        for chunk in chunks:
+            if len(chunk.embedding) != self.embedding_dim:
+                raise ValueError(
+                    f"chunk {chunk.record.chunk_id} has a {len(chunk.embedding)}-d embedding; "
+                    f"the store holds {self.embedding_dim}-d vectors"
+                )
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute(
+                "INSERT INTO documents (doc_id, source, relative_path, file_type, content_hash,"
+                " n_chunks, ingested_at) VALUES (%s, %s, %s, %s, %s, %s, now())"
+                " ON CONFLICT (doc_id) DO UPDATE SET source = EXCLUDED.source,"
+                " relative_path = EXCLUDED.relative_path, file_type = EXCLUDED.file_type,"
+                " content_hash = EXCLUDED.content_hash, n_chunks = EXCLUDED.n_chunks,"
+                " ingested_at = now()",
+                (
+                    document.doc_id,
+                    document.source,
+                    document.relative_path,
+                    document.file_type,
+                    document.content_hash,
+                    document.n_chunks,
+                ),
+            )
+            conn.execute(
+                "DELETE FROM chunks WHERE doc_id = %s AND NOT (chunk_id = ANY(%s))",
+                (document.doc_id, [c.record.chunk_id for c in chunks]),
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO chunks (chunk_id, doc_id, original_index, chunk_index, content,"
+                    " context, contextualized_content, embedding, metadata, created_at)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                    " ON CONFLICT (chunk_id) DO UPDATE SET"
+                    " original_index = EXCLUDED.original_index,"
+                    " chunk_index = EXCLUDED.chunk_index, content = EXCLUDED.content,"
+                    " context = EXCLUDED.context,"
+                    " contextualized_content = EXCLUDED.contextualized_content,"
+                    " embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata,"
+                    " created_at = EXCLUDED.created_at",
+                    [
+                        (
+                            c.record.chunk_id,
+                            c.record.doc_id,
+                            c.record.original_index,
+                            c.record.chunk_index,
+                            c.record.content,
+                            c.record.context,
+                            c.record.contextualized_content,
+                            np.asarray(c.embedding, dtype=np.float32),
+                            Jsonb(c.record.model_dump(mode="json")),
+                            c.record.created_at,
+                        )
+                        for c in chunks
+                    ],
+                )
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> list[str]:
+        """Delete documents (their chunks cascade); returns the ids that existed."""
+        ids = list(doc_ids)
+        if not ids:
+            return []
+        with self._pool.connection() as conn, conn.transaction():
+            rows = conn.execute(
+                "DELETE FROM documents WHERE doc_id = ANY(%s) RETURNING doc_id", (ids,)
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    # --- chunks ------------------------------------------------------------------
+    def count_chunks(self) -> int:
+        """Number of stored chunks."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        return int(row[0]) if row else 0
+
+    def chunks_of(self, doc_id: str) -> list[ChunkRecord]:
+        """A document's chunks in order."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT metadata FROM chunks WHERE doc_id = %s ORDER BY chunk_index", (doc_id,)
+            ).fetchall()
+        return [ChunkRecord.model_validate(r[0]) for r in rows]
+
+    def search(self, query_vector: Sequence[float], k: int) -> list[tuple[ChunkRecord, float]]:
+        """Top ``k`` chunks by cosine similarity (``1 - cosine distance``)."""
+        if len(query_vector) != self.embedding_dim:
+            raise ValueError(
+                f"query vector has {len(query_vector)} dimensions, expected {self.embedding_dim}"
+            )
+        vec = np.asarray(query_vector, dtype=np.float32)
+        with self._pool.connection() as conn:
+            conn.execute("SET hnsw.ef_search = %s" % max(40, int(k)))
+            rows = conn.execute(
+                "SELECT metadata, 1 - (embedding <=> %s) AS score FROM chunks"
+                " ORDER BY embedding <=> %s LIMIT %s",
+                (vec, vec, k),
+            ).fetchall()
+        return [(ChunkRecord.model_validate(r[0]), float(r[1])) for r in rows]
+
+    def fetch_by_identity(
+        self, identities: Sequence[tuple[str, int]]
+    ) -> dict[tuple[str, int], ChunkRecord]:
+        """Hydrate full records for ``(doc_id, original_index)`` keys (missing ones omitted)."""
+        if not identities:
+            return {}
+        doc_ids = [d for d, _ in identities]
+        indexes = [i for _, i in identities]
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT c.metadata FROM chunks c"
+                " JOIN unnest(%s::text[], %s::int[]) AS k(doc_id, original_index)"
+                " ON c.doc_id = k.doc_id AND c.original_index = k.original_index",
+                (doc_ids, indexes),
+            ).fetchall()
+        records = [ChunkRecord.model_validate(r[0]) for r in rows]
+        return {(r.doc_id, r.original_index): r for r in records}

@@ -1,0 +1,1 @@
+"""Varagity's Dagster code location (load ``varagity_assets.definitions``)."""

@@ -1,0 +1,1 @@
+"""The per-file ingest domain: partitions, assets, sensors, resources."""

@@ -1,0 +1,270 @@
+"""Per-file assets: parsed document -> chunks -> contextualized chunks -> embeddings -> index.
+
+Each asset is partitioned by corpus file. One run may target several partitions (the
+sensor batches new files), so each asset maps over ``context.partition_keys`` and
+returns ``{partition_key: value}``. A file that fails a stage is carried downstream as
+an :class:`IngestFailure` instead of sinking the whole batch; the final asset stores
+every good file, then fails the step naming each bad file and its reason.
+"""
+
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import dagster as dg
+
+from varagity.ingest import stages
+from varagity.ingest.discovery import relative_path_for
+from varagity.ingest.parsers import ParsedDocument, parse_file
+from varagity_assets.documents.partitions import documents_partitions
+from varagity_assets.documents.resources import VaragityResource
+
+T = TypeVar("T")
+REINGEST_TAG = "varagity/reingest"
+BATCH_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=25)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestFailure:
+    """A file that failed a stage: carried downstream so the rest of the batch proceeds."""
+
+    relative_path: str
+    stage: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """This exact file version is already indexed: later stages do nothing."""
+
+    relative_path: str
+    doc_id: str
+
+
+def _per_partition(
+    context: dg.AssetExecutionContext,
+    stage: str,
+    upstream: dict[str, Any],
+    fn: Callable[[str, Any], T],
+) -> dict[str, T | IngestFailure | Unchanged]:
+    """Apply ``fn`` to each targeted partition, passing failures/skips through."""
+    out: dict[str, T | IngestFailure | Unchanged] = {}
+    for key in context.partition_keys:
+        previous = upstream.get(key)
+        if isinstance(previous, IngestFailure | Unchanged):
+            out[key] = previous
+            continue
+        started = time.perf_counter()
+        try:
+            out[key] = fn(key, previous)
+        except Exception as exc:  # one bad file must not sink the batch
+            rel = relative_path_for(key)
+            message = f"{type(exc).__name__}: {exc}"
+            context.log.error(f"{stage} failed for {rel}: {message}")
+            out[key] = IngestFailure(rel, stage, message)
+            continue
+        context.add_asset_metadata(
+            {f"{stage}_seconds": round(time.perf_counter() - started, 3)}, partition_key=key
+        )
+    return out
+
+
+def _parsed(upstream: dict[str, Any], key: str) -> ParsedDocument:
+    value = upstream[key]
+    assert isinstance(value, ParsedDocument)
+    return value
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="ingest",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    kinds={"python"},
+)
+def parsed_document(
+    context: dg.AssetExecutionContext, varagity: VaragityResource
+) -> dict[str, Any]:
+    """The file's extracted text and provenance (skipped when this version is indexed)."""
+    settings = varagity.settings
+    reingest = context.run.tags.get(REINGEST_TAG) == "true"
+
+    def parse(key: str, _: Any) -> ParsedDocument | Unchanged:
+        rel = relative_path_for(key)
+        parsed = parse_file(settings.docs_path, rel, max_bytes=settings.MAX_FILE_BYTES)
+        if not reingest:
+            marker = varagity.services.pg.get_document(parsed.doc_id)
+            if marker is not None:
+                context.log.info(f"{rel} is already indexed as {parsed.doc_id}; skipping")
+                return Unchanged(rel, parsed.doc_id)
+        context.add_asset_metadata(
+            {
+                "doc_id": parsed.doc_id,
+                "relative_path": rel,
+                "characters": len(parsed.text),
+                "bytes": parsed.size_bytes,
+                "content_hash": parsed.content_hash,
+            },
+            partition_key=key,
+        )
+        return parsed
+
+    return _per_partition(context, "parse", {}, parse)
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="ingest",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    kinds={"python"},
+)
+def document_chunks(
+    context: dg.AssetExecutionContext, varagity: VaragityResource, parsed_document: dict[str, Any]
+) -> dict[str, Any]:
+    """The document cut into chunks (strategy, size and overlap from settings)."""
+    settings = varagity.settings
+
+    def chunk(key: str, parsed: ParsedDocument) -> list[stages.ChunkDraft]:
+        drafts = stages.chunk_document(parsed, settings)
+        if not drafts:
+            context.log.warning(f"{parsed.relative_path} has no extractable text: 0 chunks")
+        context.add_asset_metadata(
+            {
+                "chunks": len(drafts),
+                "tokens": sum(d.n_tokens for d in drafts),
+                "strategy": settings.CHUNKING_STRATEGY,
+                "chunk_size": settings.CHUNK_SIZE,
+                "chunk_overlap": settings.CHUNK_OVERLAP,
+            },
+            partition_key=key,
+        )
+        return drafts
+
+    return _per_partition(context, "chunk", parsed_document, chunk)
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="ingest",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    pool="llm",
+    kinds={"python"},
+)
+def contextualized_chunks(
+    context: dg.AssetExecutionContext,
+    varagity: VaragityResource,
+    parsed_document: dict[str, Any],
+    document_chunks: dict[str, Any],
+) -> dict[str, Any]:
+    """Each chunk with its LLM-written situating blurb (as-is when CONTEXTUALIZE=false)."""
+    settings = varagity.settings
+
+    def situate(key: str, drafts: list[stages.ChunkDraft]) -> list[stages.ChunkDraft]:
+        parsed = _parsed(parsed_document, key)
+        out = stages.contextualize_document(parsed, drafts, varagity.services.chat, settings)
+        context.add_asset_metadata(
+            {
+                "contextualized": settings.CONTEXTUALIZE,
+                "chunks_with_context": sum(1 for d in out if d.context),
+                "model": settings.LLM_MODEL if settings.CONTEXTUALIZE else "none",
+            },
+            partition_key=key,
+        )
+        return out
+
+    return _per_partition(context, "contextualize", document_chunks, situate)
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="ingest",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    pool="embedding",
+    kinds={"python"},
+)
+def chunk_embeddings(
+    context: dg.AssetExecutionContext,
+    varagity: VaragityResource,
+    contextualized_chunks: dict[str, Any],
+) -> dict[str, Any]:
+    """One vector per chunk, over its contextualized text."""
+    embedder = varagity.services.embedder
+
+    def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
+        vectors = stages.embed_drafts(drafts, embedder)
+        context.add_asset_metadata(
+            {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim},
+            partition_key=key,
+        )
+        return vectors
+
+    return _per_partition(context, "embed", contextualized_chunks, embed)
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="ingest",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    kinds={"postgres", "tantivy"},
+)
+def indexed_document(
+    context: dg.AssetExecutionContext,
+    varagity: VaragityResource,
+    parsed_document: dict[str, Any],
+    contextualized_chunks: dict[str, Any],
+    chunk_embeddings: dict[str, Any],
+) -> dict[str, Any]:
+    """The document searchable: BM25 index first, then its Postgres rows (the marker)."""
+    services = varagity.services
+
+    def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
+        parsed = _parsed(parsed_document, key)
+        drafts = contextualized_chunks[key]
+        result = stages.store_document(
+            parsed,
+            drafts,
+            vectors,
+            pg=services.pg,
+            bm25=services.bm25,
+            settings=services.settings,
+            embedding_model=services.embedder.model,
+        )
+        context.add_asset_metadata(
+            {
+                "doc_id": result.doc_id,
+                "chunks": result.n_chunks,
+                "replaced_versions": len(result.replaced_doc_ids),
+                "bm25_backend": services.bm25.backend,
+            },
+            partition_key=key,
+        )
+        return result
+
+    out = _per_partition(context, "store", chunk_embeddings, store)
+    failures = [v for v in out.values() if isinstance(v, IngestFailure)]
+    stored = sum(1 for v in out.values() if isinstance(v, stages.StoreResult))
+    skipped = sum(1 for v in out.values() if isinstance(v, Unchanged))
+    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")
+    if failures:
+        raise dg.Failure(
+            description="; ".join(
+                f"{f.relative_path}: {f.stage} failed - {f.message}" for f in failures
+            )
+            + f" ({stored} other file(s) of this run were indexed)",
+            metadata={
+                "failed_files": dg.MetadataValue.md(
+                    "| file | stage | reason |\n|---|---|---|\n"
+                    + "\n".join(
+                        f"| {f.relative_path} | {f.stage} | {f.message.replace('|', '/')} |"
+                        for f in failures
+                    )
+                )
+            },
+        )
+    return out

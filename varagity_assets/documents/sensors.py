@@ -1,0 +1,158 @@
+"""The corpus-folder sensor: files in ``DOCS_PATH`` become partitions and runs.
+
+Each tick compares the folder with the cursor (``{relative_path: [mtime_ns, size,
+sha256]}``; a file whose mtime and size are unchanged is not re-hashed):
+
+* new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
+  per run (one run over a contiguous range of the partitions added this tick);
+* changed files (new content hash) are re-requested one run each;
+* removed files are purged from both stores and their partitions deleted.
+
+Run keys are built from path + content hash (+ mtime, so a file edited back to an
+earlier content is still re-ingested). A file whose exact version is already in the
+store (e.g. after the instance was reset) is not requested at all.
+"""
+
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+import dagster as dg
+
+from varagity.ingest.discovery import file_sha256, partition_key_for, relative_path_for, scan
+from varagity.ingest.stages import purge_path
+from varagity.records import doc_id_for
+from varagity_assets.documents.assets import (
+    chunk_embeddings,
+    contextualized_chunks,
+    document_chunks,
+    indexed_document,
+    parsed_document,
+)
+from varagity_assets.documents.partitions import documents_partitions
+from varagity_assets.documents.resources import VaragityResource
+
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+ingest_documents_job = dg.define_asset_job(
+    "ingest_documents",
+    selection=[
+        parsed_document,
+        document_chunks,
+        contextualized_chunks,
+        chunk_embeddings,
+        indexed_document,
+    ],
+    partitions_def=documents_partitions,
+    description="Parse, chunk, contextualize, embed and index corpus files.",
+)
+
+
+def _batch_request(items: Sequence[tuple[str, str]]) -> dg.RunRequest:
+    """One run over a contiguous range of freshly added partitions."""
+    digest = hashlib.sha256("\n".join(f"{k}:{h}" for k, h in items).encode()).hexdigest()[:20]
+    first, last = items[0][0], items[-1][0]
+    if len(items) == 1:
+        return dg.RunRequest(run_key=f"{first}:{items[0][1]}", partition_key=first)
+    return dg.RunRequest(
+        run_key=f"batch:{len(items)}:{digest}",
+        tags={RANGE_START: first, RANGE_END: last, "varagity/files": str(len(items))},
+    )
+
+
+@dg.sensor(
+    job=ingest_documents_job,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Watches DOCS_PATH: ingests new and changed files, purges removed ones.",
+)
+def docs_folder_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Turn folder changes into partition changes, run requests and purges."""
+    settings = varagity.settings
+    previous: dict[str, list] = json.loads(context.cursor) if context.cursor else {}
+    files, skipped = scan(settings.docs_path)
+    for item in skipped:
+        if item.relative_path not in previous:
+            context.log.warning(f"not ingesting {item.relative_path}: {item.reason}")
+
+    current: dict[str, list] = {}
+    candidates: list[tuple[str, str, int]] = []  # (relative_path, sha256, mtime_ns)
+    for f in files:
+        before = previous.get(f.relative_path)
+        if before and before[0] == f.mtime_ns and before[1] == f.size:
+            digest = before[2]
+        else:
+            try:
+                digest = file_sha256(f.path)
+            except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
+                context.log.warning(f"cannot read {f.relative_path}: {exc}")
+                continue
+        current[f.relative_path] = [f.mtime_ns, f.size, digest]
+        if before is None or before[2] != digest:
+            candidates.append((f.relative_path, digest, f.mtime_ns))
+    # unreadable skips keep their previous state so they are not treated as removed
+    for item in skipped:
+        if item.relative_path in previous and item.relative_path not in current:
+            current[item.relative_path] = previous[item.relative_path]
+    removed = sorted(set(previous) - set(current))
+
+    existing = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    # every file gets a partition; files new to the instance are ingested in batches
+    new_items = [
+        (partition_key_for(rel), state[2])
+        for rel, state in current.items()
+        if partition_key_for(rel) not in existing
+    ]
+    new_keys = {k for k, _ in new_items}
+    changed = [
+        (partition_key_for(rel), digest, mtime)
+        for rel, digest, mtime in candidates
+        if partition_key_for(rel) not in new_keys
+    ]
+    to_delete = [k for k in (partition_key_for(r) for r in removed) if k in existing]
+    purged: list[str] = []
+    if removed or changed:
+        services = varagity.services
+        for rel in removed:
+            purged.extend(purge_path(rel, pg=services.pg, bm25=services.bm25))
+        if changed:
+            indexed = {d.doc_id for d in services.pg.list_documents()}
+            changed = [
+                (key, digest, mtime)
+                for key, digest, mtime in changed
+                if doc_id_for(relative_path_for(key), digest) not in indexed
+            ]
+
+    size = settings.INGEST_BATCH_SIZE
+    run_requests = [_batch_request(new_items[i : i + size]) for i in range(0, len(new_items), size)]
+    run_requests += [
+        dg.RunRequest(run_key=f"{key}:{digest}:{mtime}", partition_key=key)
+        for key, digest, mtime in changed
+    ]
+    partition_requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
+    if new_items:
+        partition_requests.append(documents_partitions.build_add_request([k for k, _ in new_items]))
+    if to_delete:
+        partition_requests.append(documents_partitions.build_delete_request(to_delete))
+    if removed:
+        context.log.info(
+            f"removed from the folder: {', '.join(removed)}; purged {len(purged)} document(s)"
+        )
+    if new_items or changed:
+        context.log.info(
+            f"requesting {len(run_requests)} run(s): {len(new_items)} new, {len(changed)} changed"
+        )
+    cursor = json.dumps(current, sort_keys=True)
+    if not run_requests and not partition_requests:
+        context.update_cursor(cursor)
+        return dg.SkipReason(f"{len(current)} file(s), nothing changed")
+    return dg.SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=partition_requests,
+        cursor=cursor,
+    )
+
