@@ -11,9 +11,9 @@ ARG PYTHON_IMAGE=python:3.11-slim
 # --- build: a virtual environment with Varagity and its dependencies ----------------------
 FROM ${PYTHON_IMAGE} AS build
 
+# llama-cpp-python compiles llama.cpp: portable code, not tuned to the build host's CPU.
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_INPUT=1 \
-    # llama-cpp-python compiles llama.cpp: portable code, not tuned to the build host's CPU.
     CMAKE_ARGS="-DGGML_NATIVE=OFF"
 
 RUN apt-get update \

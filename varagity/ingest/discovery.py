@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from varagity.ingest.parsers import text as text_parser
 from varagity.records import normalize_relative_path
 
 log = logging.getLogger(__name__)
@@ -24,7 +23,8 @@ log = logging.getLogger(__name__)
 # The reserved folder for backups at the corpus root: never corpus.
 RESERVED_DIR = "varagity-exports"
 # Formats this build parses (text family); others are reported, not ingested.
-SUPPORTED_SUFFIXES = text_parser.SUFFIXES
+TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES
 
 _KEY_UNSAFE = re.compile(r"%|[\x00-\x1f\x7f]|\.{3,}")
 

@@ -45,7 +45,6 @@ ingest_documents_job = dg.define_asset_job(
         chunk_embeddings,
         indexed_document,
     ],
-    partitions_def=documents_partitions,
     description="Parse, chunk, contextualize, embed and index corpus files.",
 )
 

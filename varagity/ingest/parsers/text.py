@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import codecs
 
-SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text"})
+from varagity.ingest.discovery import TEXT_SUFFIXES as SUFFIXES
+
+__all__ = ["SUFFIXES", "decode_text"]
 
 
 def decode_text(data: bytes, name: str) -> str:

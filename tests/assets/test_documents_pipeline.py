@@ -1,0 +1,215 @@
+"""The Dagster code location on real parts: sensor ticks and in-process runs.
+
+Embedded Postgres + pgvector, a Tantivy index in a temp dir, the packaged model
+servers, an ephemeral Dagster instance; the folder changes and the stores follow.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from varagity.config import Settings
+from varagity.ingest.discovery import partition_key_for
+from varagity.services import Services
+from varagity_assets.definitions import defs
+from varagity_assets.documents.partitions import documents_partitions
+from varagity_assets.documents.resources import VaragityResource
+from varagity_assets.documents.sensors import RANGE_END, RANGE_START, docs_folder_sensor
+
+pytestmark = pytest.mark.integration
+
+
+class Harness:
+    """Ticks the sensor and executes what it requests, like the daemon would."""
+
+    def __init__(self) -> None:
+        self.instance = dg.DagsterInstance.ephemeral()
+        self.cursor: str | None = None
+        self.results: list[dg.ExecuteInProcessResult] = []
+
+    def tick(self) -> dg.SensorResult | dg.SkipReason:
+        with dg.build_sensor_context(
+            instance=self.instance,
+            cursor=self.cursor,
+            resources={"varagity": VaragityResource()},
+        ) as ctx:
+            result = docs_folder_sensor(ctx)
+        if isinstance(result, dg.SensorResult):
+            self.cursor = result.cursor
+            for req in result.dynamic_partitions_requests or []:
+                if isinstance(req, dg.AddDynamicPartitionsRequest):
+                    self.instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+                else:
+                    for key in req.partition_keys:
+                        self.instance.delete_dynamic_partition(req.partitions_def_name, key)
+        else:
+            self.cursor = ctx.cursor
+        return result
+
+    def run_requests(self, result: dg.SensorResult | dg.SkipReason) -> list[dg.ExecuteInProcessResult]:
+        runs = []
+        if not isinstance(result, dg.SensorResult):
+            return runs
+        job = defs.resolve_job_def("ingest_documents")
+        for req in result.run_requests or []:
+            runs.append(
+                job.execute_in_process(
+                    instance=self.instance,
+                    partition_key=req.partition_key,
+                    tags=dict(req.tags),
+                    raise_on_error=False,
+                )
+            )
+        self.results.extend(runs)
+        return runs
+
+    def partitions(self) -> set[str]:
+        return set(self.instance.get_dynamic_partitions(documents_partitions.name))
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _search(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
+    services = Services.open(settings)
+    try:
+        return [c.record.relative_path for c in services.retriever(method).retrieve(query, 5).chunks]
+    finally:
+        services.close()
+
+
+def test_definitions_load() -> None:
+    graph = defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert keys == {
+        "parsed_document", "document_chunks", "contextualized_chunks",
+        "chunk_embeddings", "indexed_document",
+    }
+    assert defs.resolve_sensor_def("docs_folder_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+
+
+def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
+    docs = stack_settings.docs_path
+    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    _write(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
+    _write(docs / "ignored.bin", "not a supported format")
+    h = Harness()
+
+    first = h.tick()
+    assert isinstance(first, dg.SensorResult)
+    # two new files -> one batched run over a partition range
+    assert len(first.run_requests) == 1
+    assert first.run_requests[0].tags[RANGE_START] == "kettle.md"
+    assert first.run_requests[0].tags[RANGE_END] == "notes/station power.txt"
+    runs = h.run_requests(first)
+    assert all(r.success for r in runs)
+    assert h.partitions() == {"kettle.md", "notes/station power.txt"}
+    mats = [
+        e.partition for r in runs for e in r.get_asset_materialization_events()
+        if e.asset_key == dg.AssetKey("indexed_document")
+    ]
+    assert sorted(mats) == ["kettle.md", "notes/station power.txt"]
+    assert _search(stack_settings, "kettle warranty months")[0] == "kettle.md"
+    assert _search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
+
+    # nothing changed: the sensor skips
+    assert isinstance(h.tick(), dg.SkipReason)
+
+    # change a file: one run for that partition; the old version leaves both stores
+    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
+    os.utime(docs / "kettle.md", ns=(1, 2_000_000_000_000_000_000))
+    changed = h.tick()
+    assert isinstance(changed, dg.SensorResult)
+    assert [r.partition_key for r in changed.run_requests] == ["kettle.md"]
+    assert all(r.success for r in h.run_requests(changed))
+    services = Services.open(stack_settings)
+    try:
+        versions = services.pg.documents_at_path("kettle.md")
+        assert len(versions) == 1
+        texts = [c.record.content for c in services.retriever("bm25").retrieve("warranty", 5).chunks]
+        assert any("36 months" in t for t in texts)
+        assert not any("27 months" in t for t in texts)
+        assert all(hit.doc_id == versions[0].doc_id for hit in services.bm25.search("warranty", 10))
+    finally:
+        services.close()
+
+    # delete a file: purged from both stores, partition gone
+    (docs / "notes/station power.txt").unlink()
+    deleted = h.tick()
+    assert isinstance(deleted, dg.SensorResult)
+    assert not deleted.run_requests
+    assert h.partitions() == {"kettle.md"}
+    assert "notes/station power.txt" not in _search(stack_settings, "megawatts", "bm25")
+    services = Services.open(stack_settings)
+    try:
+        assert services.pg.documents_at_path("notes/station power.txt") == []
+        assert services.bm25.search("megawatts", 5) == []
+    finally:
+        services.close()
+
+
+def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
+    settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=4, **model_urls)
+    for i in range(10):
+        _write(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
+    h = Harness()
+    result = h.tick()
+    assert isinstance(result, dg.SensorResult)
+    assert len(result.run_requests) == 3  # 4 + 4 + 2
+    assert all(r.success for r in h.run_requests(result))
+    services = Services.open(settings)
+    try:
+        assert len(services.pg.list_documents()) == 10
+    finally:
+        services.close()
+
+
+def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
+    docs = stack_settings.docs_path
+    _write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
+    (docs / "broken.txt").write_bytes(b"caf\xe9 \xff\xfe not utf-8")
+    h = Harness()
+    runs = h.run_requests(h.tick())
+    assert len(runs) == 1 and not runs[0].success
+    failure = next(
+        e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE"
+    )
+    message = str(failure.event_specific_data.error.message)
+    assert "broken.txt" in message and "UTF-8" in message
+    assert _search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
+
+
+def test_contextualize_uses_the_llm(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
+    settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **model_urls)
+    _write(
+        settings.docs_path / "station.md",
+        "# Aurora Research Station\n\nThe station opened in March 2019 on Brannfell Island.\n\n"
+        "## Power\n\nWind turbines deliver a peak output of 4.2 megawatts.\n",
+    )
+    h = Harness()
+    runs = h.run_requests(h.tick())
+    assert runs and runs[0].success
+    services = Services.open(settings)
+    try:
+        doc = services.pg.documents_at_path("station.md")[0]
+        chunks = services.pg.chunks_of(doc.doc_id)
+        assert chunks and all(c.context for c in chunks)
+        assert all(c.contextualized_content.endswith(c.content) for c in chunks)
+        assert all(c.contextualized_content.startswith(c.context or "") for c in chunks)
+    finally:
+        services.close()
+
+
+def test_partition_keys_are_reversible() -> None:
+    from varagity.ingest.discovery import relative_path_for
+
+    for rel in ["a.md", "dir/b c.txt", "odd...name.md", "100%.md", "tab\there.txt"]:
+        key = partition_key_for(rel)
+        assert "..." not in key and "\t" not in key
+        assert relative_path_for(key) == rel

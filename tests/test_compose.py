@@ -1,0 +1,589 @@
+"""The production stack: compose.yaml, Dockerfile, .dockerignore and deploy/ configs.
+
+No Docker engine is needed. compose.yaml is validated against the vendored Compose
+Specification schema (tests/data/compose-spec.json, provenance in tests/data/README.md),
+then checked for what a schema cannot see: references between services, the settings the
+project image reads, GPU reservations, and the files and modules the commands name.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import jsonschema
+import pytest
+import yaml
+
+from varagity.config import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE_FILE = ROOT / "compose.yaml"
+SCHEMA_FILE = ROOT / "tests" / "data" / "compose-spec.json"
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+WORKSPACE_FILE = ROOT / "deploy" / "workspace.compose.yaml"
+PROMETHEUS_FILE = ROOT / "deploy" / "prometheus.yml"
+
+PROJECT_SERVICES = ("dagster-code", "dagster-webserver", "dagster-daemon", "api")
+GPU_DEVICE_IDS = {"llm": ["0"], "embeddings": ["1"]}
+DAGSTER_YAML = ROOT / "dagster_home" / "dagster.yaml"
+# Environment names a project-image service may set that are not varagity settings:
+# Dagster reads DAGSTER_HOME, and dagster_home/dagster.yaml reads VARAGITY_DAGSTER_*.
+NON_SETTINGS_ENV = frozenset(
+    {"DAGSTER_HOME", "VARAGITY_DAGSTER_PG_URL", "VARAGITY_DAGSTER_LOG_DIR"}
+)
+# Host folders the operator provides (corpus, model weights): not part of the repository.
+HOST_DATA_BINDS = frozenset({"./docs", "./models"})
+# What the image build reads from the context; .dockerignore must keep it.
+BUILD_INPUTS = (
+    "pyproject.toml",
+    "varagity/config.py",
+    "varagity_assets/definitions.py",
+    "varagity_api/main.py",
+    "dagster_home/dagster.yaml",
+    "deploy/workspace.compose.yaml",
+)
+
+
+# --- loading ----------------------------------------------------------------------------
+
+
+def _load_compose() -> dict[str, Any]:
+    with COMPOSE_FILE.open(encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)  # resolves the x- anchors and `<<` merge keys
+    assert isinstance(data, dict), "compose.yaml must be a mapping"
+    return data
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return _load_compose()
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def validator(schema: dict[str, Any]) -> jsonschema.protocols.Validator:
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+# --- Compose variable interpolation (${VAR}, ${VAR:-default}, ${VAR:?error}, $$) ---------
+
+_VARIABLE = re.compile(
+    r"\$(?:(?P<escaped>\$)"
+    r"|\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?+])(?P<arg>[^}]*))?\}"
+    r"|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+def interpolate(value: Any, env: dict[str, str]) -> Any:
+    """Apply Compose interpolation to every string value, as `docker compose` would."""
+    if isinstance(value, dict):
+        return {key: interpolate(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [interpolate(item, env) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(match: re.Match[str]) -> str:
+        if match["escaped"]:
+            return "$"
+        name = match["name"] or match["bare"]
+        op, arg = match["op"], match["arg"] or ""
+        current = env.get(name)
+        unset = current is None or (op is not None and op.startswith(":") and current == "")
+        if op in (":-", "-"):
+            return arg if unset else str(current)
+        if op in (":?", "?"):
+            if unset:
+                raise KeyError(f"required variable {name} is not set: {arg}")
+            return str(current)
+        if op in (":+", "+"):
+            return "" if unset else arg
+        return current or ""
+
+    return _VARIABLE.sub(substitute, value)
+
+
+@pytest.fixture(scope="module")
+def resolved(compose: dict[str, Any]) -> dict[str, Any]:
+    """compose.yaml as deployed with no .env and no variables set."""
+    return interpolate(compose, env={})
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _env(service: dict[str, Any]) -> dict[str, str]:
+    environment = service.get("environment") or {}
+    if isinstance(environment, list):
+        pairs = (item.split("=", 1) if "=" in item else (item, "") for item in environment)
+        return {key: value for key, value in pairs}
+    return {key: "" if value is None else str(value) for key, value in environment.items()}
+
+
+def _command(service: dict[str, Any]) -> list[str]:
+    command = service.get("command") or []
+    return shlex.split(command) if isinstance(command, str) else [str(arg) for arg in command]
+
+
+def _depends_on(service: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    deps = service.get("depends_on") or {}
+    if isinstance(deps, list):
+        return {name: {"condition": "service_started"} for name in deps}
+    return deps
+
+
+def _has_healthcheck(service: dict[str, Any]) -> bool:
+    check = service.get("healthcheck")
+    return bool(check) and not check.get("disable", False) and check.get("test") != ["NONE"]
+
+
+def _option(args: list[str], *flags: str) -> str | None:
+    for index, arg in enumerate(args[:-1]):
+        if arg in flags:
+            return args[index + 1]
+    return None
+
+
+def _mounts(service: dict[str, Any]) -> list[dict[str, Any]]:
+    mounts = []
+    for volume in service.get("volumes") or []:
+        if isinstance(volume, dict):
+            mounts.append(volume)
+            continue
+        source, _, rest = volume.partition(":")
+        target = rest.split(":", 1)[0]
+        kind = "bind" if source.startswith((".", "/", "~")) else "volume"
+        mounts.append({"type": kind, "source": source, "target": target})
+    return mounts
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs, with line continuations joined and comments dropped."""
+    instructions: list[tuple[str, str]] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        keyword, _, args = (pending + line).partition(" ")
+        instructions.append((keyword.upper(), args.strip()))
+        pending = ""
+    return instructions
+
+
+def _dockerignore_patterns() -> list[tuple[bool, re.Pattern[str]]]:
+    patterns = []
+    for raw in DOCKERIGNORE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        glob = line[1:] if negated else line
+        glob = glob.strip().strip("/")
+        regex, index = "", 0
+        while index < len(glob):
+            if glob.startswith("**/", index):
+                regex, index = regex + "(?:.*/)?", index + 3
+            elif glob.startswith("**", index):
+                regex, index = regex + ".*", index + 2
+            elif glob[index] == "*":
+                regex, index = regex + "[^/]*", index + 1
+            elif glob[index] == "?":
+                regex, index = regex + "[^/]", index + 1
+            elif glob[index] == "[" and "]" in glob[index:]:
+                end = glob.index("]", index)
+                regex, index = regex + glob[index : end + 1], end + 1
+            else:
+                regex, index = regex + re.escape(glob[index]), index + 1
+        patterns.append((negated, re.compile(regex)))
+    return patterns
+
+
+def _dockerignored(path: str) -> bool:
+    """Whether `docker build` leaves `path` out of the context (last matching rule wins)."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+    excluded = False
+    for negated, regex in _dockerignore_patterns():
+        if any(regex.fullmatch(prefix) for prefix in prefixes):
+            excluded = not negated
+    return excluded
+
+
+def _referenced_modules() -> Iterator[tuple[str, str]]:
+    """(where, python module) for every module a project-image command runs."""
+    services = _load_compose()["services"]
+    commands = {f"compose service {name}": _command(services[name]) for name in PROJECT_SERVICES}
+    for keyword, args in _dockerfile_instructions():
+        if keyword in ("CMD", "ENTRYPOINT") and args.startswith("["):
+            commands[f"Dockerfile {keyword}"] = json.loads(args)
+    for where, args in commands.items():
+        module = _option(args, "-m", "--module-name")
+        if module:
+            yield where, module
+        if args and Path(args[0]).name == "uvicorn":
+            app = next(arg for arg in args[1:] if not arg.startswith("-"))
+            yield where, app.split(":", 1)[0]
+
+
+def _module_file(module: str) -> Path:
+    base = ROOT.joinpath(*module.split("."))
+    package = base / "__init__.py"
+    return package if package.exists() else base.with_suffix(".py")
+
+
+# --- schema validation ------------------------------------------------------------------
+
+
+def test_vendored_schema_is_the_compose_specification(schema: dict[str, Any]) -> None:
+    assert schema["title"] == "Compose Specification"
+    assert schema.get("$id") == "compose_spec.json"
+    assert {"services", "volumes", "configs", "networks"} <= set(schema["properties"])
+    text = json.dumps(schema)
+    for keyword in ("device_ids", "capabilities", "service_healthy", "start_period"):
+        assert f'"{keyword}"' in text, f"schema too old: it does not know {keyword}"
+
+
+def test_compose_file_is_valid(compose: dict[str, Any], validator: Any) -> None:
+    errors = sorted(validator.iter_errors(compose), key=lambda e: list(e.absolute_path))
+    report = "\n".join(
+        f"  {'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors
+    )
+    assert not errors, f"compose.yaml does not match the Compose Specification:\n{report}"
+
+
+def test_resolved_compose_file_is_valid(resolved: dict[str, Any], validator: Any) -> None:
+    assert not list(validator.iter_errors(resolved))
+
+
+BROKEN = {
+    "ports is not a list": ("services.api.ports", 5),
+    "unknown service key": ("services.api.imagee", "varagity:latest"),
+    "unknown depends_on condition": (
+        "services.api.depends_on.postgres.condition",
+        "service_ready",
+    ),
+    "healthcheck retries is not a number": ("services.postgres.healthcheck.retries", [3]),
+    "unknown top-level key": ("servics", {}),
+    "device capabilities not a list": (
+        "services.llm.deploy.resources.reservations.devices.0.capabilities",
+        "gpu",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_copy_fails_validation(compose: dict[str, Any], validator: Any, case: str) -> None:
+    dotted, value = BROKEN[case]
+    broken = copy.deepcopy(compose)
+    *parents, leaf = dotted.split(".")
+    node: Any = broken
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if isinstance(node, list):
+        node[int(leaf)] = value
+    else:
+        node[leaf] = value
+    assert list(validator.iter_errors(broken)), f"validator accepted a broken file: {case}"
+
+
+def test_no_obsolete_version_key(compose: dict[str, Any]) -> None:
+    assert "version" not in compose
+
+
+def test_interpolates_with_no_variables_set(compose: dict[str, Any]) -> None:
+    """A fresh checkout needs no .env: every variable has a default or is optional."""
+    interpolate(compose, env={})  # raises on ${VAR:?...} without a value
+
+
+def test_expected_services(compose: dict[str, Any]) -> None:
+    expected = {"postgres", "elasticsearch", "llm", "embeddings", "prometheus"}
+    assert expected | set(PROJECT_SERVICES) <= set(compose["services"])
+
+
+# --- references between services ---------------------------------------------------------
+
+
+def test_depends_on_targets_are_defined_services(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name, service in services.items():
+        for target in _depends_on(service):
+            assert target in services, f"{name} depends on undefined service {target!r}"
+            assert target != name, f"{name} depends on itself"
+
+
+def test_depends_on_waits_for_health_where_a_healthcheck_exists(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    for name, service in services.items():
+        for target, spec in _depends_on(service).items():
+            healthy = spec.get("condition") == "service_healthy"
+            if _has_healthcheck(services[target]):
+                assert healthy, f"{name} -> {target}: use condition service_healthy"
+            else:
+                assert not healthy, f"{name} -> {target}: {target} has no healthcheck"
+
+
+def test_every_service_has_a_healthcheck(compose: dict[str, Any]) -> None:
+    missing = [name for name, svc in compose["services"].items() if not _has_healthcheck(svc)]
+    assert not missing
+
+
+def test_named_volumes_and_configs_are_declared(compose: dict[str, Any]) -> None:
+    volumes = set(compose.get("volumes") or {})
+    configs = set(compose.get("configs") or {})
+    for name, service in compose["services"].items():
+        for mount in _mounts(service):
+            if mount.get("type") == "volume":
+                assert mount["source"] in volumes, f"{name}: undeclared volume {mount['source']}"
+        for config in service.get("configs") or []:
+            source = config["source"] if isinstance(config, dict) else config
+            assert source in configs, f"{name}: undeclared config {source}"
+
+
+def test_repository_bind_mounts_exist(compose: dict[str, Any]) -> None:
+    for name, service in compose["services"].items():
+        for mount in _mounts(service):
+            if mount.get("type") == "bind" and mount["source"] not in HOST_DATA_BINDS:
+                assert (ROOT / mount["source"]).exists(), f"{name}: {mount['source']} missing"
+
+
+def test_published_ports_bind_loopback_by_default(resolved: dict[str, Any]) -> None:
+    for name, service in resolved["services"].items():
+        for port in service.get("ports") or []:
+            published = port if isinstance(port, str) else port.get("host_ip", "")
+            assert str(published).startswith("127.0.0.1"), f"{name} publishes {port!r} widely"
+
+
+# --- the project image ----------------------------------------------------------------------
+
+
+def test_project_services_share_the_built_image(compose: dict[str, Any]) -> None:
+    built = {name for name, svc in compose["services"].items() if "build" in svc}
+    assert built == set(PROJECT_SERVICES)
+    images = {compose["services"][name]["image"] for name in PROJECT_SERVICES}
+    assert len(images) == 1, f"one image for all project services, got {images}"
+    for name in PROJECT_SERVICES:
+        build = compose["services"][name]["build"]
+        context = ROOT / (build if isinstance(build, str) else build.get("context", "."))
+        dockerfile = "Dockerfile" if isinstance(build, str) else build.get("dockerfile")
+        assert (context / (dockerfile or "Dockerfile")).resolve() == DOCKERFILE
+
+
+@pytest.mark.parametrize("name", PROJECT_SERVICES)
+def test_project_service_database_urls(resolved: dict[str, Any], name: str) -> None:
+    env = _env(resolved["services"][name])
+    assert env.get("DATABASE_URL", "").startswith("postgresql://"), "DATABASE_URL"
+    # dagster-postgres on SQLAlchemy 2.x needs the psycopg2 driver spelled out.
+    assert env.get("VARAGITY_DAGSTER_PG_URL", "").startswith("postgresql+psycopg2://")
+    app_db, dagster_db = urlsplit(env["DATABASE_URL"]), urlsplit(env["VARAGITY_DAGSTER_PG_URL"])
+    assert app_db.hostname == dagster_db.hostname == "postgres"
+    assert app_db.path != dagster_db.path, "Dagster instance storage gets its own database"
+
+
+@pytest.mark.parametrize("name", PROJECT_SERVICES)
+def test_project_service_urls_name_defined_services(resolved: dict[str, Any], name: str) -> None:
+    services = resolved["services"]
+    for key, value in _env(services[name]).items():
+        if "://" in value:
+            host = urlsplit(value).hostname
+            assert host in services, f"{name}: {key} points at {host!r}, not a compose service"
+
+
+@pytest.mark.parametrize("name", PROJECT_SERVICES)
+def test_project_service_env_names_are_settings(compose: dict[str, Any], name: str) -> None:
+    """compose.yaml cannot drift from varagity.config.Settings: no unknown setting names."""
+    unknown = set(_env(compose["services"][name])) - set(Settings.model_fields) - NON_SETTINGS_ENV
+    assert not unknown, f"{name} sets {sorted(unknown)}, which are not Settings fields"
+
+
+def test_api_env_is_a_valid_configuration(resolved: dict[str, Any]) -> None:
+    env = _env(resolved["services"]["api"])
+    fields = {key: value for key, value in env.items() if key in Settings.model_fields}
+    settings = Settings(_env_file=None, **fields)  # type: ignore[call-arg]
+    assert settings.DATABASE_URL and settings.ELASTICSEARCH_URL
+    assert settings.LLM_BASE_URL == "http://llm:8080/v1"
+    assert settings.EMBEDDING_BASE_URL == "http://embeddings:7997/v1"
+    assert str(settings.DOCS_PATH) == "/app/docs"
+
+
+@pytest.mark.parametrize("name", PROJECT_SERVICES)
+def test_project_services_share_docs_and_home(resolved: dict[str, Any], name: str) -> None:
+    service = resolved["services"][name]
+    env = _env(service)
+    mounts = {mount["target"]: mount for mount in _mounts(service)}
+    docs = mounts.get(env["DOCS_PATH"])
+    assert docs and docs["type"] == "bind" and docs["source"] == "./docs"
+    home = mounts.get(env["VARAGITY_HOME"])
+    assert home and home["type"] == "volume" and home["source"] == "varagity-home"
+    assert env["DAGSTER_HOME"]
+
+
+# --- GPU model servers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(GPU_DEVICE_IDS))
+def test_gpu_services_reserve_nvidia_devices(compose: dict[str, Any], name: str) -> None:
+    service = compose["services"][name]
+    devices = service["deploy"]["resources"]["reservations"]["devices"]
+    nvidia = [d for d in devices if d.get("driver") == "nvidia" and "gpu" in d["capabilities"]]
+    assert nvidia, f"{name} reserves no nvidia GPU"
+    assert [str(i) for d in nvidia for i in d.get("device_ids", [])] == GPU_DEVICE_IDS[name]
+
+
+def test_only_model_servers_reserve_gpus(compose: dict[str, Any]) -> None:
+    for name, service in compose["services"].items():
+        if name not in GPU_DEVICE_IDS:
+            assert "devices" not in json.dumps(service.get("deploy") or {}), name
+
+
+def test_embeddings_serves_embeddings_and_rerank_under_v1(resolved: dict[str, Any]) -> None:
+    args = _command(resolved["services"]["embeddings"])
+    models = [args[i + 1] for i, arg in enumerate(args[:-1]) if arg == "--model-id"]
+    assert len(models) == 2, "an embedding model and a cross-encoder reranker"
+    assert _option(args, "--url-prefix") == "/v1"
+    api_env = _env(resolved["services"]["api"])
+    assert api_env["EMBEDDING_MODEL"] == models[0]
+    assert api_env["EMBEDDING_BASE_URL"].endswith(f":{_option(args, '--port')}/v1")
+
+
+def test_llm_serves_the_configured_model_name(resolved: dict[str, Any]) -> None:
+    args = _command(resolved["services"]["llm"])
+    api_env = _env(resolved["services"]["api"])
+    assert _option(args, "--alias") == api_env["LLM_MODEL"]
+    assert (_option(args, "--model", "-m") or "").startswith("/models/")
+    assert api_env["LLM_BASE_URL"].endswith(f":{_option(args, '--port')}/v1")
+
+
+# --- Dagster ----------------------------------------------------------------------------
+
+
+def test_code_server_serves_the_definitions_module(compose: dict[str, Any]) -> None:
+    args = _command(compose["services"]["dagster-code"])
+    assert args[:3] == ["dagster", "code-server", "start"]
+    assert _option(args, "-m", "--module-name") == "varagity_assets.definitions"
+    assert _option(args, "-h", "--host") == "0.0.0.0"
+    assert _option(args, "-p", "--port") == "4000"
+
+
+def test_workspace_points_at_the_code_server(compose: dict[str, Any]) -> None:
+    workspace = yaml.safe_load(WORKSPACE_FILE.read_text(encoding="utf-8"))
+    (entry,) = workspace["load_from"]
+    grpc = entry["grpc_server"]
+    code_args = _command(compose["services"][grpc["host"]])
+    assert "code-server" in code_args
+    assert str(grpc["port"]) == _option(code_args, "-p", "--port")
+
+
+@pytest.mark.parametrize("name", ["dagster-webserver", "dagster-daemon"])
+def test_dagster_processes_use_the_compose_workspace(compose: dict[str, Any], name: str) -> None:
+    workspace = _option(_command(compose["services"][name]), "-w", "--workspace")
+    assert workspace == "/app/deploy/workspace.compose.yaml"
+    assert WORKSPACE_FILE.relative_to(ROOT).as_posix() in DOCKERFILE.read_text(encoding="utf-8")
+
+
+def _instance_env_vars(node: Any) -> Iterator[str]:
+    """Names of the environment variables a Dagster config reads (`{env: NAME}` values)."""
+    if isinstance(node, dict):
+        if set(node) == {"env"} and isinstance(node["env"], str):
+            yield node["env"]
+        for value in node.values():
+            yield from _instance_env_vars(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _instance_env_vars(value)
+
+
+@pytest.mark.parametrize("name", ["dagster-code", "dagster-webserver", "dagster-daemon"])
+def test_dagster_instance_env_vars_are_set(resolved: dict[str, Any], name: str) -> None:
+    """Dagster refuses to start when dagster.yaml reads an unset variable."""
+    instance = yaml.safe_load(DAGSTER_YAML.read_text(encoding="utf-8"))
+    env = _env(resolved["services"][name])
+    missing = sorted(var for var in _instance_env_vars(instance) if not env.get(var))
+    assert not missing, f"{name} does not set {missing}, which dagster_home/dagster.yaml reads"
+    assert env.get("DAGSTER_HOME")
+
+
+@pytest.mark.parametrize("name", PROJECT_SERVICES)
+def test_command_executables_are_installed(compose: dict[str, Any], name: str) -> None:
+    """The console scripts the commands run come with the project's dependencies."""
+    executable = _command(compose["services"][name])[0]
+    assert (Path(sys.executable).parent / executable).exists(), executable
+
+
+@pytest.mark.parametrize(("where", "module"), sorted(set(_referenced_modules())))
+def test_referenced_modules_exist(where: str, module: str) -> None:
+    path = _module_file(module)
+    assert path.is_file(), f"{where} runs {module}, but {path.relative_to(ROOT)} does not exist"
+
+
+# --- Dockerfile and .dockerignore -----------------------------------------------------------
+
+
+def test_dockerfile_builds_a_cpu_python_311_image_as_non_root() -> None:
+    instructions = _dockerfile_instructions()
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert "python:3.11-slim" in text
+    assert "torch==2.13.0" in text
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in text
+    users = [args for keyword, args in instructions if keyword == "USER"]
+    assert users and users[-1] not in ("root", "0"), "the image must run as a non-root user"
+    (cmd,) = [args for keyword, args in instructions if keyword == "CMD"]
+    assert json.loads(cmd)[0] == "uvicorn"
+
+
+@pytest.mark.parametrize("path", BUILD_INPUTS)
+def test_dockerignore_keeps_build_inputs(path: str) -> None:
+    assert not _dockerignored(path), f".dockerignore leaves {path} out of the build context"
+
+
+@pytest.mark.parametrize("path", [".venv", ".git", "docs/a.pdf", "models/x.gguf", ".env"])
+def test_dockerignore_drops_local_state(path: str) -> None:
+    assert _dockerignored(path)
+
+
+def test_dockerfile_copies_only_existing_repository_files() -> None:
+    for path in ("dagster_home/dagster.yaml", "deploy/workspace.compose.yaml"):
+        assert path in DOCKERFILE.read_text(encoding="utf-8")
+        assert (ROOT / path).is_file(), f"the image build copies {path}, which does not exist"
+
+
+# --- Prometheus -----------------------------------------------------------------------------
+
+
+def test_prometheus_scrapes_api_metrics(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    mounts = {m["target"]: m for m in _mounts(services["prometheus"])}
+    config_mount = mounts["/etc/prometheus/prometheus.yml"]
+    assert (ROOT / config_mount["source"]).resolve() == PROMETHEUS_FILE
+
+    config = yaml.safe_load(PROMETHEUS_FILE.read_text(encoding="utf-8"))
+    api_port = _option(_command(services["api"]), "--port")
+    scraped = set()
+    for job in config["scrape_configs"]:
+        path = job.get("metrics_path", "/metrics")
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host, _, port = target.partition(":")
+                assert host in services or host == "localhost", f"unknown target {target}"
+                scraped.add((host, port, path))
+    assert ("api", api_port, "/metrics") in scraped

@@ -1,0 +1,146 @@
+"""The ``varagity`` command: ``up``, ``ask``, ``search`` and ``bench``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from varagity.config import SettingsError, get_settings
+from varagity.logging_setup import configure_logging
+
+log = logging.getLogger("varagity")
+
+
+def _badges(trace: object) -> str:
+    from varagity.records import RetrievalTrace
+
+    if not isinstance(trace, RetrievalTrace):
+        return ""
+    parts = []
+    if trace.semantic_rank is not None:
+        parts.append(f"sem #{trace.semantic_rank}")
+    if trace.bm25_rank is not None:
+        parts.append(f"bm25 #{trace.bm25_rank}")
+    parts.append(f"fused {trace.fused_score:.3f}")
+    return " · ".join(parts)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """Bring up the embedded stack in the foreground."""
+    from varagity import stack
+
+    return stack.run(get_settings(), exit_when_indexed=args.exit_when_indexed)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answer a question over the corpus, streaming to stdout, then list the sources."""
+    from varagity.generation.answer import cited_numbers, stream_answer
+    from varagity.services import Services
+
+    settings = get_settings()
+    services = Services.open(settings)
+    try:
+        retrieval = services.retriever(args.method).retrieve(args.question, args.k)
+        parts = []
+        for delta in stream_answer(
+            services.chat,
+            args.question,
+            retrieval.chunks,
+            context_tokens=settings.LLM_CONTEXT_TOKENS,
+            answer_tokens=settings.LLM_MAX_TOKENS,
+        ):
+            parts.append(delta)
+            sys.stdout.write(delta)
+            sys.stdout.flush()
+        answer = "".join(parts)
+        cited = set(cited_numbers(answer, len(retrieval.chunks)))
+        print("\n\nSources:")
+        for n, chunk in enumerate(retrieval.chunks, start=1):
+            rec = chunk.record
+            mark = "*" if n in cited else " "
+            print(f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}")
+        if not retrieval.chunks:
+            print("  (none: the corpus has nothing matching, or is empty)")
+    finally:
+        services.close()
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Print ranked chunks with their traces."""
+    from varagity.services import Services
+
+    services = Services.open(get_settings())
+    try:
+        result = services.retriever(args.method).retrieve(args.query, args.k)
+        for chunk in result.chunks:
+            rec = chunk.record
+            assert chunk.trace is not None
+            print(f"#{chunk.trace.final_rank} {rec.relative_path}::{rec.chunk_index} {_badges(chunk.trace)}")
+            print("   " + rec.content[:160].replace("\n", " "))
+        print("timings (ms): " + ", ".join(f"{k}={v}" for k, v in result.timings_ms.items()))
+    finally:
+        services.close()
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Run the ingest benchmark."""
+    from varagity.bench import run_ingest_benchmark
+
+    return run_ingest_benchmark(files=args.files, paragraphs=args.paragraphs, contextualize=args.contextualize)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests)."""
+    parser = argparse.ArgumentParser(prog="varagity", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="start the embedded stack and watch the corpus folder")
+    up.add_argument("--exit-when-indexed", action="store_true",
+                    help="stop once the corpus folder is fully indexed (smoke tests)")
+    up.set_defaults(func=cmd_up)
+
+    methods = ["semantic", "bm25", "hybrid"]
+    ask = sub.add_parser("ask", help="answer a question with numbered sources")
+    ask.add_argument("question")
+    ask.add_argument("-k", type=int, default=5)
+    ask.add_argument("--method", choices=methods)
+    ask.set_defaults(func=cmd_ask)
+
+    search = sub.add_parser("search", help="show ranked chunks and their traces")
+    search.add_argument("query")
+    search.add_argument("-k", type=int, default=5)
+    search.add_argument("--method", choices=methods)
+    search.set_defaults(func=cmd_search)
+
+    bench = sub.add_parser("bench", help="ingest benchmark: files/s, chunks/s, Dagster overhead")
+    bench.add_argument("--files", type=int, default=20)
+    bench.add_argument("--paragraphs", type=int, default=6)
+    bench.add_argument("--contextualize", action="store_true")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``varagity`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        settings = get_settings()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    configure_logging(settings.LOG_LEVEL)
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        log.debug("command failed", exc_info=True)
+        print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

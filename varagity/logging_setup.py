@@ -1,0 +1,19 @@
+"""The one place logging is configured."""
+
+from __future__ import annotations
+
+import logging
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """Timestamped, leveled logs on stderr (idempotent)."""
+    root = logging.getLogger()
+    if getattr(root, "_varagity_configured", False):
+        root.setLevel(level)
+        return
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
+    )
+    root._varagity_configured = True  # type: ignore[attr-defined]
+    for noisy in ("httpx", "httpcore", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -1,0 +1,1 @@
+"""Varagity's HTTP service (``uvicorn varagity_api.main:app``)."""

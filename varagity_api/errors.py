@@ -1,0 +1,42 @@
+"""One error shape for every failure: ``{"code": ..., "message": ...}``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+
+class ApiError(Exception):
+    """Raise from a route to answer with a status, a code and a message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        """Remember what to answer."""
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every error to the one shape."""
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"code": exc.code, "message": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {err.get('msg')}")
+        return JSONResponse(
+            {"code": "invalid_request", "message": "; ".join(parts)}, status_code=422
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse({"code": code, "message": str(exc.detail)}, status_code=exc.status_code)

@@ -1,0 +1,62 @@
+"""The FastAPI app: stores and model clients live in the lifespan, never at import."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings, get_settings
+from varagity.logging_setup import configure_logging
+from varagity.services import Services
+from varagity_api.errors import install_error_handlers
+from varagity_api.routes import api_router
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).with_name("static")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; ``settings`` defaults to the environment's."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.settings = settings or get_settings()
+        configure_logging(app.state.settings.LOG_LEVEL)
+        app.state.services = None
+        app.state.startup_error = None
+        try:
+            app.state.services = await run_in_threadpool(Services.open, app.state.settings)
+        except Exception as exc:  # serve health and a clear 503 instead of dying
+            log.error("stores unavailable at startup: %s", exc)
+            app.state.startup_error = f"{type(exc).__name__}: {exc}"
+        try:
+            yield
+        finally:
+            if app.state.services is not None:
+                await run_in_threadpool(app.state.services.close)
+
+    app = FastAPI(
+        title="Varagity",
+        version="0.1.0",
+        summary="Contextual-retrieval RAG over your documents, with cited streaming answers.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(api_router)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> HTMLResponse:
+        page = (STATIC / "index.html").read_text(encoding="utf-8")
+        dagster = (settings or get_settings()).dagster_url
+        return HTMLResponse(page.replace("{{DAGSTER_URL}}", dagster))
+
+    return app
+
+
+app = create_app()

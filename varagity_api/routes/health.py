@@ -1,0 +1,59 @@
+"""``GET /api/health``: each store, each model server and Dagster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+from fastapi import APIRouter, Request
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings
+from varagity.services import Services
+from varagity_api.schemas import ComponentHealth, HealthResponse
+
+router = APIRouter(tags=["system"])
+
+
+def _probe(fn: Callable[[], object]) -> ComponentHealth:
+    try:
+        detail = fn()
+    except Exception as exc:  # health reports failures, it never raises them
+        return ComponentHealth(ok=False, detail=f"{type(exc).__name__}: {exc}"[:500])
+    if isinstance(detail, list):
+        detail = "models: " + ", ".join(map(str, detail))
+    return ComponentHealth(ok=True, detail=str(detail)[:500])
+
+
+def _dagster(settings: Settings) -> str:
+    response = httpx.post(
+        f"{settings.dagster_url}/graphql", json={"query": "{ version }"}, timeout=5.0
+    )
+    response.raise_for_status()
+    return f"dagster {response.json()['data']['version']} at {settings.dagster_url}"
+
+
+def check_all(services: Services | None, settings: Settings, startup_error: str | None) -> HealthResponse:
+    """Probe every dependency (blocking; run it in a thread)."""
+    components: dict[str, ComponentHealth] = {}
+    if services is None:
+        down = ComponentHealth(ok=False, detail=startup_error or "not started")
+        components["postgres"] = components["bm25"] = down
+    else:
+        components["postgres"] = _probe(services.pg.ping)
+        components["bm25"] = _probe(services.bm25.ping)
+        components["embedding_server"] = _probe(services.embedder.ping)
+        components["llm_server"] = _probe(services.chat.ping)
+    components["dagster"] = _probe(lambda: _dagster(settings))
+    status = "ok" if all(c.ok for c in components.values()) else "degraded"
+    return HealthResponse(status=status, components=components)
+
+
+@router.get("/health", response_model=HealthResponse)
+async def health(request: Request) -> HealthResponse:
+    """Status of every dependency; ``degraded`` names what is down and why."""
+    state = request.app.state
+    return await run_in_threadpool(
+        check_all, getattr(state, "services", None), state.settings,
+        getattr(state, "startup_error", None),
+    )
