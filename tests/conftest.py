@@ -86,9 +86,7 @@ SettingsFactory = Callable[..., Settings]
 
 
 @pytest.fixture
-def make_settings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[SettingsFactory]:
+def make_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SettingsFactory]:
     """Build settings from keyword overrides and export them to the environment."""
 
     def build(**overrides: object) -> Settings:

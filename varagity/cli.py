@@ -59,7 +59,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
         for n, chunk in enumerate(retrieval.chunks, start=1):
             rec = chunk.record
             mark = "*" if n in cited else " "
-            print(f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}")
+            print(
+                f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
+            )
         if not retrieval.chunks:
             print("  (none: the corpus has nothing matching, or is empty)")
     finally:
@@ -77,7 +79,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         for chunk in result.chunks:
             rec = chunk.record
             assert chunk.trace is not None
-            print(f"#{chunk.trace.final_rank} {rec.relative_path}::{rec.chunk_index} {_badges(chunk.trace)}")
+            print(
+                f"#{chunk.trace.final_rank} {rec.relative_path}::{rec.chunk_index} "
+                f"{_badges(chunk.trace)}"
+            )
             print("   " + rec.content[:160].replace("\n", " "))
         print("timings (ms): " + ", ".join(f"{k}={v}" for k, v in result.timings_ms.items()))
     finally:
@@ -89,7 +94,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Run the ingest benchmark."""
     from varagity.bench import run_ingest_benchmark
 
-    return run_ingest_benchmark(files=args.files, paragraphs=args.paragraphs, contextualize=args.contextualize)
+    return run_ingest_benchmark(
+        files=args.files, paragraphs=args.paragraphs, contextualize=args.contextualize
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,8 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     up = sub.add_parser("up", help="start the embedded stack and watch the corpus folder")
-    up.add_argument("--exit-when-indexed", action="store_true",
-                    help="stop once the corpus folder is fully indexed (smoke tests)")
+    up.add_argument(
+        "--exit-when-indexed",
+        action="store_true",
+        help="stop once the corpus folder is fully indexed (smoke tests)",
+    )
     up.set_defaults(func=cmd_up)
 
     methods = ["semantic", "bm25", "hybrid"]

@@ -65,7 +65,7 @@ class Settings(BaseSettings):
     LLM_API_KEY: str = "sk-local"
     LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
     LLM_MAX_TOKENS: int = Field(default=384, ge=1)
-    LLM_TEMPERATURE: float = Field(default=0.2, ge=0.0, le=2.0)
+    LLM_TEMPERATURE: float = Field(default=0.0, ge=0.0, le=2.0)
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."
     )
@@ -152,9 +152,7 @@ class Settings(BaseSettings):
             raise ValueError(f"VARAGITY_HOME {self.VARAGITY_HOME} exists but is not a directory")
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
         if len(set(ports)) != len(ports):
-            raise ValueError(
-                "API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ"
-            )
+            raise ValueError("API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ")
         return self
 
     # --- derived ------------------------------------------------------------
@@ -187,6 +185,17 @@ class Settings(BaseSettings):
     def embedding_url(self) -> str:
         """Base URL (ending in /v1) of the embedding server."""
         return self.EMBEDDING_BASE_URL or f"http://{self.HOST}:{self.EMBEDDING_PORT}/v1"
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """The explicitly set values in environment-string form, for child processes."""
+    env: dict[str, str] = {}
+    for name in sorted(settings.model_fields_set):
+        value = getattr(settings, name)
+        if value is None:
+            continue
+        env[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return env
 
 
 class SettingsError(RuntimeError):

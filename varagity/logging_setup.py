@@ -11,9 +11,9 @@ def configure_logging(level: str = "INFO") -> None:
     if getattr(root, "_varagity_configured", False):
         root.setLevel(level)
         return
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True
-    )
+    if not root.handlers:  # a host (uvicorn, dagster, pytest) may already have set one up
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root.setLevel(level)
     root._varagity_configured = True  # type: ignore[attr-defined]
-    for noisy in ("httpx", "httpcore", "openai"):
+    for noisy in ("httpx", "httpx2", "httpcore", "openai", "pgserver"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

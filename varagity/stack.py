@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
-from varagity.config import Settings
+from varagity.config import Settings, settings_env
 from varagity.ingest.discovery import file_sha256, scan
 from varagity.models.local_servers import (
     ManagedProcess,
@@ -46,6 +46,7 @@ def dagster_env(settings: Settings, db_url: str) -> dict[str, str]:
     shutil.copyfile(REPO_ROOT / "dagster_home" / "dagster.yaml", dagster_home / "dagster.yaml")
     (dagster_home / "compute_logs").mkdir(exist_ok=True)
     return {
+        **settings_env(settings),
         "DAGSTER_HOME": str(dagster_home),
         "VARAGITY_DAGSTER_PG_URL": dagster_storage_url(settings),
         "VARAGITY_DAGSTER_LOG_DIR": str(dagster_home / "compute_logs"),
@@ -133,8 +134,14 @@ class Stack:
         api = ManagedProcess(
             "api",
             [
-                sys.executable, "-m", "uvicorn", "varagity_api.main:app",
-                "--host", s.HOST, "--port", str(s.API_PORT),
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "varagity_api.main:app",
+                "--host",
+                s.HOST,
+                "--port",
+                str(s.API_PORT),
             ],
             log_dir=self.log_dir,
             env=env,
@@ -187,7 +194,9 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
         "Drop files into the corpus folder; the Dagster sensor ingests them. Ctrl-C stops.\n",
         flush=True,
     )
-    pg = PgVectorStore(os.environ.get("DATABASE_URL") or database_url(s), embedding_dim=s.EMBEDDING_DIM)
+    pg = PgVectorStore(
+        os.environ.get("DATABASE_URL") or database_url(s), embedding_dim=s.EMBEDDING_DIM
+    )
     announced = False
     started = time.monotonic()
     code = 0

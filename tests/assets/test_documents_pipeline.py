@@ -42,7 +42,9 @@ class Harness:
             self.cursor = result.cursor
             for req in result.dynamic_partitions_requests or []:
                 if isinstance(req, dg.AddDynamicPartitionsRequest):
-                    self.instance.add_dynamic_partitions(req.partitions_def_name, list(req.partition_keys))
+                    self.instance.add_dynamic_partitions(
+                        req.partitions_def_name, list(req.partition_keys)
+                    )
                 else:
                     for key in req.partition_keys:
                         self.instance.delete_dynamic_partition(req.partitions_def_name, key)
@@ -50,7 +52,9 @@ class Harness:
             self.cursor = ctx.cursor
         return result
 
-    def run_requests(self, result: dg.SensorResult | dg.SkipReason) -> list[dg.ExecuteInProcessResult]:
+    def run_requests(
+        self, result: dg.SensorResult | dg.SkipReason
+    ) -> list[dg.ExecuteInProcessResult]:
         runs = []
         if not isinstance(result, dg.SensorResult):
             return runs
@@ -79,7 +83,9 @@ def _write(path: Path, text: str) -> None:
 def _search(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
     services = Services.open(settings)
     try:
-        return [c.record.relative_path for c in services.retriever(method).retrieve(query, 5).chunks]
+        return [
+            c.record.relative_path for c in services.retriever(method).retrieve(query, 5).chunks
+        ]
     finally:
         services.close()
 
@@ -88,10 +94,16 @@ def test_definitions_load() -> None:
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == {
-        "parsed_document", "document_chunks", "contextualized_chunks",
-        "chunk_embeddings", "indexed_document",
+        "parsed_document",
+        "document_chunks",
+        "contextualized_chunks",
+        "chunk_embeddings",
+        "indexed_document",
     }
-    assert defs.resolve_sensor_def("docs_folder_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+    assert (
+        defs.resolve_sensor_def("docs_folder_sensor").default_status
+        == dg.DefaultSensorStatus.RUNNING
+    )
 
 
 def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
@@ -111,7 +123,9 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert all(r.success for r in runs)
     assert h.partitions() == {"kettle.md", "notes/station power.txt"}
     mats = [
-        e.partition for r in runs for e in r.get_asset_materialization_events()
+        e.partition
+        for r in runs
+        for e in r.get_asset_materialization_events()
         if e.asset_key == dg.AssetKey("indexed_document")
     ]
     assert sorted(mats) == ["kettle.md", "notes/station power.txt"]
@@ -132,7 +146,9 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     try:
         versions = services.pg.documents_at_path("kettle.md")
         assert len(versions) == 1
-        texts = [c.record.content for c in services.retriever("bm25").retrieve("warranty", 5).chunks]
+        texts = [
+            c.record.content for c in services.retriever("bm25").retrieve("warranty", 5).chunks
+        ]
         assert any("36 months" in t for t in texts)
         assert not any("27 months" in t for t in texts)
         assert all(hit.doc_id == versions[0].doc_id for hit in services.bm25.search("warranty", 10))
@@ -177,9 +193,7 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     h = Harness()
     runs = h.run_requests(h.tick())
     assert len(runs) == 1 and not runs[0].success
-    failure = next(
-        e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE"
-    )
+    failure = next(e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error.message)
     assert "broken.txt" in message and "UTF-8" in message
     assert _search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]

@@ -72,7 +72,14 @@ def test_query_terms_include_expansion() -> None:
 
 
 def test_boolean_operators_are_neutralized() -> None:
-    assert query_terms("cats AND dogs OR NOT birds") == ["cats", "and", "dogs", "or", "not", "birds"]
+    assert query_terms("cats AND dogs OR NOT birds") == [
+        "cats",
+        "and",
+        "dogs",
+        "or",
+        "not",
+        "birds",
+    ]
 
 
 NASTY_QUERIES = [
@@ -124,7 +131,7 @@ def test_nasty_queries_never_raise(query: str) -> None:
     assert all(t and any(c.isalnum() for c in t) for t in terms)
     cleaned = sanitize_query(query)
     assert cleaned == " ".join(terms)
-    for char in '"():[]{}*?~^+!\\/<>;`\'':
+    for char in "\"():[]{}*?~^+!\\/<>;`'":
         assert char not in cleaned
     expand_identifiers(query)  # must not raise either
 

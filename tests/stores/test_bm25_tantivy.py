@@ -262,7 +262,8 @@ def test_unopenable_index_raises_bm25error(tmp_path: Path) -> None:
     path = tmp_path / "other-schema"
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("title", stored=True)
-    tantivy.Index(builder.build(), path=str(path.mkdir() or path))
+    path.mkdir()
+    tantivy.Index(builder.build(), path=str(path))
     with pytest.raises(BM25Error, match=str(path)):
         TantivyBM25Store(path)
 

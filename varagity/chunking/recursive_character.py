@@ -24,7 +24,9 @@ class ChunkSpan:
     char_end: int
 
 
-def _pieces(text: str, start: int, end: int, seps: tuple[str, ...], size: int) -> list[tuple[int, int]]:
+def _pieces(
+    text: str, start: int, end: int, seps: tuple[str, ...], size: int
+) -> list[tuple[int, int]]:
     if end - start <= size:
         return [(start, end)]
     for i, sep in enumerate(seps):

@@ -30,6 +30,8 @@ CHUNK_TEMPLATE = (
 # of the model's window for the document.
 _DOCUMENT_SHARE = 0.55
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
+# small models sometimes echo the prompt's markup back
+_ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
 
 
 class Completer(Protocol):
@@ -55,7 +57,8 @@ def fit_document(document: str, *, context_tokens: int, reserve_tokens: int) -> 
 
 def clean_context(raw: str) -> str:
     """Strip reasoning blocks, echoed labels and surrounding whitespace from a blurb."""
-    text = _THINK.sub("", raw).strip()
+    text = _THINK.sub("", raw)
+    text = _ECHOED_TAGS.sub("", text).strip()
     text = re.sub(r"^(context|situating context)\s*:\s*", "", text, flags=re.IGNORECASE)
     return text.strip()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
@@ -21,6 +21,9 @@ from varagity.records import ChunkRecord, chunk_id_for
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
 from varagity.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from varagity.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +91,9 @@ def contextualize_document(
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         max_tokens=settings.CONTEXT_MAX_TOKENS,
     )
-    return [d.model_copy(update={"context": b or None}) for d, b in zip(drafts, blurbs, strict=True)]
+    return [
+        d.model_copy(update={"context": b or None}) for d, b in zip(drafts, blurbs, strict=True)
+    ]
 
 
 def embed_drafts(drafts: Sequence[ChunkDraft], embedder: Embedder) -> list[list[float]]:
@@ -181,7 +186,9 @@ def store_document(
         ),
         [EmbeddedChunk(r, v) for r, v in zip(records, vectors, strict=True)],
     )
-    stale = [d.doc_id for d in pg.documents_at_path(parsed.relative_path) if d.doc_id != parsed.doc_id]
+    stale = [
+        d.doc_id for d in pg.documents_at_path(parsed.relative_path) if d.doc_id != parsed.doc_id
+    ]
     if stale:
         purge_documents(stale, pg=pg, bm25=bm25)
     return StoreResult(parsed.doc_id, len(records), stale)
@@ -199,4 +206,25 @@ def purge_path(relative_path: str, *, pg: PgVectorStore, bm25: BM25Store) -> lis
     """Remove every stored version of the file at ``relative_path``."""
     return purge_documents(
         [d.doc_id for d in pg.documents_at_path(relative_path)], pg=pg, bm25=bm25
+    )
+
+
+def ingest_file(services: Services, relative_path: str) -> StoreResult:
+    """Every stage for one file, in-process (what one Dagster partition does)."""
+    from varagity.ingest.parsers import parse_file
+
+    settings = services.settings
+    parsed = parse_file(settings.docs_path, relative_path, max_bytes=settings.MAX_FILE_BYTES)
+    drafts = contextualize_document(
+        parsed, chunk_document(parsed, settings), services.chat, settings
+    )
+    vectors = embed_drafts(drafts, services.embedder)
+    return store_document(
+        parsed,
+        drafts,
+        vectors,
+        pg=services.pg,
+        bm25=services.bm25,
+        settings=settings,
+        embedding_model=services.embedder.model,
     )

@@ -61,12 +61,19 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be positive, got {k}")
 
 
-def _single_arm(method: str, query: str, ranked: list[tuple[ChunkRecord, float]], arm: str,
-                timings: dict[str, float]) -> Retrieval:
+def _single_arm(
+    method: str,
+    query: str,
+    ranked: list[tuple[ChunkRecord, float]],
+    arm: str,
+    timings: dict[str, float],
+) -> Retrieval:
     chunks = []
     for rank, (record, score) in enumerate(ranked, start=1):
         trace = RetrievalTrace(
-            fused_score=score, fused_rank=rank, final_rank=rank,
+            fused_score=score,
+            fused_rank=rank,
+            final_rank=rank,
             **{f"{arm}_rank": rank, f"{arm}_score": score},  # type: ignore[arg-type]
         )
         chunks.append(RetrievedChunk(record=record, score=score, trace=trace))
@@ -83,7 +90,9 @@ class SemanticRetriever:
         self.pg = pg
         self.embedder = embedder
 
-    def ranked(self, query: str, k: int, timings: dict[str, float]) -> list[tuple[ChunkRecord, float]]:
+    def ranked(
+        self, query: str, k: int, timings: dict[str, float]
+    ) -> list[tuple[ChunkRecord, float]]:
         """Raw ``(record, cosine)`` list, timing the embed and search stages."""
         vector = _timed(timings, "embed", lambda: self.embedder.embed_query(query))
         return _timed(timings, "semantic", lambda: self.pg.search(vector, k))
@@ -105,7 +114,9 @@ class BM25Retriever:
         self.bm25 = bm25
         self.pg = pg
 
-    def ranked_identities(self, query: str, k: int, timings: dict[str, float]) -> list[tuple[tuple[str, int], float]]:
+    def ranked_identities(
+        self, query: str, k: int, timings: dict[str, float]
+    ) -> list[tuple[tuple[str, int], float]]:
         """``((doc_id, original_index), bm25 score)`` best first."""
         hits = _timed(timings, "bm25", lambda: self.bm25.search(query, k))
         return [((h.doc_id, h.original_index), h.score) for h in hits]
@@ -137,7 +148,8 @@ class HybridRetriever:
         """Validate the weights eagerly: they must be non-negative and sum to one."""
         if semantic_weight < 0 or bm25_weight < 0 or abs(semantic_weight + bm25_weight - 1) > 1e-9:
             raise ValueError(
-                f"hybrid weights must be non-negative and sum to 1, got {semantic_weight} + {bm25_weight}"
+                "hybrid weights must be non-negative and sum to 1, got "
+                f"{semantic_weight} + {bm25_weight}"
             )
         if arm_candidates <= 0:
             raise ValueError(f"arm_candidates must be positive, got {arm_candidates}")
@@ -161,10 +173,14 @@ class HybridRetriever:
         timings.update(sem_t)
         timings.update(bm_t)
         known = {(r.doc_id, r.original_index): r for r, _ in sem}
-        fused = _timed(timings, "fusion", lambda: weighted_rrf(
-            {"semantic": [((r.doc_id, r.original_index), s) for r, s in sem], "bm25": bm},
-            self.weights,
-        ))
+        fused = _timed(
+            timings,
+            "fusion",
+            lambda: weighted_rrf(
+                {"semantic": [((r.doc_id, r.original_index), s) for r, s in sem], "bm25": bm},
+                self.weights,
+            ),
+        )
         missing = [f.key for f in fused[: k * 2] if f.key not in known]
         rows = _timed(timings, "hydrate", lambda: self.pg_fetch(missing))
         known.update(rows)
@@ -212,7 +228,10 @@ def build_retriever(
         return sparse
     if method == "hybrid":
         return HybridRetriever(
-            semantic, sparse, semantic_weight=semantic_weight, bm25_weight=bm25_weight,
+            semantic,
+            sparse,
+            semantic_weight=semantic_weight,
+            bm25_weight=bm25_weight,
             arm_candidates=arm_candidates,
         )
     raise ValueError(f"unknown retrieval method {method!r}; choose semantic, bm25 or hybrid")

@@ -76,7 +76,7 @@ def apply_migrations(
 def check_embedding_dim(conn: psycopg.Connection, embedding_dim: int) -> None:
     """Refuse to run against a chunks table built for another embedding dimension."""
     row = conn.execute(
-        "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
+        "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass('chunks') "
         "AND attname = 'embedding'"
     ).fetchone()
     if row and row[0] > 0 and row[0] != embedding_dim:

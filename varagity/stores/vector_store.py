@@ -203,7 +203,7 @@ class PgVectorStore:
             )
         vec = np.asarray(query_vector, dtype=np.float32)
         with self._pool.connection() as conn:
-            conn.execute("SET hnsw.ef_search = %s" % max(40, int(k)))
+            conn.execute(f"SET hnsw.ef_search = {max(40, int(k))}")
             rows = conn.execute(
                 "SELECT metadata, 1 - (embedding <=> %s) AS score FROM chunks"
                 " ORDER BY embedding <=> %s LIMIT %s",

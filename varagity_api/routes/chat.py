@@ -87,7 +87,9 @@ async def answer_events(
         yield _event("error", ErrorEvent(code="invalid_request", message=str(exc)))
     except Exception as exc:  # the stream must end with an event, never a torn connection
         log.exception("chat failed")
-        yield _event("error", ErrorEvent(code="internal_error", message=f"{type(exc).__name__}: {exc}"))
+        yield _event(
+            "error", ErrorEvent(code="internal_error", message=f"{type(exc).__name__}: {exc}")
+        )
 
 
 @router.post(

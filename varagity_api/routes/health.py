@@ -33,7 +33,9 @@ def _dagster(settings: Settings) -> str:
     return f"dagster {response.json()['data']['version']} at {settings.dagster_url}"
 
 
-def check_all(services: Services | None, settings: Settings, startup_error: str | None) -> HealthResponse:
+def check_all(
+    services: Services | None, settings: Settings, startup_error: str | None
+) -> HealthResponse:
     """Probe every dependency (blocking; run it in a thread)."""
     components: dict[str, ComponentHealth] = {}
     if services is None:
@@ -54,6 +56,8 @@ async def health(request: Request) -> HealthResponse:
     """Status of every dependency; ``degraded`` names what is down and why."""
     state = request.app.state
     return await run_in_threadpool(
-        check_all, getattr(state, "services", None), state.settings,
+        check_all,
+        getattr(state, "services", None),
+        state.settings,
         getattr(state, "startup_error", None),
     )

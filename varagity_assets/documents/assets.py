@@ -7,7 +7,6 @@ an :class:`IngestFailure` instead of sinking the whole batch; the final asset st
 every good file, then fails the step naming each bad file and its reason.
 """
 
-
 import time
 from collections.abc import Callable
 from dataclasses import dataclass

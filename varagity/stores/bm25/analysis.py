@@ -62,9 +62,7 @@ def _split_humps(part: str) -> list[str]:
         elif prev == "L" and cur == "U":
             # lower -> upper hump: diffExecutor
             boundary = True
-        elif (
-            prev == "U" and cur == "U" and i + 1 < len(part) and kinds[i + 1] == "L"
-        ):
+        elif prev == "U" and cur == "U" and i + 1 < len(part) and kinds[i + 1] == "L":
             # end of an acronym before a capitalized word: HTTPServer -> HTTP|Server
             boundary = True
         if boundary:

@@ -22,8 +22,9 @@ reject that query; the client this project pins, ``elasticsearch>=8.12``, target
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import elasticsearch
@@ -33,6 +34,8 @@ from varagity.stores.bm25.analysis import identifier_subwords, sanitize_query
 from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Hit
 
 __all__ = ["INDEX_BODY", "ElasticsearchBM25Store"]
+
+_T = TypeVar("_T")
 
 IDENTIFIERS_FIELD = "identifiers"
 SEARCH_FIELDS = ("content", "contextualized_content", IDENTIFIERS_FIELD)
@@ -282,18 +285,17 @@ class ElasticsearchBM25Store:
         status = str(health.get("status", "unknown"))
         cluster = str(health.get("cluster_name", "?"))
         if status == "red":
-            raise BM25Error(
-                f"Elasticsearch cluster {cluster!r} at {_redact(self.url)} is red"
-            )
-        return f"elasticsearch {_redact(self.url)} cluster {cluster!r} {status}, index {self.index_name}"
+            raise BM25Error(f"Elasticsearch cluster {cluster!r} at {_redact(self.url)} is red")
+        return (
+            f"elasticsearch {_redact(self.url)} cluster {cluster!r} {status}, "
+            f"index {self.index_name}"
+        )
 
     def close(self) -> None:
         """Close the client's connections if this store created the client."""
         if self._owns_client:
-            try:
+            with contextlib.suppress(Exception):
                 self._client.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
-                pass
 
     def __repr__(self) -> str:
         return f"ElasticsearchBM25Store(url={_redact(self.url)!r}, index_name={self.index_name!r})"
@@ -319,7 +321,7 @@ class ElasticsearchBM25Store:
             IDENTIFIERS_FIELD: identifiers,
         }
 
-    def _call(self, what: str, fn: Any) -> Any:
+    def _call(self, what: str, fn: Callable[[], _T]) -> _T:
         """Run ``fn()``, turning client/transport errors into BM25Error naming url + index."""
         try:
             return fn()

@@ -11,8 +11,9 @@ one fails with ``LockBusy`` ("Failed to acquire Lockfile").  Several processes w
   it is created, used, committed once, then consumed with ``wait_merging_threads()`` (which
   also finishes merges and garbage collection) before the lock is released;
 * readers reload before every search/count so commits made by other processes are visible.
-  The reload takes the same lock *shared*, so it never reads a ``meta.json`` whose segment
-  files another process's merge is deleting at that very moment.
+  Reloads take no lock (searches never queue behind a write or a merge); a reload that races
+  another process's garbage collection fails harmlessly and is retried, the last time under
+  the same lock taken *shared*, which excludes writers.
 
 ``flock`` (not ``lockf``) is used on a freshly opened descriptor per operation, so two store
 instances in one process, or two threads sharing one instance, exclude each other too.
@@ -20,15 +21,16 @@ instances in one process, or two threads sharing one instance, exclude each othe
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tantivy
 
@@ -36,6 +38,8 @@ from varagity.stores.bm25.analysis import identifier_subwords, query_terms
 from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Hit
 
 __all__ = ["TantivyBM25Store"]
+
+_T = TypeVar("_T")
 
 LOCK_FILE_NAME = "varagity-write.lock"
 """The advisory lock file (inside the index directory) that serializes writers."""
@@ -46,6 +50,7 @@ _SEARCH_FIELDS = (*_TEXT_FIELDS, _IDENTIFIERS_FIELD)
 _TOKENIZER = "en_stem"
 _WRITER_HEAP_BYTES = 64_000_000
 _LOCK_POLL_S = 0.05
+_RELOAD_RETRIES = 3
 
 
 def _build_schema() -> tantivy.Schema:
@@ -96,7 +101,9 @@ class TantivyBM25Store:
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BM25Error(f"cannot create the Tantivy index directory {self.path}: {exc}") from exc
+            raise BM25Error(
+                f"cannot create the Tantivy index directory {self.path}: {exc}"
+            ) from exc
         # Creating the index writes meta.json: do it under the writer lock so two processes
         # opening a fresh directory at once do not both try to create it.
         with self._file_lock(exclusive=True):
@@ -109,7 +116,9 @@ class TantivyBM25Store:
                         " (the index was built with a different schema; remove the directory "
                         "and re-ingest to rebuild it)"
                     )
-                raise BM25Error(f"cannot open the Tantivy index at {self.path}: {exc}{hint}") from exc
+                raise BM25Error(
+                    f"cannot open the Tantivy index at {self.path}: {exc}{hint}"
+                ) from exc
         self._index: tantivy.Index | None = index
 
     # ------------------------------------------------------------------ protocol
@@ -231,7 +240,7 @@ class TantivyBM25Store:
             raise BM25Error(f"the Tantivy BM25 store at {self.path} is closed")
         return index
 
-    def _call(self, what: str, fn: Any) -> Any:
+    def _call(self, what: str, fn: Callable[[], _T]) -> _T:
         """Run ``fn()``, turning any Tantivy exception into a BM25Error naming the path."""
         try:
             return fn()
@@ -247,7 +256,12 @@ class TantivyBM25Store:
         try:
             fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
-            raise BM25Error(f"cannot open the lock file {self._lock_path}: {exc}") from exc
+            try:  # a read-only directory still allows a shared lock on an existing file
+                if exclusive:
+                    raise
+                fd = os.open(self._lock_path, os.O_RDONLY)
+            except OSError:
+                raise BM25Error(f"cannot open the lock file {self._lock_path}: {exc}") from exc
         try:
             deadline = time.monotonic() + self.lock_timeout_s
             while True:
@@ -271,7 +285,7 @@ class TantivyBM25Store:
         finally:
             os.close(fd)
 
-    def _write(self, what: str, body: Any) -> None:
+    def _write(self, what: str, body: Callable[[tantivy.IndexWriter], None]) -> None:
         """Create a writer under the lock, run ``body(writer)``, commit once, consume it."""
         with self._thread_lock, self._file_lock(exclusive=True):
             index = self._require_index()
@@ -280,18 +294,14 @@ class TantivyBM25Store:
                 self._call(what, lambda: body(writer))
                 self._call(f"{what} commit", writer.commit)
             except BaseException:
-                try:
+                with contextlib.suppress(Exception):
                     writer.rollback()
-                except Exception:  # noqa: BLE001 - the original error matters more
-                    pass
                 raise
             finally:
                 # Consumes the writer: joins merge threads, runs GC, releases Tantivy's
                 # own lockfile -- all before our flock is released.
-                try:
+                with contextlib.suppress(Exception):
                     writer.wait_merging_threads()
-                except Exception:  # noqa: BLE001
-                    pass
 
     def _acquire_writer(self, index: tantivy.Index) -> tantivy.IndexWriter:
         """Open the IndexWriter, retrying a ``LockBusy`` until the lock timeout.
@@ -306,9 +316,7 @@ class TantivyBM25Store:
             except Exception as exc:
                 busy = "LockBusy" in str(exc) or "Lockfile" in str(exc)
                 if not busy:
-                    raise BM25Error(
-                        f"cannot open a Tantivy writer on {self.path}: {exc}"
-                    ) from exc
+                    raise BM25Error(f"cannot open a Tantivy writer on {self.path}: {exc}") from exc
                 if time.monotonic() >= deadline:
                     raise BM25Error(
                         f"Tantivy index {self.path} is locked by another writer "
@@ -317,16 +325,26 @@ class TantivyBM25Store:
                 time.sleep(_LOCK_POLL_S * 4)
 
     def _fresh_searcher(self) -> tantivy.Searcher:
-        """Reload the reader (to see every process's latest commit) and return a searcher."""
+        """Reload the reader (to see every process's latest commit) and return a searcher.
+
+        Reloads take no lock, so searches never wait behind a write.  The one race -- another
+        process's writer garbage-collecting segment files between our read of ``meta.json``
+        and the opening of those files -- makes the reload fail (the old searcher stays
+        valid); it is retried, last under the shared lock, which excludes writers.
+        """
+        index = self._require_index()
+
+        def reload() -> tantivy.Searcher:
+            index.reload()
+            return index.searcher()
+
+        for attempt in range(_RELOAD_RETRIES):
+            try:
+                return reload()
+            except Exception:
+                time.sleep(_LOCK_POLL_S * (attempt + 1))
         with self._file_lock(exclusive=False):
-            index = self._require_index()
-
-            def reload() -> tantivy.Searcher:
-                index.reload()
-                return index.searcher()
-
-            searcher: tantivy.Searcher = self._call("reload", reload)
-            return searcher
+            return self._call("reload", reload)
 
     def _build_query(self, query: str) -> tantivy.Query | None:
         """OR of term queries for every analyzed query word over every searched field.

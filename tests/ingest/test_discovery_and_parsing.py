@@ -1,0 +1,77 @@
+"""Discovery of the corpus folder and the text parser's refusals."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from varagity.ingest.discovery import RESERVED_DIR, file_sha256, resolve_in_corpus, scan
+from varagity.ingest.parsers import ParseError, parse_file
+from varagity.records import content_hash, doc_id_for
+
+
+def test_scan_finds_text_files_and_reports_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A")
+    (tmp_path / "sub dir").mkdir()
+    (tmp_path / "sub dir" / "b é.txt").write_text("b")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    (tmp_path / ".hidden.md").write_text("h")
+    (tmp_path / RESERVED_DIR).mkdir()
+    (tmp_path / RESERVED_DIR / "backup.md").write_text("never corpus")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("outside")
+    os.symlink(outside, tmp_path / "link.md")
+    files, skipped = scan(tmp_path)
+    assert [f.relative_path for f in files] == ["a.md", "sub dir/b é.txt"]
+    reasons = {s.relative_path: s.reason for s in skipped}
+    assert "unsupported file type .png" in reasons["image.png"]
+    assert "outside the corpus" in reasons["link.md"]
+    assert RESERVED_DIR + "/backup.md" not in reasons
+
+
+def test_scan_of_missing_folder_is_empty(tmp_path: Path) -> None:
+    assert scan(tmp_path / "nope") == ([], [])
+
+
+def test_parse_builds_identity_from_bytes(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_bytes("\ufeffCafé notes\n".encode())
+    parsed = parse_file(tmp_path, "n.md", max_bytes=1000)
+    assert parsed.text == "Café notes\n"
+    assert parsed.content_hash == file_sha256(tmp_path / "n.md")
+    assert parsed.content_hash == content_hash((tmp_path / "n.md").read_bytes())
+    assert parsed.doc_id == doc_id_for("n.md", parsed.content_hash)
+    assert parsed.file_type == "md" and parsed.file_modified_at is not None
+
+
+def test_utf16_with_bom_decodes(tmp_path: Path) -> None:
+    (tmp_path / "u.txt").write_bytes("hello wide".encode("utf-16"))
+    assert parse_file(tmp_path, "u.txt", max_bytes=1000).text == "hello wide"
+
+
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        (b"caf\xe9 latin-1", "not valid UTF-8 (first bad byte at offset 3)"),
+        (b"\x00\x01\x02binary", "NUL bytes"),
+    ],
+)
+def test_undecodable_files_fail_by_name(tmp_path: Path, data: bytes, fragment: str) -> None:
+    (tmp_path / "bad.txt").write_bytes(data)
+    with pytest.raises(ParseError) as err:
+        parse_file(tmp_path, "bad.txt", max_bytes=1000)
+    assert "bad.txt" in str(err.value) and fragment in str(err.value)
+
+
+def test_oversized_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * 2000)
+    with pytest.raises(ParseError, match="over MAX_FILE_BYTES"):
+        parse_file(tmp_path, "big.txt", max_bytes=1000)
+
+
+def test_paths_outside_the_corpus_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        resolve_in_corpus(tmp_path, "../etc/passwd")
+    with pytest.raises(FileNotFoundError):
+        parse_file(tmp_path, "missing.md", max_bytes=1000)

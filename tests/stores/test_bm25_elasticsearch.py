@@ -1,0 +1,629 @@
+"""The Elasticsearch BM25 store.
+
+Two groups of tests live here:
+
+* **Wire-protocol tests (always run).**  No Elasticsearch server can be installed here, so
+  a real ``elasticsearch.Elasticsearch`` client is pointed at :class:`ESProtocolRecorder`, a
+  tiny ``http.server`` in a thread that *records* every HTTP request the official client
+  sends and answers with canned, Elasticsearch-shaped JSON (including the
+  ``X-Elastic-Product: Elasticsearch`` header the 8.x/9.x clients insist on).  It is not an
+  Elasticsearch: it does no analysis and no scoring.  These tests pin what the store sends
+  (the index-creation body against the data-model spec, bulk NDJSON, multi_match, the terms
+  delete_by_query) and how it reads the answers.
+* **Live tests (only with a real cluster).**  They are skipped unless ``ELASTICSEARCH_URL`` is
+  set; run them with e.g. ``ELASTICSEARCH_URL=http://localhost:9200 python -m pytest
+  tests/stores/test_bm25_elasticsearch.py``
+  (optionally ``ELASTICSEARCH_API_KEY``).  Each test uses a uniquely named index that is
+  deleted afterwards.  They check the same behaviours as the Tantivy tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import elasticsearch
+import pytest
+
+from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Store
+from varagity.stores.bm25.elasticsearch import INDEX_BODY, ElasticsearchBM25Store
+
+# The body published in the data-model spec ("Elasticsearch index" section), verbatim.
+SPEC_INDEX_BODY: dict[str, Any] = {
+    "settings": {
+        "analysis": {"analyzer": {"default": {"type": "english"}}},
+        "similarity": {"default": {"type": "BM25"}},
+    },
+    "mappings": {
+        "properties": {
+            "content": {"type": "text", "analyzer": "english"},
+            "contextualized_content": {"type": "text", "analyzer": "english"},
+            "doc_id": {"type": "keyword", "index": False},
+            "chunk_id": {"type": "keyword", "index": False},
+            "original_index": {"type": "integer", "index": False},
+        }
+    },
+}
+
+ES_URL = os.environ.get("ELASTICSEARCH_URL")
+ES_API_KEY = os.environ.get("ELASTICSEARCH_API_KEY")
+LIVE_SKIP_REASON = (
+    "live Elasticsearch tests need a cluster: set ELASTICSEARCH_URL (e.g. "
+    "ELASTICSEARCH_URL=http://localhost:9200, plus ELASTICSEARCH_API_KEY if secured) and run "
+    "python -m pytest tests/stores/test_bm25_elasticsearch.py"
+)
+
+
+def doc(chunk_id: str, doc_id: str, index: int, content: str, context: str = "") -> BM25Document:
+    return BM25Document(
+        chunk_id=chunk_id,
+        doc_id=doc_id,
+        original_index=index,
+        content=content,
+        contextualized_content=context,
+    )
+
+
+CORPUS = [
+    doc(
+        "pg-0",
+        "pgvector.md",
+        0,
+        "pgvector supports an HNSW cosine index for approximate nearest neighbour search.",
+        "This chunk explains how the vector store builds its cosine index.",
+    ),
+    doc(
+        "pg-1",
+        "pgvector.md",
+        1,
+        "Postgres indexes are rebuilt with REINDEX after a bulk load.",
+        "Maintenance of the relational store.",
+    ),
+    doc(
+        "fz-0",
+        "fuzzing.md",
+        0,
+        "The differential executor DiffExecutor compares two interpreters.",
+        "Fuzzing harness overview.",
+    ),
+    doc(
+        "fz-1",
+        "fuzzing.md",
+        1,
+        "Construct a DiffExecutor with both backends, then call run_target on each input.",
+        "Fuzzing harness API.",
+    ),
+    doc(
+        "cook-0",
+        "cooking.md",
+        0,
+        "Whisk the eggs with sugar until pale, then fold in the flour.",
+        "A recipe for sponge cake.",
+    ),
+]
+
+
+# ====================================================================== protocol recorder
+
+
+@dataclass
+class RecordedRequest:
+    """One HTTP request as the client sent it."""
+
+    method: str
+    path: str
+    params: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def ndjson(self) -> list[Any]:
+        return [json.loads(line) for line in self.body.decode().splitlines() if line.strip()]
+
+
+@dataclass
+class ESProtocolRecorder:
+    """Records the official client's HTTP requests and answers with canned ES-shaped JSON.
+
+    NOT an Elasticsearch: documents are kept in a dict so the answers are plausible, but
+    ``_search`` returns every stored document with made-up scores, and ``delete_by_query``
+    understands only the ``terms`` query the store sends.  Knobs let tests inject failures.
+    """
+
+    requests: list[RecordedRequest] = field(default_factory=list)
+    indices: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    health_status: str = "green"
+    create_race: bool = False  # PUT index answers resource_already_exists_exception
+    reject_bulk_items: bool = False
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> ESProtocolRecorder:
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _dispatch(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                parts = urlsplit(self.path)
+                request = RecordedRequest(
+                    method=self.command,
+                    path=parts.path,
+                    params=parse_qs(parts.query),
+                    headers={k.lower(): v for k, v in self.headers.items()},
+                    body=body,
+                )
+                recorder.requests.append(request)
+                status, payload = recorder.answer(request)
+                data = b"" if payload is None else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("X-Elastic-Product", "Elasticsearch")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _dispatch
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def calls(self, method: str | None = None, suffix: str | None = None) -> list[RecordedRequest]:
+        return [
+            r
+            for r in self.requests
+            if (method is None or r.method == method)
+            and (suffix is None or r.path.endswith(suffix))
+        ]
+
+    # -- canned answers ------------------------------------------------------------------
+
+    def answer(self, req: RecordedRequest) -> tuple[int, Any]:
+        segments = [s for s in req.path.split("/") if s]
+        if segments == ["_cluster", "health"]:
+            return 200, {"cluster_name": "protocol-recorder", "status": self.health_status}
+        if segments and segments[-1] == "_bulk":
+            return self._bulk(req)
+        if len(segments) == 1:
+            name = segments[0]
+            if req.method == "HEAD":
+                return (200 if name in self.indices else 404), None
+            if req.method == "PUT":
+                if self.create_race or name in self.indices:
+                    self.indices.setdefault(name, {})
+                    return 400, {
+                        "error": {
+                            "type": "resource_already_exists_exception",
+                            "reason": f"index [{name}] already exists",
+                        },
+                        "status": 400,
+                    }
+                self.indices[name] = {}
+                return 200, {"acknowledged": True, "shards_acknowledged": True, "index": name}
+            if req.method == "DELETE":
+                self.indices.pop(name, None)
+                return 200, {"acknowledged": True}
+        if len(segments) == 2:
+            name, action = segments
+            docs = self.indices.get(name)
+            if docs is None:
+                return 404, {"error": {"type": "index_not_found_exception"}, "status": 404}
+            if action == "_count":
+                return 200, {"count": len(docs)}
+            if action == "_search":
+                size = req.json().get("size", 10) if req.body else 10
+                size = int(req.params.get("size", [size])[0])
+                hits = [
+                    {"_index": name, "_id": _id, "_score": 10.0 - i, "_source": source}
+                    for i, (_id, source) in enumerate(list(docs.items())[:size])
+                ]
+                return 200, {
+                    "took": 1,
+                    "timed_out": False,
+                    "hits": {"total": {"value": len(hits), "relation": "eq"}, "hits": hits},
+                }
+            if action == "_delete_by_query":
+                wanted = set(req.json()["query"]["terms"]["doc_id"])
+                doomed = [i for i, s in docs.items() if s.get("doc_id") in wanted]
+                for _id in doomed:
+                    del docs[_id]
+                return 200, {"deleted": len(doomed), "failures": [], "timed_out": False}
+        return 404, {"error": {"type": "unhandled_by_recorder", "reason": req.path}}
+
+    def _bulk(self, req: RecordedRequest) -> tuple[int, Any]:
+        lines = req.ndjson()
+        items = []
+        errors = False
+        for action, source in zip(lines[::2], lines[1::2], strict=True):
+            meta = action["index"]
+            if self.reject_bulk_items:
+                errors = True
+                items.append(
+                    {
+                        "index": {
+                            "_index": meta["_index"],
+                            "_id": meta["_id"],
+                            "status": 400,
+                            "error": {"type": "document_parsing_exception", "reason": "nope"},
+                        }
+                    }
+                )
+                continue
+            self.indices.setdefault(meta["_index"], {})[meta["_id"]] = source
+            items.append({"index": {"_index": meta["_index"], "_id": meta["_id"], "status": 201}})
+        return 200, {"took": 1, "errors": errors, "items": items}
+
+
+@pytest.fixture
+def recorder() -> Iterator[ESProtocolRecorder]:
+    rec = ESProtocolRecorder().start()
+    yield rec
+    rec.stop()
+
+
+@pytest.fixture
+def client(recorder: ESProtocolRecorder) -> Iterator[elasticsearch.Elasticsearch]:
+    es = elasticsearch.Elasticsearch(recorder.url, max_retries=0)
+    yield es
+    es.close()
+
+
+@pytest.fixture
+def recorded_store(
+    recorder: ESProtocolRecorder, client: elasticsearch.Elasticsearch
+) -> ElasticsearchBM25Store:
+    return ElasticsearchBM25Store(recorder.url, index_name="chunks-test", client=client)
+
+
+def test_satisfies_protocol(recorded_store: ElasticsearchBM25Store) -> None:
+    assert isinstance(recorded_store, BM25Store)
+    assert recorded_store.backend == "elasticsearch"
+
+
+def test_constructor_sends_nothing(recorder: ESProtocolRecorder) -> None:
+    ElasticsearchBM25Store(recorder.url, index_name="lazy")
+    assert recorder.requests == []
+
+
+def test_index_creation_body_matches_spec(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.ensure_index()
+    head, put = recorder.requests
+    assert (head.method, head.path) == ("HEAD", "/chunks-test")
+    assert (put.method, put.path) == ("PUT", "/chunks-test")
+    assert "compatible-with=" in put.headers["content-type"]
+    body = put.json()
+    assert body["settings"] == SPEC_INDEX_BODY["settings"]
+    props = body["mappings"]["properties"]
+    spec_props = SPEC_INDEX_BODY["mappings"]["properties"]
+    for name, definition in spec_props.items():
+        assert props[name] == definition, name
+    # The only addition: the analyzed, identifier-expansion field.
+    assert set(props) - set(spec_props) == {"identifiers"}
+    assert props["identifiers"] == {"type": "text", "analyzer": "english"}
+    assert body == INDEX_BODY
+
+
+def test_identity_fields_are_not_indexed_and_keep_doc_values() -> None:
+    props = INDEX_BODY["mappings"]["properties"]
+    for name in ("doc_id", "chunk_id", "original_index"):
+        assert props[name]["index"] is False
+        assert props[name].get("doc_values", True) is True  # the terms delete relies on it
+
+
+def test_ensure_index_is_idempotent_and_respects_existing(
+    recorder: ESProtocolRecorder, client: elasticsearch.Elasticsearch
+) -> None:
+    recorder.indices["existing"] = {}
+    store = ElasticsearchBM25Store(recorder.url, index_name="existing", client=client)
+    store.ensure_index()
+    store.ensure_index()
+    assert [(r.method, r.path) for r in recorder.requests] == [("HEAD", "/existing")]
+
+
+def test_concurrent_creation_race_is_not_an_error(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorder.create_race = True
+    recorded_store.ensure_index()
+    assert recorder.calls("PUT")
+
+
+def test_bulk_index_wire_format(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.index(CORPUS)
+    (bulk,) = recorder.calls("POST", "/_bulk") or recorder.calls("PUT", "/_bulk")
+    assert bulk.params.get("refresh") == ["wait_for"]
+    assert "x-ndjson" in bulk.headers["content-type"]
+    lines = bulk.ndjson()
+    actions, sources = lines[::2], lines[1::2]
+    assert [a["index"]["_id"] for a in actions] == [d.chunk_id for d in CORPUS]
+    assert {a["index"]["_index"] for a in actions} == {"chunks-test"}
+    first = sources[0]
+    assert first == {
+        "chunk_id": "pg-0",
+        "doc_id": "pgvector.md",
+        "original_index": 0,
+        "content": CORPUS[0].content,
+        "contextualized_content": CORPUS[0].contextualized_content,
+        "identifiers": "",
+    }
+    by_id = {a["index"]["_id"]: s for a, s in zip(actions, sources, strict=True)}
+    assert by_id["fz-1"]["identifiers"] == "Diff Executor run target"
+    # Upsert by _id: indexing again overwrites in place.
+    recorded_store.index(CORPUS[:1])
+    assert recorded_store.count() == len(CORPUS)
+
+
+def test_large_batches_are_chunked(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    docs = [doc(f"c{i}", "big", i, f"text {i}") for i in range(1201)]
+    recorded_store.index(docs)
+    assert len(recorder.calls(suffix="/_bulk")) == 3
+    assert len(recorder.indices["chunks-test"]) == 1201
+
+
+def test_rejected_bulk_items_raise(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorder.reject_bulk_items = True
+    with pytest.raises(BM25Error, match="rejected") as info:
+        recorded_store.index(CORPUS[:2])
+    assert "chunks-test" in str(info.value)
+
+
+def test_search_wire_format_and_hit_parsing(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.index(CORPUS)
+    hits = recorded_store.search('DiffExecutor AND "run(', 3)
+    (search,) = recorder.calls("POST", "/_search")
+    assert search.path == "/chunks-test/_search"
+    body = search.json()
+    assert body["size"] == 3
+    multi_match = body["query"]["multi_match"]
+    assert multi_match["fields"] == ["content", "contextualized_content", "identifiers"]
+    assert multi_match["query"] == "DiffExecutor and run Diff Executor"
+    assert multi_match.get("operator", "or") == "or"
+    requested_source = search.params.get("_source_includes", [""])[0].split(",")
+    assert "identifiers" not in requested_source
+    assert set(requested_source) == {
+        "chunk_id",
+        "doc_id",
+        "original_index",
+        "content",
+        "contextualized_content",
+    }
+    assert [h.chunk_id for h in hits] == ["pg-0", "pg-1", "fz-0"]
+    assert hits[0].doc_id == "pgvector.md"
+    assert hits[0].original_index == 0
+    assert hits[0].score == 10.0
+    assert hits[0].contextualized_content == CORPUS[0].contextualized_content
+
+
+@pytest.mark.parametrize("query", ["", "   ", "***", "(:)", '"', "~^"])
+def test_empty_queries_send_nothing(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store, query: str
+) -> None:
+    assert recorded_store.search(query, 5) == []
+    assert recorder.requests == []
+
+
+def test_delete_by_terms_on_doc_id(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.index(CORPUS)
+    recorded_store.delete_documents(["fuzzing.md", "fuzzing.md", "missing.md"])
+    (delete,) = recorder.calls("POST", "/_delete_by_query")
+    assert delete.path == "/chunks-test/_delete_by_query"
+    assert delete.json() == {"query": {"terms": {"doc_id": ["fuzzing.md", "missing.md"]}}}
+    assert delete.params["refresh"] == ["true"]
+    assert delete.params["conflicts"] == ["proceed"]
+    assert recorded_store.count() == len(CORPUS) - 2
+    recorded_store.delete_documents([])
+    assert len(recorder.calls("POST", "/_delete_by_query")) == 1
+
+
+def test_delete_batches_many_ids(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.delete_documents([f"d{i}" for i in range(2500)])
+    sizes = [
+        len(r.json()["query"]["terms"]["doc_id"])
+        for r in recorder.calls("POST", "/_delete_by_query")
+    ]
+    assert sizes == [1000, 1000, 500]
+
+
+def test_count(recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store) -> None:
+    assert recorded_store.count() == 0
+    recorded_store.index(CORPUS)
+    assert recorded_store.count() == len(CORPUS)
+    assert recorder.calls(suffix="/_count")[-1].path == "/chunks-test/_count"
+
+
+def test_ping(recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store) -> None:
+    line = recorded_store.ping()
+    assert "protocol-recorder" in line and "green" in line and "chunks-test" in line
+    recorder.health_status = "red"
+    with pytest.raises(BM25Error, match="red"):
+        recorded_store.ping()
+
+
+def test_api_key_is_sent(recorder: ESProtocolRecorder) -> None:
+    store = ElasticsearchBM25Store(recorder.url, index_name="keyed", api_key="c2VjcmV0")
+    store.ping()
+    store.close()
+    assert recorder.requests[0].headers["authorization"] == "ApiKey c2VjcmV0"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_unreachable_cluster_raises_bm25error_without_credentials() -> None:
+    url = f"http://elastic:hunter2@127.0.0.1:{_closed_port()}"
+    store = ElasticsearchBM25Store(url, index_name="nowhere")
+    for call in (store.ping, store.count, lambda: store.search("cosine", 3)):
+        with pytest.raises(BM25Error) as info:
+            call()
+        message = str(info.value)
+        assert "127.0.0.1" in message
+        assert "hunter2" not in message
+    store.close()
+
+
+def test_close_leaves_an_injected_client_open(
+    recorder: ESProtocolRecorder, client: elasticsearch.Elasticsearch
+) -> None:
+    store = ElasticsearchBM25Store(recorder.url, index_name="shared", client=client)
+    store.close()
+    assert client.ping()  # still usable by its owner
+
+
+# ====================================================================== live cluster
+
+live = pytest.mark.skipif(not ES_URL, reason=LIVE_SKIP_REASON)
+
+
+@pytest.fixture
+def live_store() -> Iterator[ElasticsearchBM25Store]:
+    assert ES_URL
+    name = f"varagity-test-{uuid.uuid4().hex[:12]}"
+    store = ElasticsearchBM25Store(ES_URL, index_name=name, api_key=ES_API_KEY)
+    yield store
+    store.close()
+    admin = elasticsearch.Elasticsearch(ES_URL, api_key=ES_API_KEY)
+    try:
+        admin.indices.delete(index=name, ignore_unavailable=True)
+    finally:
+        admin.close()
+
+
+def _ids(hits: list[Any]) -> list[str]:
+    return [h.chunk_id for h in hits]
+
+
+@live
+def test_live_mapping_is_applied(live_store: ElasticsearchBM25Store) -> None:
+    assert ES_URL
+    live_store.ensure_index()
+    admin = elasticsearch.Elasticsearch(ES_URL, api_key=ES_API_KEY)
+    try:
+        mapping = admin.indices.get_mapping(index=live_store.index_name)
+    finally:
+        admin.close()
+    props = mapping[live_store.index_name]["mappings"]["properties"]
+    assert props["doc_id"] == {"type": "keyword", "index": False}
+    assert props["content"]["analyzer"] == "english"
+
+
+@live
+def test_live_ranking_stemming_identifiers(live_store: ElasticsearchBM25Store) -> None:
+    live_store.index(CORPUS)
+    assert live_store.count() == len(CORPUS)
+    assert live_store.search("cosine", 5)[0].chunk_id == "pg-0"
+    found = _ids(live_store.search("indexing", 5))
+    assert "pg-1" in found and "pg-0" in found
+    assert set(_ids(live_store.search("DiffExecutor", 5))) >= {"fz-0", "fz-1"}
+    assert _ids(live_store.search("run target", 5))[0] == "fz-1"
+    assert _ids(live_store.search("recipe sponge", 5))[0] == "cook-0"
+
+
+@live
+def test_live_camel_case_only_chunk(live_store: ElasticsearchBM25Store) -> None:
+    live_store.index([doc("only", "a.py", 0, "class DiffExecutor: pass"), doc("x", "b", 0, "no")])
+    assert _ids(live_store.search("diff executor", 5)) == ["only"]
+
+
+@live
+def test_live_upsert_and_delete(live_store: ElasticsearchBM25Store) -> None:
+    live_store.index(CORPUS)
+    live_store.index(CORPUS)
+    assert live_store.count() == len(CORPUS)
+    live_store.index([doc("cook-0", "cooking.md", 0, "Knead the bread dough.")])
+    assert live_store.count() == len(CORPUS)
+    assert _ids(live_store.search("dough", 5)) == ["cook-0"]
+    live_store.delete_documents(["fuzzing.md", "missing.md"])
+    assert live_store.count() == len(CORPUS) - 2
+    assert live_store.search("DiffExecutor", 5) == []
+    assert _ids(live_store.search("cosine", 5)) == ["pg-0"]
+
+
+@live
+def test_live_second_instance_and_concurrent_writers(
+    live_store: ElasticsearchBM25Store,
+) -> None:
+    assert ES_URL
+    other = ElasticsearchBM25Store(ES_URL, index_name=live_store.index_name, api_key=ES_API_KEY)
+    try:
+        live_store.ensure_index()
+
+        def write(tag: str) -> None:
+            other_writer = ElasticsearchBM25Store(
+                ES_URL or "", index_name=live_store.index_name, api_key=ES_API_KEY
+            )
+            for batch in range(3):
+                other_writer.index(
+                    [
+                        doc(f"{tag}-{batch}-{i}", f"{tag}{batch}", i, f"marker{tag}")
+                        for i in range(10)
+                    ]
+                )
+            other_writer.close()
+
+        threads = [threading.Thread(target=write, args=(t,)) for t in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert other.count() == 60
+        assert len(other.search("markera", 100)) == 30
+    finally:
+        other.close()
+
+
+@live
+@pytest.mark.parametrize(
+    "query", ['"', "content:cosine", "(((cosine", "[1 TO", "AND OR", "*", "cos*", "cosine~2^3"]
+)
+def test_live_special_character_queries(live_store: ElasticsearchBM25Store, query: str) -> None:
+    live_store.index(CORPUS)
+    hits = live_store.search(query, 5)
+    if "cosine" in query:
+        assert hits[0].chunk_id == "pg-0"

@@ -1,0 +1,133 @@
+"""Migrations and the pgvector store on a real embedded PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from varagity.records import ChunkRecord, chunk_id_for
+from varagity.stores.migrate import MigrationError, apply_migrations, migration_files
+from varagity.stores.postgres import connect
+from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
+
+pytestmark = pytest.mark.integration
+DIM = 8
+
+
+def _vec(seed: int) -> list[float]:
+    v = np.random.default_rng(seed).normal(size=DIM)
+    return list(v / np.linalg.norm(v))
+
+
+def _chunks(doc_id: str, n: int, first_index: int, path: str = "a.md") -> list[EmbeddedChunk]:
+    out = []
+    for i in range(n):
+        rec = ChunkRecord(
+            doc_id=doc_id,
+            chunk_id=chunk_id_for(doc_id, i),
+            original_index=first_index + i,
+            chunk_index=i,
+            source=f"/corpus/{path}",
+            relative_path=path,
+            file_name=path,
+            file_type="md",
+            content=f"chunk {i} of {doc_id}",
+            contextualized_content=f"c {i}",
+            chunk_size=800,
+            chunk_overlap=100,
+            chunking_strategy="recursive_character",
+            embedding_model="test",
+            n_tokens=4,
+            content_hash="h" + doc_id,
+        )
+        out.append(EmbeddedChunk(rec, _vec(first_index + i)))
+    return out
+
+
+def _doc(doc_id: str, n: int, path: str = "a.md") -> DocumentRow:
+    return DocumentRow(doc_id, f"/corpus/{path}", path, "md", "h" + doc_id, n)
+
+
+def test_migrations_apply_once_and_record_themselves(pg_url: str) -> None:
+    with connect(pg_url, autocommit=True) as conn:
+        assert apply_migrations(conn, embedding_dim=DIM) == ["001_chunks.sql"]
+        assert apply_migrations(conn, embedding_dim=DIM) == []
+        names = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
+        assert names == ["001_chunks.sql"]
+        idx = {
+            r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename='chunks'")
+        }
+        assert {"chunks_embedding_hnsw", "chunks_doc_orig_uidx"} <= idx
+
+
+def test_badly_named_migration_fails_loudly(tmp_path: Path) -> None:
+    (tmp_path / "001_ok.sql").write_text("SELECT 1;")
+    (tmp_path / "2_Bad-Name.sql").write_text("SELECT 1;")
+    with pytest.raises(MigrationError, match="2_Bad-Name.sql"):
+        migration_files(tmp_path)
+
+
+def test_failing_migration_rolls_back_and_is_retried(pg_url: str, tmp_path: Path) -> None:
+    (tmp_path / "001_ok.sql").write_text("CREATE TABLE t_ok (x int);")
+    (tmp_path / "002_bad.sql").write_text(
+        "CREATE TABLE t_half (x int); SELECT nonsense FROM nowhere;"
+    )
+    with connect(pg_url, autocommit=True) as conn:
+        with pytest.raises(MigrationError, match="002_bad.sql"):
+            apply_migrations(conn, embedding_dim=DIM, directory=tmp_path)
+        applied = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
+        assert applied == ["001_ok.sql"]
+        assert conn.execute("SELECT to_regclass('t_half')").fetchone() == (None,)
+        (tmp_path / "002_bad.sql").write_text("CREATE TABLE t_half (x int);")
+        assert apply_migrations(conn, embedding_dim=DIM, directory=tmp_path) == ["002_bad.sql"]
+
+
+def test_dimension_mismatch_is_refused(pg_url: str) -> None:
+    PgVectorStore(pg_url, embedding_dim=DIM).close()
+    with pytest.raises(MigrationError, match="8-dimensional vectors but EMBEDDING_DIM is 16"):
+        PgVectorStore(pg_url, embedding_dim=16)
+
+
+def test_write_search_hydrate_delete(pg_url: str) -> None:
+    store = PgVectorStore(pg_url, embedding_dim=DIM)
+    try:
+        first = store.allocate_original_indexes(3)
+        assert first == sorted(first) and len(set(first)) == 3
+        store.write_document(_doc("d1", 3), _chunks("d1", 3, first[0]))
+        second = store.allocate_original_indexes(2)
+        assert min(second) > max(first)  # monotonic across the corpus
+        store.write_document(_doc("d2", 2, "b.md"), _chunks("d2", 2, second[0], "b.md"))
+        assert store.count_chunks() == 5
+        # the nearest neighbour of a stored vector is itself, with cosine ~1
+        hits = store.search(_vec(first[1]), 2)
+        assert hits[0][0].chunk_id == "d1::1" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+        rows = store.fetch_by_identity([("d2", second[1]), ("d1", first[0]), ("zz", 9)])
+        assert set(rows) == {("d2", second[1]), ("d1", first[0])}
+        # a rewrite with fewer chunks leaves no orphans and no duplicates
+        again = store.allocate_original_indexes(2)
+        store.write_document(_doc("d1", 2), _chunks("d1", 2, again[0]))
+        assert [c.chunk_index for c in store.chunks_of("d1")] == [0, 1]
+        assert store.get_document("d1").n_chunks == 2  # type: ignore[union-attr]
+        assert store.delete_documents(["d1", "nope"]) == ["d1"]
+        assert store.chunks_of("d1") == [] and store.count_chunks() == 2
+    finally:
+        store.close()
+
+
+def test_failed_write_leaves_no_marker(pg_url: str) -> None:
+    store = PgVectorStore(pg_url, embedding_dim=DIM)
+    try:
+        bad = _chunks("d3", 2, 100)
+        bad[1] = EmbeddedChunk(
+            bad[1].record.model_copy(update={"original_index": 100}), bad[1].embedding
+        )
+        with pytest.raises(Exception, match="chunks_doc_orig_uidx"):
+            store.write_document(_doc("d3", 2), bad)  # duplicate (doc_id, original_index)
+        assert store.get_document("d3") is None
+        assert store.count_chunks() == 0
+        with pytest.raises(ValueError, match="dimension|-d embedding"):
+            store.write_document(_doc("d4", 1), [EmbeddedChunk(bad[0].record, [0.0] * 3)])
+    finally:
+        store.close()

@@ -1,0 +1,63 @@
+"""``varagity ask`` and ``varagity search`` as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from varagity.config import Settings
+from varagity.ingest.stages import ingest_file
+from varagity.services import Services
+
+pytestmark = pytest.mark.integration
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "varagity.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
+
+
+def test_ask_prints_answer_and_numbered_sources(stack_settings: Settings) -> None:
+    (stack_settings.docs_path / "kettle.md").write_text(
+        "# Tern K2\n\nThe Tern K2 kettle has a warranty of 27 months.\n"
+    )
+    (stack_settings.docs_path / "soup.md").write_text("Lentil soup simmers for 25 minutes.\n")
+    services = Services.open(stack_settings)
+    try:
+        for rel in ("kettle.md", "soup.md"):
+            ingest_file(services, rel)
+    finally:
+        services.close()
+    done = _run("ask", "What is the warranty of the Tern K2 kettle?", "-k", "2")
+    assert done.returncode == 0, done.stderr
+    answer, _, sources = done.stdout.partition("Sources:")
+    assert answer.strip()
+    lines = [ln for ln in sources.splitlines() if ln.strip()]
+    assert "[1] kettle.md (chunk 0)" in lines[0]
+    assert "[2] soup.md" in lines[1]
+
+    found = _run("search", "lentil soup", "--method", "bm25", "-k", "1")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith("#1 soup.md::0 bm25 #1")
+
+
+def test_invalid_settings_exit_2_with_the_reason(make_settings) -> None:
+    make_settings()
+    env = {**os.environ, "SEMANTIC_WEIGHT": "0.9", "BM25_WEIGHT": "0.3"}
+    done = subprocess.run(
+        [sys.executable, "-m", "varagity.cli", "search", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "must sum to 1.0" in done.stderr

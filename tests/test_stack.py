@@ -1,0 +1,147 @@
+"""The README's command 1 end to end: ``varagity up`` on embedded defaults.
+
+Starts the real stack (embedded Postgres, the packaged model servers, the Dagster
+webserver + daemon with the folder sensor, the API) on free ports over a copy of the
+sample corpus, then checks what a user would: health, the Dagster UI's view (asset
+graph, one partition per file, sensor running), a streamed cited answer from the
+sample files, a dropped file becoming searchable and a deleted one disappearing, and
+a clean shutdown with no child left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from httpx_sse import connect_sse
+
+from tests.conftest import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"varagity up exited early while waiting for {what}"
+        try:
+            if predicate():
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _search(api: str, query: str, method: str = "bm25") -> list[str]:
+    r = httpx.post(f"{api}/api/search", json={"query": query, "k": 3, "method": method}, timeout=30)
+    return [x["relative_path"] for x in r.json()["results"]]
+
+
+def _gql(dagster: str, query: str) -> dict:
+    r = httpx.post(f"{dagster}/graphql", json={"query": query}, timeout=30)
+    r.raise_for_status()
+    body = r.json()
+    assert "errors" not in body, body
+    return body["data"]
+
+
+def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    shutil.copytree(REPO / "docs", docs)
+    ports = {k: free_port() for k in ("API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT")}
+    env = {
+        **os.environ,
+        **{k: str(v) for k, v in ports.items()},
+        "VARAGITY_HOME": str(tmp_path / "home"),
+        "DOCS_PATH": str(docs),
+        "CONTEXTUALIZE": "false",
+    }
+    for key in ("DATABASE_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "ELASTICSEARCH_URL"):
+        env.pop(key, None)
+    api = f"http://127.0.0.1:{ports['API_PORT']}"
+    dagster = f"http://127.0.0.1:{ports['DAGSTER_PORT']}"
+    log = (tmp_path / "up.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "varagity.cli", "up"],
+        cwd=tmp_path,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        _wait(lambda: "Corpus indexed" in (tmp_path / "up.log").read_text(), 400, "ingest", proc)
+        out = (tmp_path / "up.log").read_text()
+        assert f"{api}/" in out and dagster in out
+
+        health = httpx.get(f"{api}/api/health", timeout=30).json()
+        assert health["status"] == "ok", health
+
+        data = _gql(
+            dagster,
+            "{ assetNodes { assetKey { path } partitionKeys } "
+            'sensorOrError(sensorSelector: {repositoryName: "__repository__", '
+            'repositoryLocationName: "varagity", sensorName: "docs_folder_sensor"}) '
+            "{ ... on Sensor { sensorState { status } } } }",
+        )
+        nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
+        assert set(nodes) == {
+            "parsed_document",
+            "document_chunks",
+            "contextualized_chunks",
+            "chunk_embeddings",
+            "indexed_document",
+        }
+        expected = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*") if p.is_file())
+        assert sorted(nodes["indexed_document"]["partitionKeys"]) == expected
+        assert data["sensorOrError"]["sensorState"]["status"] == "RUNNING"
+
+        with (
+            httpx.Client(timeout=120) as client,
+            connect_sse(
+                client,
+                "POST",
+                f"{api}/api/chat",
+                json={"question": "What is the warranty period of the Tern K2 kettle?"},
+            ) as source,
+        ):
+            events = [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+        assert events[0][0] == "retrieval" and events[-1][0] == "done"
+        assert events[0][1]["sources"][0]["relative_path"] == "tern-kettle-manual.md"
+        assert any(name == "token" for name, _ in events)
+
+        (docs / "drop-in.txt").write_text("The Velo-9 drone battery lasts 47 minutes.\n")
+        _wait(
+            lambda: _search(api, "Velo-9 drone battery")[:1] == ["drop-in.txt"],
+            180,
+            "drop-in",
+            proc,
+        )
+        (docs / "drop-in.txt").unlink()
+        _wait(
+            lambda: "drop-in.txt" not in _search(api, "Velo-9 drone battery"), 120, "removal", proc
+        )
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert len(children) >= 5
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        log.close()
+    assert code == 0, (tmp_path / "up.log").read_text()[-3000:]
+    time.sleep(1)
+    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
