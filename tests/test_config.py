@@ -80,4 +80,4 @@ def test_settings_env_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     again = load_settings()
-    assert (again.CONTEXTUALIZE, again.CHUNK_SIZE, again.DOCS_PATH) == (False, 321, tmp_path)
+    assert (False, 321, tmp_path) == (again.CONTEXTUALIZE, again.CHUNK_SIZE, again.DOCS_PATH)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from varagity.chunking import split_recursive
@@ -25,7 +27,7 @@ def test_chunks_cover_the_text_within_bounds(size: int, overlap: int) -> None:
     missing = [i for i, ch in enumerate(TEXT) if not ch.isspace() and i not in covered]
     assert missing == []
     # consecutive chunks overlap by at most `overlap` and move forward
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in pairwise(chunks):
         assert b.char_start > a.char_start
         assert a.char_end - b.char_start <= overlap
 
@@ -37,7 +39,7 @@ def test_paragraph_boundaries_are_preferred() -> None:
 
 def test_overlap_repeats_tail_text() -> None:
     chunks = split_recursive(" ".join(f"w{i}" for i in range(400)), 100, 30)
-    assert any(a.char_end > b.char_start for a, b in zip(chunks, chunks[1:], strict=False))
+    assert any(a.char_end > b.char_start for a, b in pairwise(chunks))
 
 
 def test_unbreakable_text_is_hard_cut() -> None:

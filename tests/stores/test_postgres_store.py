@@ -65,7 +65,7 @@ def test_migrations_apply_once_and_record_themselves(pg_url: str) -> None:
 def test_badly_named_migration_fails_loudly(tmp_path: Path) -> None:
     (tmp_path / "001_ok.sql").write_text("SELECT 1;")
     (tmp_path / "2_Bad-Name.sql").write_text("SELECT 1;")
-    with pytest.raises(MigrationError, match="2_Bad-Name.sql"):
+    with pytest.raises(MigrationError, match=r"2_Bad-Name\.sql"):
         migration_files(tmp_path)
 
 
@@ -75,7 +75,7 @@ def test_failing_migration_rolls_back_and_is_retried(pg_url: str, tmp_path: Path
         "CREATE TABLE t_half (x int); SELECT nonsense FROM nowhere;"
     )
     with connect(pg_url, autocommit=True) as conn:
-        with pytest.raises(MigrationError, match="002_bad.sql"):
+        with pytest.raises(MigrationError, match=r"002_bad\.sql"):
             apply_migrations(conn, embedding_dim=DIM, directory=tmp_path)
         applied = [r[0] for r in conn.execute("SELECT name FROM schema_migrations")]
         assert applied == ["001_ok.sql"]
@@ -86,7 +86,7 @@ def test_failing_migration_rolls_back_and_is_retried(pg_url: str, tmp_path: Path
 
 def test_dimension_mismatch_is_refused(pg_url: str) -> None:
     PgVectorStore(pg_url, embedding_dim=DIM).close()
-    with pytest.raises(MigrationError, match="8-dimensional vectors but EMBEDDING_DIM is 16"):
+    with pytest.raises(MigrationError, match=r"8-dimensional vectors but EMBEDDING_DIM is 16"):
         PgVectorStore(pg_url, embedding_dim=16)
 
 
@@ -127,7 +127,7 @@ def test_failed_write_leaves_no_marker(pg_url: str) -> None:
             store.write_document(_doc("d3", 2), bad)  # duplicate (doc_id, original_index)
         assert store.get_document("d3") is None
         assert store.count_chunks() == 0
-        with pytest.raises(ValueError, match="dimension|-d embedding"):
+        with pytest.raises(ValueError, match=r"dimension|-d embedding"):
             store.write_document(_doc("d4", 1), [EmbeddedChunk(bad[0].record, [0.0] * 3)])
     finally:
         store.close()

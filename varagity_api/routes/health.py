@@ -47,8 +47,8 @@ def check_all(
         components["embedding_server"] = _probe(services.embedder.ping)
         components["llm_server"] = _probe(services.chat.ping)
     components["dagster"] = _probe(lambda: _dagster(settings))
-    status = "ok" if all(c.ok for c in components.values()) else "degraded"
-    return HealthResponse(status=status, components=components)
+    healthy = all(c.ok for c in components.values())
+    return HealthResponse(status="ok" if healthy else "degraded", components=components)
 
 
 @router.get("/health", response_model=HealthResponse)

@@ -3,4 +3,5 @@
 import dagster as dg
 
 # Never rename: the partition set lives in the instance under this name.
-documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
+DOCUMENTS = "documents"
+documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS)

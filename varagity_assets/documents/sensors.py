@@ -29,7 +29,7 @@ from varagity_assets.documents.assets import (
     indexed_document,
     parsed_document,
 )
-from varagity_assets.documents.partitions import documents_partitions
+from varagity_assets.documents.partitions import DOCUMENTS, documents_partitions
 from varagity_assets.documents.resources import VaragityResource
 
 RANGE_START = "dagster/asset_partition_range_start"
@@ -101,7 +101,7 @@ def docs_folder_sensor(
             current[item.relative_path] = previous[item.relative_path]
     removed = sorted(set(previous) - set(current))
 
-    existing = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS))
     # every file gets a partition; files new to the instance are ingested in batches
     new_items = [
         (partition_key_for(rel), state[2])
