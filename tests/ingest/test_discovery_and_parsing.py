@@ -75,3 +75,12 @@ def test_paths_outside_the_corpus_are_refused(tmp_path: Path) -> None:
         resolve_in_corpus(tmp_path, "../etc/passwd")
     with pytest.raises(FileNotFoundError):
         parse_file(tmp_path, "missing.md", max_bytes=1000)
+
+
+def test_source_code_is_ingested_as_text(tmp_path: Path) -> None:
+    (tmp_path / "lib.rs").write_text("pub struct DiffExecutor;\n")
+    (tmp_path / "Makefile").write_text("all:\n")
+    files, skipped = scan(tmp_path)
+    assert [f.relative_path for f in files] == ["lib.rs"]
+    assert parse_file(tmp_path, "lib.rs", max_bytes=1000).file_type == "rs"
+    assert "unsupported file type (none)" in skipped[0].reason

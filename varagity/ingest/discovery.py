@@ -23,7 +23,13 @@ log = logging.getLogger(__name__)
 # The reserved folder for backups at the corpus root: never corpus.
 RESERVED_DIR = "varagity-exports"
 # Formats this build parses (text family); others are reported, not ingested.
-TEXT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text"})
+PROSE_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text"})
+# Source code and config are plain text too: ingested as is (decoded, never executed).
+CODE_SUFFIXES = frozenset(
+    ".py .pyi .rs .c .h .cc .cpp .cxx .hpp .hh .java .kt .scala .go .rb .php .cs .swift "
+    ".js .jsx .ts .tsx .sh .bash .sql .toml .yaml .yml .ini .cfg .json .proto .cmake".split()
+)
+TEXT_SUFFIXES = PROSE_SUFFIXES | CODE_SUFFIXES
 SUPPORTED_SUFFIXES = TEXT_SUFFIXES
 
 _KEY_UNSAFE = re.compile(r"%|[\x00-\x1f\x7f]|\.{3,}")

@@ -1,0 +1,1 @@
+"""Varagity: the domain library (no Dagster, no FastAPI imports)."""

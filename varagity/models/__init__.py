@@ -1,0 +1,1 @@
+"""OpenAI-compatible model clients and the packaged local model servers."""

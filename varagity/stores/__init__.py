@@ -1,0 +1,1 @@
+"""Stores: embedded or external Postgres + pgvector, and the BM25 backends."""
