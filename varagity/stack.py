@@ -198,7 +198,7 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
         os.environ.get("DATABASE_URL") or database_url(s), embedding_dim=s.EMBEDDING_DIM
     )
     announced = False
-    started = time.monotonic()
+    started = last_progress = time.monotonic()
     code = 0
     try:
         while not stack.stopping.is_set():
@@ -209,6 +209,13 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
                 break
             if not announced:
                 missing = unindexed_files(s, pg)
+                if missing and time.monotonic() - last_progress > 30:
+                    last_progress = time.monotonic()
+                    print(
+                        f"Indexing: {len(missing)} file(s) not searchable yet (a file that "
+                        "fails is named in the Dagster UI and in logs/dagster-daemon.log)",
+                        flush=True,
+                    )
                 if not missing:
                     announced = True
                     print(
