@@ -43,8 +43,7 @@ def format_sources(chunks: Sequence[RetrievedChunk], *, max_tokens: int) -> str:
         body = rec.content
         if count_tokens(body) > per_source:
             body = truncate_tokens(body, per_source) + " ..."
-        where = rec.relative_path + (f", page {rec.page}" if rec.page else "")
-        blocks.append(f"[{n}] ({where})\n{body}")
+        blocks.append(f"[{n}] {body}")
     return "\n\n".join(blocks)
 
 
@@ -54,7 +53,13 @@ def build_messages(
     """System prompt plus one user turn holding the sources and the question."""
     budget = max(256, int(context_tokens * 0.6) - answer_tokens - count_tokens(question))
     sources = format_sources(chunks, max_tokens=budget)
-    user = f"Sources:\n\n{sources}\n\nQuestion: {question}\n\nAnswer with citations like [1]:"
+    # The question comes first and again last: measured with SmolLM2-135M on the sample
+    # corpus, restating it after long sources keeps small models on the question, and
+    # file-name headers on sources were echoed back instead of answered from.
+    user = (
+        f"Question: {question}\n\nSources:\n\n{sources}\n\n"
+        f'Answer the question "{question}" in one or two sentences, citing sources like [1]:'
+    )
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
