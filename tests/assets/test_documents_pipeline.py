@@ -6,6 +6,7 @@ servers, an ephemeral Dagster instance; the folder changes and the stores follow
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -132,7 +133,8 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert _search(stack_settings, "kettle warranty months")[0] == "kettle.md"
     assert _search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
 
-    # nothing changed: the sensor skips
+    # nothing changed: the sensor skips; the unsupported file was reported once, by name
+    assert "ignored.bin" in json.loads(h.cursor or "{}")["skipped"]
     assert isinstance(h.tick(), dg.SkipReason)
 
     # change a file: one run for that partition; the old version leaves both stores
@@ -155,12 +157,16 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     finally:
         services.close()
 
-    # delete a file: purged from both stores, partition gone
+    # delete a file: purged from both stores, partition gone, its artifacts removed
+    artifacts = stack_settings.home / "artifacts"
+    assert len(list(artifacts.rglob("notes%2Fstation%20power.txt.pkl"))) == 5
     (docs / "notes/station power.txt").unlink()
     deleted = h.tick()
     assert isinstance(deleted, dg.SensorResult)
     assert not deleted.run_requests
     assert h.partitions() == {"kettle.md"}
+    assert list(artifacts.rglob("notes%2Fstation%20power.txt.pkl")) == []
+    assert len(list(artifacts.rglob("kettle.md.pkl"))) == 5
     assert "notes/station power.txt" not in _search(stack_settings, "megawatts", "bm25")
     services = Services.open(stack_settings)
     try:

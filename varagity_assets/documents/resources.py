@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,26 @@ class VaragityResource(dg.ConfigurableResource):
             self._services = None
 
 
+def artifact_name(partition_key: str) -> str:
+    """File name of one partition's value (unique, recognisable, within name limits)."""
+    name = quote(partition_key, safe="")
+    if len(name) > 200:
+        name = name[:150] + "-" + hashlib.sha256(partition_key.encode()).hexdigest()[:16]
+    return f"{name}.pkl"
+
+
+def remove_artifacts(root: Path, partition_key: str) -> int:
+    """Delete every asset's stored value for a partition; returns how many files went."""
+    removed = 0
+    name = artifact_name(partition_key)
+    if root.is_dir():
+        for path in root.rglob("*.pkl"):
+            if path.name == name:
+                path.unlink(missing_ok=True)
+                removed += 1
+    return removed
+
+
 class ArtifactIOManager(dg.ConfigurableIOManager):
     """Pickles per-partition values under ``VARAGITY_HOME/artifacts/<asset>/<partition>``.
 
@@ -52,12 +73,7 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
         return Path(self.base_dir) if self.base_dir else get_settings().home / "artifacts"
 
     def _path(self, asset_key: dg.AssetKey, partition_key: str) -> Path:
-        name = quote(partition_key, safe="")
-        if len(name) > 200:  # file-name limits; keep it unique and recognisable
-            import hashlib
-
-            name = name[:150] + "-" + hashlib.sha256(partition_key.encode()).hexdigest()[:16]
-        return self._root() / "/".join(asset_key.path) / f"{name}.pkl"
+        return self._root() / "/".join(asset_key.path) / artifact_name(partition_key)
 
     def handle_output(self, context: dg.OutputContext, obj: dict[str, Any]) -> None:
         """Store each partition's value."""

@@ -1,7 +1,8 @@
 """The corpus-folder sensor: files in ``DOCS_PATH`` become partitions and runs.
 
-Each tick compares the folder with the cursor (``{relative_path: [mtime_ns, size,
-sha256]}``; a file whose mtime and size are unchanged is not re-hashed):
+Each tick compares the folder with the cursor (``{"files": {relative_path: [mtime_ns,
+size, sha256]}, "skipped": {relative_path: reason}}``; a file whose mtime and size are
+unchanged is not re-hashed, a skipped file is reported once):
 
 * new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
   per run (one run over a contiguous range of the partitions added this tick);
@@ -30,7 +31,7 @@ from varagity_assets.documents.assets import (
     parsed_document,
 )
 from varagity_assets.documents.partitions import DOCUMENTS, documents_partitions
-from varagity_assets.documents.resources import VaragityResource
+from varagity_assets.documents.resources import VaragityResource, remove_artifacts
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
@@ -74,10 +75,12 @@ def docs_folder_sensor(
 ) -> dg.SensorResult | dg.SkipReason:
     """Turn folder changes into partition changes, run requests and purges."""
     settings = varagity.settings
-    previous: dict[str, list] = json.loads(context.cursor) if context.cursor else {}
+    state = json.loads(context.cursor) if context.cursor else {}
+    previous: dict[str, list] = state.get("files", {})
+    reported: dict[str, str] = state.get("skipped", {})
     files, skipped = scan(settings.docs_path)
     for item in skipped:
-        if item.relative_path not in previous:
+        if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
             context.log.warning(f"not ingesting {item.relative_path}: {item.reason}")
 
     current: dict[str, list] = {}
@@ -91,11 +94,14 @@ def docs_folder_sensor(
                 digest = file_sha256(f.path)
             except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
                 context.log.warning(f"cannot read {f.relative_path}: {exc}")
+                if before:
+                    current[f.relative_path] = before
                 continue
         current[f.relative_path] = [f.mtime_ns, f.size, digest]
         if before is None or before[2] != digest:
             candidates.append((f.relative_path, digest, f.mtime_ns))
-    # unreadable skips keep their previous state so they are not treated as removed
+    # a file that is there but now skipped (unreadable, link turned outside) keeps its
+    # indexed version: only a file gone from the folder is purged
     for item in skipped:
         if item.relative_path in previous and item.relative_path not in current:
             current[item.relative_path] = previous[item.relative_path]
@@ -120,6 +126,7 @@ def docs_folder_sensor(
         services = varagity.services
         for rel in removed:
             purged.extend(purge_path(rel, pg=services.pg, bm25=services.bm25))
+            remove_artifacts(settings.home / "artifacts", partition_key_for(rel))
         if changed:
             indexed = {d.doc_id for d in services.pg.list_documents()}
             changed = [
@@ -149,7 +156,10 @@ def docs_folder_sensor(
         context.log.info(
             f"requesting {len(run_requests)} run(s): {len(new_items)} new, {len(changed)} changed"
         )
-    cursor = json.dumps(current, sort_keys=True)
+    cursor = json.dumps(
+        {"files": current, "skipped": {s.relative_path: s.reason for s in skipped}},
+        sort_keys=True,
+    )
     if not run_requests and not partition_requests:
         context.update_cursor(cursor)
         return dg.SkipReason(f"{len(current)} file(s), nothing changed")
