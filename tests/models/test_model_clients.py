@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +17,7 @@ from varagity.models.clients import (
     ModelError,
     needs_e5_prefixes,
 )
+from varagity.models.local_servers import free_port
 
 # A scripted reply: (status, JSON body) or (200, list of SSE data strings).
 Reply = tuple[int, Any]
@@ -191,10 +191,7 @@ def test_zero_retries_means_one_attempt(fake: FakeServer) -> None:
 
 
 def test_connection_refused_names_url_and_model() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelError) as info:
         _chat_client(url, retries=1).complete([{"role": "user", "content": "hi"}])
     assert url in str(info.value) and "'m'" in str(info.value)

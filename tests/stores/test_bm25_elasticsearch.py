@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 import elasticsearch
 import pytest
 
+from varagity.models.local_servers import free_port
 from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Store
 from varagity.stores.bm25.elasticsearch import INDEX_BODY, ElasticsearchBM25Store
 
@@ -490,10 +490,7 @@ def test_api_key_is_sent(recorder: ESProtocolRecorder) -> None:
 
 
 def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    return free_port()
 
 
 def test_unreachable_cluster_raises_bm25error_without_credentials() -> None:

@@ -16,6 +16,7 @@ import contextlib
 import importlib.util
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,6 +43,13 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 # The folder that holds the ``varagity`` package, so children import this checkout.
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (for private stacks and tests)."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 class ProcessStartError(RuntimeError):
