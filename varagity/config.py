@@ -16,12 +16,21 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 RetrievalMethod = Literal["semantic", "bm25", "hybrid"]
-ChunkingStrategy = Literal["recursive_character"]
+ChunkingStrategy = Literal[
+    "recursive_character", "token_based", "markdown_aware", "semantic", "docling_hybrid"
+]
+OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid")
 
 # Settings whose change makes already-ingested chunks out of date.
-REINGEST_AFFECTING = ("CHUNKING_STRATEGY", "CHUNK_SIZE", "CHUNK_OVERLAP", "CONTEXTUALIZE")
+REINGEST_AFFECTING = (
+    "CHUNKING_STRATEGY",
+    "CHUNK_SIZE",
+    "CHUNK_OVERLAP",
+    "CONTEXTUALIZE",
+    "OCR_ENGINE",
+)
 
 
 class Settings(BaseSettings):
@@ -82,8 +91,28 @@ class Settings(BaseSettings):
 
     # --- ingest -----------------------------------------------------------
     CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"
-    CHUNK_SIZE: int = Field(default=800, ge=50, le=20000)
+    CHUNK_SIZE: int = Field(
+        default=800,
+        ge=16,
+        le=20000,
+        description="Chunk size in the strategy's unit: characters for recursive_character "
+        "and markdown_aware, tokens for token_based, semantic and docling_hybrid.",
+    )
     CHUNK_OVERLAP: int = Field(default=100, ge=0)
+    SEMANTIC_BREAKPOINT_PERCENTILE: float = Field(
+        default=90.0,
+        gt=0,
+        lt=100,
+        description="semantic chunker: cut where the distance between neighbouring "
+        "sentences is above this percentile",
+    )
+    OCR_ENGINE: OcrEngineName = "rapidocr"
+    OCR_DPI: int = Field(default=200, ge=72, le=600, description="Render resolution for OCR.")
+    DOCLING_ARTIFACTS_PATH: Path | None = Field(
+        default=None,
+        description="Folder of docling's layout model weights; set it to parse PDFs with "
+        "docling's standard pipeline instead of pypdfium2 + OCR.",
+    )
     CONTEXTUALIZE: bool = True
     INGEST_BATCH_SIZE: int = Field(
         default=25, ge=1, le=1000, description="Most files one sensor-launched run ingests."
@@ -196,6 +225,29 @@ def settings_env(settings: Settings) -> dict[str, str]:
             continue
         env[name] = str(value).lower() if isinstance(value, bool) else str(value)
     return env
+
+
+def render_env_example() -> str:
+    """The text of ``.env.example``: every setting, its description and its default."""
+    lines = [
+        "# Varagity settings. Copy to .env and uncomment what you change; the defaults run",
+        "# the embedded stack (embedded Postgres + pgvector, Tantivy BM25, local model servers).",
+        "# Regenerate with `make env-example` after adding a setting.",
+    ]
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        shown = (
+            ""
+            if default is None
+            else str(default).lower()
+            if isinstance(default, bool)
+            else default
+        )
+        lines.append("")
+        if field.description:
+            lines.append(f"# {field.description}")
+        lines.append(f"# {name}={shown}")
+    return "\n".join(lines) + "\n"
 
 
 class SettingsError(RuntimeError):

@@ -62,7 +62,11 @@ class ChunkRecord(BaseModel):
     relative_path: str
     file_name: str
     file_type: str
-    page: int | None = None
+    page: int | None = Field(
+        default=None, description="The page this chunk starts on (slide/sheet for decks)."
+    )
+    char_start: int | None = Field(default=None, ge=0, description="Offset in the parsed text.")
+    char_end: int | None = Field(default=None, ge=0)
     content: str
     context: str | None = None
     contextualized_content: str

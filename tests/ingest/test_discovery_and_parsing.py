@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from varagity.config import load_settings
 from varagity.ingest.discovery import RESERVED_DIR, file_sha256, resolve_in_corpus, scan
 from varagity.ingest.parsers import ParseError, parse_file
 from varagity.records import content_hash, doc_id_for
+
+SMALL = load_settings(MAX_FILE_BYTES=1000)
 
 
 def test_scan_finds_text_files_and_reports_the_rest(tmp_path: Path) -> None:
@@ -37,8 +40,8 @@ def test_scan_of_missing_folder_is_empty(tmp_path: Path) -> None:
 
 def test_parse_builds_identity_from_bytes(tmp_path: Path) -> None:
     (tmp_path / "n.md").write_bytes("\ufeffCafé notes\n".encode())
-    parsed = parse_file(tmp_path, "n.md", max_bytes=1000)
-    assert parsed.text == "Café notes\n"
+    parsed = parse_file(tmp_path, "n.md", settings=SMALL)
+    assert parsed.text == "Café notes"  # pages are stripped of outer whitespace
     assert parsed.content_hash == file_sha256(tmp_path / "n.md")
     assert parsed.content_hash == content_hash((tmp_path / "n.md").read_bytes())
     assert parsed.doc_id == doc_id_for("n.md", parsed.content_hash)
@@ -47,7 +50,7 @@ def test_parse_builds_identity_from_bytes(tmp_path: Path) -> None:
 
 def test_utf16_with_bom_decodes(tmp_path: Path) -> None:
     (tmp_path / "u.txt").write_bytes("hello wide".encode("utf-16"))
-    assert parse_file(tmp_path, "u.txt", max_bytes=1000).text == "hello wide"
+    assert parse_file(tmp_path, "u.txt", settings=SMALL).text == "hello wide"
 
 
 @pytest.mark.parametrize(
@@ -60,21 +63,21 @@ def test_utf16_with_bom_decodes(tmp_path: Path) -> None:
 def test_undecodable_files_fail_by_name(tmp_path: Path, data: bytes, fragment: str) -> None:
     (tmp_path / "bad.txt").write_bytes(data)
     with pytest.raises(ParseError) as err:
-        parse_file(tmp_path, "bad.txt", max_bytes=1000)
+        parse_file(tmp_path, "bad.txt", settings=SMALL)
     assert "bad.txt" in str(err.value) and fragment in str(err.value)
 
 
 def test_oversized_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_text("x" * 2000)
     with pytest.raises(ParseError, match="over MAX_FILE_BYTES"):
-        parse_file(tmp_path, "big.txt", max_bytes=1000)
+        parse_file(tmp_path, "big.txt", settings=SMALL)
 
 
 def test_paths_outside_the_corpus_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         resolve_in_corpus(tmp_path, "../etc/passwd")
     with pytest.raises(FileNotFoundError):
-        parse_file(tmp_path, "missing.md", max_bytes=1000)
+        parse_file(tmp_path, "missing.md", settings=SMALL)
 
 
 def test_source_code_is_ingested_as_text(tmp_path: Path) -> None:
@@ -82,5 +85,5 @@ def test_source_code_is_ingested_as_text(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text("all:\n")
     files, skipped = scan(tmp_path)
     assert [f.relative_path for f in files] == ["lib.rs"]
-    assert parse_file(tmp_path, "lib.rs", max_bytes=1000).file_type == "rs"
+    assert parse_file(tmp_path, "lib.rs", settings=SMALL).file_type == "rs"
     assert "unsupported file type (none)" in skipped[0].reason

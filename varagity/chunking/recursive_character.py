@@ -17,11 +17,12 @@ SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
 
 @dataclass(frozen=True, slots=True)
 class ChunkSpan:
-    """One chunk: its text and where it sits in the parsed text."""
+    """One chunk: its text, where it sits in the parsed text, and its heading breadcrumb."""
 
     text: str
     char_start: int
     char_end: int
+    heading_path: str | None = None
 
 
 def _pieces(

@@ -23,14 +23,6 @@ log = logging.getLogger(__name__)
 # The reserved folder for backups at the corpus root: never corpus.
 RESERVED_DIR = "varagity-exports"
 # Formats this build parses (text family); others are reported, not ingested.
-PROSE_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".rst", ".text"})
-# Source code and config are plain text too: ingested as is (decoded, never executed).
-CODE_SUFFIXES = frozenset(
-    ".py .pyi .rs .c .h .cc .cpp .cxx .hpp .hh .java .kt .scala .go .rb .php .cs .swift "
-    ".js .jsx .ts .tsx .sh .bash .sql .toml .yaml .yml .ini .cfg .json .proto .cmake".split()
-)
-TEXT_SUFFIXES = PROSE_SUFFIXES | CODE_SUFFIXES
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES
 
 _KEY_UNSAFE = re.compile(r"%|[\x00-\x1f\x7f]|\.{3,}")
 
@@ -86,6 +78,9 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
     """Walk ``DOCS_PATH``: ingestible files sorted by relative path, and skipped ones."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
+    from varagity.ingest.parsers.base import supported_suffixes
+
+    supported = supported_suffixes()
     root = docs_path.resolve()
     if not root.is_dir():
         return files, skipped
@@ -100,7 +95,7 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
             if root not in target.parents:
                 skipped.append(SkippedFile(rel, f"symlink points outside the corpus: {target}"))
                 continue
-        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+        if path.suffix.lower() not in supported:
             skipped.append(SkippedFile(rel, f"unsupported file type {path.suffix or '(none)'}"))
             continue
         try:

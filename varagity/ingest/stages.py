@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
-from varagity.chunking import split_recursive
+from varagity.chunking.base import PassageEmbedder, build_chunker
+from varagity.chunking.headings import heading_index
 from varagity.config import Settings
 from varagity.context.contextual import Completer, contextualize_chunks, contextualized_text
 from varagity.ingest.parsers import ParsedDocument
@@ -39,13 +40,16 @@ class Embedder(Protocol):
 
 
 class ChunkDraft(BaseModel):
-    """A chunk before it is stored: text, offsets, and (once contextualized) its blurb."""
+    """A chunk before it is stored: text, offsets, page, and (once contextualized) its blurb."""
 
     chunk_index: int
     content: str
     char_start: int
     char_end: int
     n_tokens: int
+    page: int | None = None
+    extraction: str = "text"
+    heading_path: str | None = None
     context: str | None = None
 
     @property
@@ -63,19 +67,30 @@ class StoreResult:
     replaced_doc_ids: list[str]
 
 
-def chunk_document(parsed: ParsedDocument, settings: Settings) -> list[ChunkDraft]:
-    """Split a parsed document with the configured strategy."""
-    spans = split_recursive(parsed.text, settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)
-    return [
-        ChunkDraft(
-            chunk_index=i,
-            content=s.text,
-            char_start=s.char_start,
-            char_end=s.char_end,
-            n_tokens=count_tokens(s.text),
+def chunk_document(
+    parsed: ParsedDocument, settings: Settings, embedder: PassageEmbedder | None = None
+) -> list[ChunkDraft]:
+    """Split a parsed document; each chunk gets its own page, extraction and headings."""
+    chunker = build_chunker(settings, embedder)
+    spans = chunker.split(parsed.text)
+    headings = heading_index(parsed.text) if parsed.markdown else None
+    drafts = []
+    for i, s in enumerate(spans):
+        page = parsed.span_at(s.char_start)
+        heading = s.heading_path or (headings.path_at(s.char_start) if headings else None)
+        drafts.append(
+            ChunkDraft(
+                chunk_index=i,
+                content=s.text,
+                char_start=s.char_start,
+                char_end=s.char_end,
+                n_tokens=count_tokens(s.text),
+                page=page.page if page else None,
+                extraction=page.extraction if page else "text",
+                heading_path=heading,
+            )
         )
-        for i, s in enumerate(spans)
-    ]
+    return drafts
 
 
 def contextualize_document(
@@ -122,7 +137,9 @@ def build_records(
             relative_path=parsed.relative_path,
             file_name=parsed.file_name,
             file_type=parsed.file_type,
-            page=parsed.page,
+            page=d.page,
+            char_start=d.char_start,
+            char_end=d.char_end,
             content=d.content,
             context=d.context,
             contextualized_content=d.contextualized_content,
@@ -134,7 +151,8 @@ def build_records(
             content_hash=parsed.content_hash,
             file_created_at=parsed.file_created_at,
             file_modified_at=parsed.file_modified_at,
-            extraction=parsed.extraction,
+            extraction=d.extraction,
+            heading_path=d.heading_path,
         )
         for d, idx in zip(drafts, original_indexes, strict=True)
     ]
@@ -214,9 +232,9 @@ def ingest_file(services: Services, relative_path: str) -> StoreResult:
     from varagity.ingest.parsers import parse_file
 
     settings = services.settings
-    parsed = parse_file(settings.docs_path, relative_path, max_bytes=settings.MAX_FILE_BYTES)
+    parsed = parse_file(settings.docs_path, relative_path, settings=settings)
     drafts = contextualize_document(
-        parsed, chunk_document(parsed, settings), services.chat, settings
+        parsed, chunk_document(parsed, settings, services.embedder), services.chat, settings
     )
     vectors = embed_drafts(drafts, services.embedder)
     return store_document(

@@ -92,7 +92,7 @@ def parsed_document(
 
     def parse(key: str, _: Any) -> ParsedDocument | Unchanged:
         rel = relative_path_for(key)
-        parsed = parse_file(settings.docs_path, rel, max_bytes=settings.MAX_FILE_BYTES)
+        parsed = parse_file(settings.docs_path, rel, settings=settings)
         if not reingest:
             marker = varagity.services.pg.get_document(parsed.doc_id)
             if marker is not None:
@@ -127,7 +127,7 @@ def document_chunks(
     settings = varagity.settings
 
     def chunk(key: str, parsed: ParsedDocument) -> list[stages.ChunkDraft]:
-        drafts = stages.chunk_document(parsed, settings)
+        drafts = stages.chunk_document(parsed, settings, varagity.services.embedder)
         if not drafts:
             context.log.warning(f"{parsed.relative_path} has no extractable text: 0 chunks")
         context.add_asset_metadata(
