@@ -195,14 +195,23 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
 def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
     _write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
-    (docs / "broken.txt").write_bytes(b"caf\xe9 \xff\xfe not utf-8")
+    (docs / "broken.txt").write_bytes(bytes(range(256)) * 8)  # binary named .txt
     h = Harness()
     runs = h.run_requests(h.tick())
     assert len(runs) == 1 and not runs[0].success
     failure = next(e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error.message)
-    assert "broken.txt" in message and "UTF-8" in message
+    assert "broken.txt" in message and "binary" in message
     assert _search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
+
+    # the next tick re-runs each file of the failed batch alone: good.md materializes,
+    # broken.txt fails by itself, and the sensor does not ask again afterwards
+    isolate = h.tick()
+    assert isinstance(isolate, dg.SensorResult)
+    assert sorted(r.partition_key for r in isolate.run_requests) == ["broken.txt", "good.md"]
+    solo = {r.dagster_run.tags["dagster/partition"]: r.success for r in h.run_requests(isolate)}
+    assert solo == {"good.md": True, "broken.txt": False}
+    assert isinstance(h.tick(), dg.SkipReason)
 
 
 def test_contextualize_uses_the_llm(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:

@@ -35,6 +35,9 @@ from varagity_assets.documents.resources import VaragityResource, remove_artifac
 
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
+BATCH_TAG = "varagity/batch"
+ISOLATED_TAG = "varagity/isolated_from"
+_HANDLED_FAILURES_KEPT = 200
 
 ingest_documents_job = dg.define_asset_job(
     "ingest_documents",
@@ -60,8 +63,55 @@ def _batch_request(items: Sequence[tuple[str, str]]) -> dg.RunRequest:
         return dg.RunRequest(run_key=f"{first}:{items[0][1]}", partition_key=first)
     return dg.RunRequest(
         run_key=f"batch:{len(items)}:{digest}",
-        tags={RANGE_START: first, RANGE_END: last, "varagity/files": str(len(items))},
+        tags={
+            RANGE_START: first,
+            RANGE_END: last,
+            BATCH_TAG: "true",
+            "varagity/files": str(len(items)),
+        },
     )
+
+
+def _isolate_failed_batches(
+    context: dg.SensorEvaluationContext, handled: list[str]
+) -> tuple[list[dg.RunRequest], list[str]]:
+    """One run per file of each newly failed batch run.
+
+    A batch run fails when any of its files fails; the good files are stored anyway.
+    Re-running each file alone gives every partition its own outcome in the UI: the
+    good ones materialize (cheaply: already indexed), the bad one fails by itself.
+    """
+    failed = context.instance.get_runs(
+        filters=dg.RunsFilter(
+            job_name=ingest_documents_job.name,
+            statuses=[dg.DagsterRunStatus.FAILURE],
+            tags={BATCH_TAG: "true"},
+        ),
+        limit=50,
+    )
+    fresh = [run for run in failed if run.run_id not in handled]
+    if not fresh:
+        return [], handled
+    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
+    position = {key: i for i, key in enumerate(keys)}
+    requests = []
+    for run in fresh:
+        start, end = run.tags.get(RANGE_START), run.tags.get(RANGE_END)
+        if start in position and end in position:
+            for key in keys[position[start] : position[end] + 1]:
+                requests.append(
+                    dg.RunRequest(
+                        run_key=f"solo:{run.run_id}:{key}",
+                        partition_key=key,
+                        tags={ISOLATED_TAG: run.run_id},
+                    )
+                )
+        context.log.info(
+            f"batch run {run.run_id} failed: re-running its files one per run to isolate "
+            "the failing one"
+        )
+    kept = [*handled, *(run.run_id for run in fresh)][-_HANDLED_FAILURES_KEPT:]
+    return requests, kept
 
 
 @dg.sensor(
@@ -78,6 +128,7 @@ def docs_folder_sensor(
     state = json.loads(context.cursor) if context.cursor else {}
     previous: dict[str, list] = state.get("files", {})
     reported: dict[str, str] = state.get("skipped", {})
+    isolation_requests, handled = _isolate_failed_batches(context, state.get("failed_batches", []))
     files, skipped = scan(settings.docs_path)
     for item in skipped:
         if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
@@ -141,6 +192,7 @@ def docs_folder_sensor(
         dg.RunRequest(run_key=f"{key}:{digest}:{mtime}", partition_key=key)
         for key, digest, mtime in changed
     ]
+    run_requests += isolation_requests
     partition_requests: list[
         dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
     ] = []
@@ -157,7 +209,11 @@ def docs_folder_sensor(
             f"requesting {len(run_requests)} run(s): {len(new_items)} new, {len(changed)} changed"
         )
     cursor = json.dumps(
-        {"files": current, "skipped": {s.relative_path: s.reason for s in skipped}},
+        {
+            "files": current,
+            "skipped": {s.relative_path: s.reason for s in skipped},
+            "failed_batches": handled,
+        },
         sort_keys=True,
     )
     if not run_requests and not partition_requests:
