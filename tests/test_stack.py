@@ -25,6 +25,9 @@ import pytest
 from httpx_sse import connect_sse
 
 from tests.conftest import free_port
+from varagity.config import load_settings
+from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
+from varagity.stores.postgres import connect, ensure_embedded_postgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 REPO = Path(__file__).resolve().parents[1]
@@ -132,6 +135,38 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
         _wait(
             lambda: "drop-in.txt" not in _search(api, "Velo-9 drone battery"), 120, "removal", proc
         )
+
+        # the corpus was "built with other settings": the sensor flags it stale, a
+        # reingest backfill launched through Dagster's GraphQL rebuilds it and clears it
+        pg_url = ensure_embedded_postgres(load_settings(VARAGITY_HOME=tmp_path / "home"))
+        with connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE app_settings SET value = replace(value, %s, %s) WHERE key = %s",
+                ('"CHUNK_SIZE": "800"', '"CHUNK_SIZE": "400"', INGEST_SETTINGS_KEY),
+            )
+            before = conn.execute("SELECT max(created_at) FROM chunks").fetchone()[0]
+
+        def stale() -> bool:
+            with connect(pg_url) as c:
+                row = c.execute("SELECT 1 FROM app_settings WHERE key = %s", (STALE_KEY,))
+                return row.fetchone() is not None
+
+        _wait(stale, 60, "the stale flag", proc)
+        done = subprocess.run(
+            [sys.executable, "-m", "varagity.cli", "reingest", "--wait"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "COMPLETED_SUCCESS" in done.stdout
+        _wait(lambda: not stale(), 60, "the stale flag to clear", proc)
+        with connect(pg_url) as conn:
+            oldest = conn.execute("SELECT min(created_at) FROM chunks").fetchone()[0]
+        assert oldest > before  # every chunk was rebuilt
+
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 5
     finally:

@@ -1,4 +1,4 @@
-"""The ``varagity`` command: ``up``, ``ask``, ``search`` and ``bench``."""
+"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest`` and ``bench``."""
 
 from __future__ import annotations
 
@@ -90,6 +90,26 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reingest(args: argparse.Namespace) -> int:
+    """Launch a reingest backfill through the Dagster webserver; optionally wait for it."""
+    import time
+
+    from varagity.dagster_client import DagsterClient
+
+    settings = get_settings()
+    client = DagsterClient(settings.dagster_url)
+    backfill_id = client.launch_reingest(args.partition or None)
+    print(f"reingest backfill {backfill_id} launched: {settings.dagster_url}/runs/b/{backfill_id}")
+    if not args.wait:
+        return 0
+    while True:
+        status = client.backfill_status(backfill_id)
+        if status not in ("REQUESTED", "CANCELING", "FAILING"):
+            print(f"backfill {backfill_id}: {status}")
+            return 0 if status in ("COMPLETED", "COMPLETED_SUCCESS") else 1
+        time.sleep(2)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the ingest benchmark."""
     from varagity.bench import run_ingest_benchmark
@@ -124,6 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--method", choices=methods)
     search.set_defaults(func=cmd_search)
+
+    reingest = sub.add_parser(
+        "reingest", help="re-process files (all by default) with the current ingest settings"
+    )
+    reingest.add_argument(
+        "--partition", action="append", help="a partition key (relative path); repeatable"
+    )
+    reingest.add_argument("--wait", action="store_true", help="wait for the backfill to finish")
+    reingest.set_defaults(func=cmd_reingest)
 
     bench = sub.add_parser("bench", help="ingest benchmark: files/s, chunks/s, Dagster overhead")
     bench.add_argument("--files", type=int, default=20)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
@@ -62,6 +64,10 @@ class PgVectorStore:
     def close(self) -> None:
         """Close the pool."""
         self._pool.close()
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection]:
+        """A pooled connection (pgvector types registered) for other tables' queries."""
+        return self._pool.connection()
 
     def ping(self) -> str:
         """Raise when Postgres is unreachable; otherwise the server version."""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
+from varagity.dagster_client import REINGEST_TAG
 from varagity.ingest import stages
 from varagity.ingest.discovery import relative_path_for
 from varagity.ingest.parsers import ParsedDocument, parse_file
@@ -21,7 +22,6 @@ from varagity_assets.documents.partitions import documents_partitions
 from varagity_assets.documents.resources import VaragityResource
 
 T = TypeVar("T")
-REINGEST_TAG = "varagity/reingest"
 BATCH_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=25)
 
 

@@ -20,9 +20,11 @@ from collections.abc import Sequence
 
 import dagster as dg
 
+from varagity.dagster_client import REINGEST_TAG
 from varagity.ingest.discovery import file_sha256, partition_key_for, relative_path_for, scan
 from varagity.ingest.stages import purge_path
 from varagity.records import doc_id_for
+from varagity.stores.corpus_state import CorpusState
 from varagity_assets.documents.assets import (
     chunk_embeddings,
     contextualized_chunks,
@@ -114,6 +116,37 @@ def _isolate_failed_batches(
     return requests, kept
 
 
+def _watch_staleness(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource, reported: str | None
+) -> str | None:
+    """Flag the corpus stale when ingest settings changed; clear it after a reingest.
+
+    Returns the reason already reported, so each new reason is logged once.
+    """
+    settings = varagity.settings
+    corpus = CorpusState(varagity.services.pg)
+    flag = corpus.observe(settings)
+    if flag is None:
+        return None
+    done = [
+        b
+        for b in context.instance.get_backfills(limit=20)
+        if b.tags.get(REINGEST_TAG) == "true"
+        and b.status.value in ("COMPLETED_SUCCESS", "COMPLETED")
+        and b.backfill_timestamp > flag.since.timestamp()
+    ]
+    if done:
+        corpus.rebuilt_with(settings)
+        context.log.info(f"reingest backfill {done[0].backfill_id} completed: corpus up to date")
+        return None
+    if flag.reason != reported:
+        context.log.warning(
+            f"corpus is stale ({flag.reason}); re-ingest with `varagity reingest` or a "
+            f"backfill of the ingest assets tagged {REINGEST_TAG}=true"
+        )
+    return flag.reason
+
+
 @dg.sensor(
     job=ingest_documents_job,
     minimum_interval_seconds=5,
@@ -129,6 +162,7 @@ def docs_folder_sensor(
     previous: dict[str, list] = state.get("files", {})
     reported: dict[str, str] = state.get("skipped", {})
     isolation_requests, handled = _isolate_failed_batches(context, state.get("failed_batches", []))
+    stale_reported = _watch_staleness(context, varagity, state.get("stale_reported"))
     files, skipped = scan(settings.docs_path)
     for item in skipped:
         if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
@@ -213,6 +247,7 @@ def docs_folder_sensor(
             "files": current,
             "skipped": {s.relative_path: s.reason for s in skipped},
             "failed_batches": handled,
+            "stale_reported": stale_reported,
         },
         sort_keys=True,
     )
