@@ -72,6 +72,9 @@ class Harness:
         self.results.extend(runs)
         return runs
 
+    def reported_skips(self) -> dict[str, str]:
+        return dict(json.loads(self.cursor or "{}").get("skipped", {}))
+
     def partitions(self) -> set[str]:
         return set(self.instance.get_dynamic_partitions(documents_partitions.name))
 
