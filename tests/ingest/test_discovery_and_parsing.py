@@ -19,7 +19,7 @@ def test_scan_finds_text_files_and_reports_the_rest(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# A")
     (tmp_path / "sub dir").mkdir()
     (tmp_path / "sub dir" / "b é.txt").write_text("b")
-    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    (tmp_path / "model.xyz").write_bytes(b"\x00\x01")
     (tmp_path / ".hidden.md").write_text("h")
     (tmp_path / RESERVED_DIR).mkdir()
     (tmp_path / RESERVED_DIR / "backup.md").write_text("never corpus")
@@ -29,7 +29,7 @@ def test_scan_finds_text_files_and_reports_the_rest(tmp_path: Path) -> None:
     files, skipped = scan(tmp_path)
     assert [f.relative_path for f in files] == ["a.md", "sub dir/b é.txt"]
     reasons = {s.relative_path: s.reason for s in skipped}
-    assert "unsupported file type .png" in reasons["image.png"]
+    assert "unsupported file type .xyz" in reasons["model.xyz"]
     assert "outside the corpus" in reasons["link.md"]
     assert RESERVED_DIR + "/backup.md" not in reasons
 
@@ -56,7 +56,7 @@ def test_utf16_with_bom_decodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "fragment"),
     [
-        (b"caf\xe9 latin-1", "not valid UTF-8 (first bad byte at offset 3)"),
+        (b"hello \x80\x81\x8d\x8f\x90\x9d junk", "undecodable text: no encoding fits"),
         (b"\x00\x01\x02binary", "NUL bytes"),
     ],
 )

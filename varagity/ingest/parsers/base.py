@@ -84,7 +84,7 @@ def supported_suffixes() -> frozenset[str]:
     return frozenset().union(*(p.suffixes for p in PARSERS.values()))
 
 
-_FAMILY_MODULES = ("text",)
+_FAMILY_MODULES = ("text", "pdf", "office", "web", "image")
 _loaded: list[Callable[[], None]] = []
 
 
@@ -188,10 +188,8 @@ def parse_file(docs_path: Path, relative_path: str, *, settings: Settings) -> Pa
     try:
         content = parser.parse(path, settings)
     except ParseError as exc:
-        message = str(exc)
-        raise ParseError(
-            message if message.startswith(relative_path) else f"{relative_path}: {message}"
-        ) from None
+        message = str(exc).removeprefix(f"{path.name}: ")
+        raise ParseError(f"{relative_path}: {message}") from None
     text, spans = join_pages(content.pages)
     created, modified = _timestamps(path)
     return ParsedDocument(
