@@ -119,6 +119,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_bench_parsing(args: argparse.Namespace) -> int:
+    """Parser and chunker throughput: PDF text layer, OCR per engine, office formats."""
+    from varagity.chunking.bench import bench_chunkers
+    from varagity.ingest.bench_office import bench_office
+    from varagity.ingest.bench_parsers import bench_pdf
+
+    pdf = bench_pdf(args.pages)
+    print(f"PDF text layer: {pdf['text_layer_pages_per_s']} pages/s ({args.pages} pages)")
+    for engine, rate in pdf.get("ocr_pages_per_s", {}).items():
+        recall = pdf.get("ocr_word_recall", {}).get(engine)
+        print(f"OCR {engine}: {rate} pages/s at {pdf['ocr_dpi']} dpi (word recall {recall})")
+    for engine, reason in pdf.get("unavailable", {}).items():
+        print(f"OCR {engine}: not measured ({reason})")
+    for fmt, rate in bench_office(args.files).items():
+        print(f"{fmt}: {rate:.1f} files/s")
+    for strategy, rate in bench_chunkers(args.chars).items():
+        print(f"chunking {strategy}: {rate:.1f} chunks/s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests)."""
     parser = argparse.ArgumentParser(prog="varagity", description=__doc__)
@@ -159,6 +179,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--paragraphs", type=int, default=6)
     bench.add_argument("--contextualize", action="store_true")
     bench.set_defaults(func=cmd_bench)
+
+    parsing = sub.add_parser(
+        "bench-parsing", help="parser, OCR and chunking throughput on generated files"
+    )
+    parsing.add_argument("--pages", type=int, default=6, help="pages per generated PDF")
+    parsing.add_argument("--files", type=int, default=10, help="files per office format")
+    parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
+    parsing.set_defaults(func=cmd_bench_parsing)
     return parser
 
 

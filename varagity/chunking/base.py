@@ -72,7 +72,7 @@ def _recursive(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker
     return RecursiveCharacterChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)
 
 
-_STRATEGY_MODULES: tuple[str, ...] = ()
+_STRATEGY_MODULES: tuple[str, ...] = ("token_based", "markdown_aware", "semantic", "docling_hybrid")
 
 
 def build_chunker(settings: Settings, embedder: PassageEmbedder | None = None) -> Chunker:
