@@ -15,5 +15,13 @@ def configure_logging(level: str = "INFO") -> None:
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     root.setLevel(level)
     root._varagity_configured = True  # type: ignore[attr-defined]
-    for noisy in ("httpx", "httpx2", "httpcore", "openai", "pgserver"):
+    for noisy in (
+        "httpx",
+        "httpx2",
+        "httpcore",
+        "openai",
+        "pgserver",
+        "docling",
+        "sentence_transformers",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)
