@@ -87,3 +87,21 @@ def test_source_code_is_ingested_as_text(tmp_path: Path) -> None:
     assert [f.relative_path for f in files] == ["lib.rs"]
     assert parse_file(tmp_path, "lib.rs", settings=SMALL).file_type == "rs"
     assert "unsupported file type (none)" in skipped[0].reason
+
+
+def test_file_birth_time_is_read_when_the_filesystem_keeps_it(tmp_path: Path) -> None:
+    import subprocess
+    from datetime import UTC, datetime
+
+    from varagity.ingest.parsers.base import birth_time
+
+    (tmp_path / "b.txt").write_text("born")
+    out = subprocess.run(
+        ["stat", "-c", "%W", str(tmp_path / "b.txt")], capture_output=True, text=True
+    )
+    expected = int(out.stdout.strip()) if out.stdout.strip().isdigit() else 0
+    got = birth_time(tmp_path / "b.txt")
+    if expected > 0:
+        assert got == datetime.fromtimestamp(expected, UTC)
+    else:
+        assert got is None

@@ -16,8 +16,9 @@ import dagster as dg
 
 from varagity.dagster_client import REINGEST_TAG
 from varagity.ingest import stages
-from varagity.ingest.discovery import relative_path_for
-from varagity.ingest.parsers import ParsedDocument, parse_file
+from varagity.ingest.discovery import file_sha256, relative_path_for
+from varagity.ingest.parsers import ParsedDocument, locate, parse_file
+from varagity.records import doc_id_for
 from varagity_assets.documents.partitions import documents_partitions
 from varagity_assets.documents.resources import VaragityResource
 
@@ -92,12 +93,14 @@ def parsed_document(
 
     def parse(key: str, _: Any) -> ParsedDocument | Unchanged:
         rel = relative_path_for(key)
-        parsed = parse_file(settings.docs_path, rel, settings=settings)
-        if not reingest:
-            marker = varagity.services.pg.get_document(parsed.doc_id)
+        if not reingest:  # hash the bytes first: an indexed version is never re-parsed
+            doc_id = doc_id_for(rel, file_sha256(locate(settings.docs_path, rel)))
+            marker = varagity.services.pg.get_document(doc_id)
             if marker is not None:
-                context.log.info(f"{rel} is already indexed as {parsed.doc_id}; skipping")
-                return Unchanged(rel, parsed.doc_id)
+                note = " (no extractable text)" if marker.n_chunks == 0 else ""
+                context.log.info(f"{rel} is already indexed as {doc_id}{note}; skipping")
+                return Unchanged(rel, doc_id)
+        parsed = parse_file(settings.docs_path, rel, settings=settings)
         context.add_asset_metadata(
             {
                 "doc_id": parsed.doc_id,

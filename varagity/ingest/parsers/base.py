@@ -10,6 +10,9 @@ page spans let each chunk find its own page.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -162,18 +165,42 @@ def join_pages(pages: list[PageText]) -> tuple[str, list[PageSpan]]:
     return "".join(parts), spans
 
 
+def birth_time(path: Path) -> datetime | None:
+    """When the file was created, if the filesystem records it (best effort).
+
+    ``os.stat`` exposes it on macOS and Windows; on Linux GNU coreutils' ``stat -c %W``
+    reads it through statx (0 or ``-`` means the filesystem keeps none).
+    """
+    birth = getattr(path.stat(), "st_birthtime", None)
+    if birth:
+        return datetime.fromtimestamp(birth, UTC)
+    if sys.platform.startswith("linux") and shutil.which("stat"):
+        try:
+            out = subprocess.run(
+                ["stat", "-c", "%W", str(path)], capture_output=True, text=True, timeout=5
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.isdigit() and int(out) > 0:
+            return datetime.fromtimestamp(int(out), UTC)
+    return None
+
+
 def _timestamps(path: Path) -> tuple[datetime | None, datetime]:
-    stat = path.stat()
-    birth = getattr(stat, "st_birthtime", None)
-    created = datetime.fromtimestamp(birth, UTC) if birth else None
-    return created, datetime.fromtimestamp(stat.st_mtime, UTC)
+    return birth_time(path), datetime.fromtimestamp(path.stat().st_mtime, UTC)
+
+
+def locate(docs_path: Path, relative_path: str) -> Path:
+    """The corpus file's absolute path; a clear error when it is gone or escapes."""
+    path = resolve_in_corpus(docs_path, relative_path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{relative_path}: no such file under {docs_path}")
+    return path
 
 
 def parse_file(docs_path: Path, relative_path: str, *, settings: Settings) -> ParsedDocument:
     """Read and parse one corpus file with its family's parser."""
-    path = resolve_in_corpus(docs_path, relative_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{relative_path}: no such file under {docs_path}")
+    path = locate(docs_path, relative_path)
     size = path.stat().st_size
     if size > settings.MAX_FILE_BYTES:
         raise ParseError(
