@@ -15,13 +15,15 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-RetrievalMethod = Literal["semantic", "bm25", "hybrid"]
+RetrievalMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
+BaseMethod = Literal["semantic", "bm25", "hybrid", "hyde"]
+HydeBaseMethod = Literal["semantic", "hybrid"]
 ChunkingStrategy = Literal[
     "recursive_character", "token_based", "markdown_aware", "semantic", "docling_hybrid"
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 
-RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid")
+RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")
 
 # Settings whose change makes already-ingested chunks out of date.
 REINGEST_AFFECTING = (
@@ -124,6 +126,26 @@ class Settings(BaseSettings):
     SEMANTIC_WEIGHT: float = Field(default=0.8, ge=0.0, le=1.0)
     BM25_WEIGHT: float = Field(default=0.2, ge=0.0, le=1.0)
     TOP_K: int = Field(default=5, ge=1, le=100)
+    RERANK_ENABLED: bool = Field(
+        default=True, description="Kill switch: false makes `reranked` return its base ranking."
+    )
+    RERANK_BASE_METHOD: BaseMethod = "hybrid"
+    RERANK_CANDIDATES: int = Field(
+        default=40, ge=1, le=1000, description="Candidates the base method over-fetches."
+    )
+    RERANK_TOP_N: int = Field(default=20, ge=1, le=1000, description="Most results kept.")
+    RERANK_BASE_URL: str | None = Field(
+        default=None,
+        description="A /v1/rerank server (infinity, TEI, llama.cpp --reranking); unset uses "
+        "the local embedding-similarity reranker, which is not a cross-encoder.",
+    )
+    RERANK_MODEL: str = "embedding-similarity"
+    RERANK_API_KEY: str = "sk-local"
+    HYDE_ENABLED: bool = Field(
+        default=True, description="Kill switch: false makes `hyde` search with the raw query."
+    )
+    HYDE_BASE_METHOD: HydeBaseMethod = "hybrid"
+    HYDE_MAX_TOKENS: int = Field(default=160, ge=16, le=2048)
     ARM_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
     )
@@ -139,7 +161,9 @@ class Settings(BaseSettings):
     )
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    @field_validator("DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL")
+    @field_validator(
+        "DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "RERANK_BASE_URL"
+    )
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
         if value is None or not value.strip():
@@ -155,7 +179,9 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "DAGSTER_URL")
+    @field_validator(
+        "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "DAGSTER_URL", "RERANK_BASE_URL"
+    )
     @classmethod
     def _http_scheme(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
@@ -179,6 +205,11 @@ class Settings(BaseSettings):
             raise ValueError(f"DOCS_PATH {self.DOCS_PATH} exists but is not a directory")
         if self.VARAGITY_HOME.exists() and not self.VARAGITY_HOME.is_dir():
             raise ValueError(f"VARAGITY_HOME {self.VARAGITY_HOME} exists but is not a directory")
+        if self.RERANK_TOP_N > self.RERANK_CANDIDATES:
+            raise ValueError(
+                f"RERANK_TOP_N ({self.RERANK_TOP_N}) cannot exceed RERANK_CANDIDATES "
+                f"({self.RERANK_CANDIDATES}): the reranker only sees that many"
+            )
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
         if len(set(ports)) != len(ports):
             raise ValueError("API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ")
