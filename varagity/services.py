@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from varagity.config import Settings
 from varagity.models.clients import ChatClient, EmbeddingClient
+from varagity.models.rerank import RerankClient
 from varagity.retrieval import Retriever, build_retriever
 from varagity.stores.bm25 import BM25Store, open_bm25_store
 from varagity.stores.postgres import database_url
@@ -28,6 +29,7 @@ class Services:
     bm25: BM25Store
     embedder: EmbeddingClient
     chat: ChatClient
+    reranker: RerankClient | None = None
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
 
     @classmethod
@@ -51,14 +53,27 @@ class Services:
         """The retriever for ``method`` (default ``RETRIEVAL_METHOD``), built once."""
         name = method or self.settings.RETRIEVAL_METHOD
         if name not in self._retrievers:
+            s = self.settings
+            if name == "reranked" and self.reranker is None:
+                # RERANK_BASE_URL unset: the local embedding server's similarity scorer
+                self.reranker = RerankClient.from_settings(s)
             self._retrievers[name] = build_retriever(
                 name,
                 pg=self.pg,
                 bm25=self.bm25,
                 embedder=self.embedder,
-                semantic_weight=self.settings.SEMANTIC_WEIGHT,
-                bm25_weight=self.settings.BM25_WEIGHT,
-                arm_candidates=self.settings.ARM_CANDIDATES,
+                semantic_weight=s.SEMANTIC_WEIGHT,
+                bm25_weight=s.BM25_WEIGHT,
+                arm_candidates=s.ARM_CANDIDATES,
+                chat=self.chat,
+                reranker=self.reranker,
+                rerank_enabled=s.RERANK_ENABLED,
+                rerank_base_method=s.RERANK_BASE_METHOD,
+                rerank_candidates=s.RERANK_CANDIDATES,
+                rerank_top_n=s.RERANK_TOP_N,
+                hyde_enabled=s.HYDE_ENABLED,
+                hyde_base_method=s.HYDE_BASE_METHOD,
+                hyde_max_tokens=s.HYDE_MAX_TOKENS,
             )
         return self._retrievers[name]
 
@@ -69,6 +84,7 @@ class Services:
             ("postgres", self.pg.close),
             ("embedder", self.embedder.close),
             ("chat", self.chat.close),
+            ("reranker", self.reranker.close if self.reranker is not None else lambda: None),
         ):
             try:
                 closer()

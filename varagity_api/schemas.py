@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from varagity.records import RetrievalTrace, RetrievedChunk
 
-Method = Literal["semantic", "bm25", "hybrid"]
+Method = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 
 
 class ErrorBody(BaseModel):

@@ -10,6 +10,14 @@ Endpoints (the subset of the OpenAI API that embedding clients use):
   ``encoding_format`` is ``"float"`` (default) or ``"base64"`` (little-endian float32,
   what the OpenAI SDK asks for when the caller does not choose). The answer has the
   OpenAI shape: ``data[i].embedding``, ``data[i].index``, ``model``, ``usage``.
+* ``POST /v1/rerank`` — the infinity/TEI/llama.cpp rerank protocol
+  (``{model, query, documents | texts, top_n?, return_documents?}`` →
+  ``{results: [{index, relevance_score}], model}``), answered by an
+  **embedding-similarity scorer, not a cross-encoder**: each document's score is the
+  cosine similarity between the MiniLM embedding of the query and of the document.
+  It reports the model as ``<served model>-similarity`` and answers to that name or
+  to ``embedding-similarity``. It lets ``RETRIEVAL_METHOD=reranked`` run offline; a
+  real cross-encoder (bge-reranker behind infinity/TEI) is ``RERANK_BASE_URL``.
 * ``GET /v1/models`` — the one model served.
 * ``GET /health`` — ``{"status": "ok"}`` once the weights are loaded.
 
@@ -171,6 +179,20 @@ def resolve_model(name: str) -> str:
     )
 
 
+SIMILARITY_MODEL = "embedding-similarity"
+
+
+class RerankRequest(BaseModel):
+    """Body of ``POST /v1/rerank`` (``texts`` is TEI's name for ``documents``)."""
+
+    query: str
+    documents: list[str] | None = None
+    texts: list[str] | None = None
+    model: str | None = None
+    top_n: int | None = Field(default=None, ge=1)
+    return_documents: bool = False
+
+
 class EmbeddingRequest(BaseModel):
     """Body of ``POST /v1/embeddings``."""
 
@@ -259,6 +281,63 @@ def create_app(embedder: MiniLMEmbedder) -> FastAPI:
             "object": "list",
             "data": data,
             "model": embedder.name,
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+
+    similarity_name = f"{embedder.name}-similarity"
+
+    @app.post("/v1/rerank", response_model=None)
+    def rerank(req: RerankRequest) -> dict[str, Any] | JSONResponse:
+        """Embedding-similarity reranking: cosine(query, document), NOT a cross-encoder.
+
+        A bi-encoder score only re-orders candidates by the same kind of evidence dense
+        retrieval already used (on the original chunk text rather than the contextualized
+        one); it is the offline stand-in for a real cross-encoder at ``RERANK_BASE_URL``.
+        """
+        if req.model is not None:
+            wanted = req.model.strip().lower()
+            known = {SIMILARITY_MODEL, similarity_name.lower()}
+            if wanted.endswith("-similarity"):
+                try:
+                    if resolve_model(wanted.removesuffix("-similarity")) == embedder.name:
+                        known.add(wanted)
+                except ServerError:
+                    pass
+            if wanted not in known:
+                return _error(
+                    404,
+                    f"rerank model {req.model!r} not found; this server scores with "
+                    f"{similarity_name!r} (embedding cosine similarity, not a cross-encoder)",
+                    "model_not_found",
+                )
+        docs = req.documents if req.documents is not None else req.texts
+        if not docs:
+            return _error(400, "'documents' must be a non-empty list")
+        if len(docs) + 1 > MAX_INPUTS:
+            return _error(400, f"at most {MAX_INPUTS - 1} documents per request")
+        texts = [req.query or " ", *[d if d.strip() else " " for d in docs]]
+        try:
+            vectors = embedder.embed(texts)
+            tokens = embedder.count_tokens(texts)
+        except Exception as exc:  # a bad input must not take the server down
+            log.exception("rerank embedding failed")
+            return _error(500, f"rerank failed: {exc}", "server_error")
+        # unit vectors: the dot product is the cosine similarity
+        scores = vectors[1:].astype(np.float64) @ vectors[0].astype(np.float64)
+        order = sorted(range(len(docs)), key=lambda i: (-float(scores[i]), i))
+        if req.top_n is not None:
+            order = order[: req.top_n]
+        results: list[dict[str, Any]] = []
+        for i in order:
+            item: dict[str, Any] = {"index": i, "relevance_score": round(float(scores[i]), 6)}
+            if req.return_documents:
+                item["document"] = {"text": docs[i]}
+            results.append(item)
+        return {
+            "object": "rerank",
+            "model": similarity_name,
+            "scorer": "embedding cosine similarity (bi-encoder), not a cross-encoder",
+            "results": results,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
 

@@ -1,5 +1,8 @@
 """Retrievers: semantic (pgvector), bm25 (Tantivy/Elasticsearch), hybrid (fused).
 
+``reranked`` (:mod:`varagity.retrieval.reranked`) and ``hyde``
+(:mod:`varagity.retrieval.hyde`) compose these; :func:`build_retriever` builds all five.
+
 Every retriever returns :class:`~varagity.records.RetrievedChunk` objects carrying a
 :class:`~varagity.records.RetrievalTrace`, plus per-stage timings in milliseconds.
 """
@@ -10,12 +13,16 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from varagity.records import ChunkRecord, RetrievalTrace, RetrievedChunk
 from varagity.retrieval.fusion import weighted_rrf
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.vector_store import PgVectorStore
+
+if TYPE_CHECKING:
+    from varagity.models.rerank import RerankClient
+    from varagity.retrieval.hyde import Completer
 
 T = TypeVar("T")
 
@@ -30,12 +37,17 @@ class QueryEmbedder(Protocol):
 
 @dataclass(slots=True)
 class Retrieval:
-    """A retriever's answer: ranked chunks and how long each stage took (ms)."""
+    """A retriever's answer: ranked chunks and how long each stage took (ms).
+
+    ``hypothetical`` is the passage HyDE generated and searched the dense arm with;
+    None when the raw query was searched (every other method, or a degraded HyDE).
+    """
 
     method: str
     query: str
     chunks: list[RetrievedChunk]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    hypothetical: str | None = None
 
 
 class Retriever(Protocol):
@@ -91,17 +103,29 @@ class SemanticRetriever:
         self.embedder = embedder
 
     def ranked(
-        self, query: str, k: int, timings: dict[str, float]
+        self,
+        query: str,
+        k: int,
+        timings: dict[str, float],
+        query_vector: list[float] | None = None,
     ) -> list[tuple[ChunkRecord, float]]:
-        """Raw ``(record, cosine)`` list, timing the embed and search stages."""
-        vector = _timed(timings, "embed", lambda: self.embedder.embed_query(query))
+        """Raw ``(record, cosine)`` list, timing the embed and search stages.
+
+        ``query_vector`` (HyDE's seam) is searched instead of embedding ``query``.
+        """
+        vector = (
+            query_vector
+            if query_vector is not None
+            else _timed(timings, "embed", lambda: self.embedder.embed_query(query))
+        )
         return _timed(timings, "semantic", lambda: self.pg.search(vector, k))
 
-    def retrieve(self, query: str, k: int) -> Retrieval:
-        """Top ``k`` by cosine similarity."""
+    def retrieve(self, query: str, k: int, *, query_vector: list[float] | None = None) -> Retrieval:
+        """Top ``k`` by cosine similarity (to ``query_vector`` when one is given)."""
         _check_k(k)
         timings: dict[str, float] = {}
-        return _single_arm(self.method, query, self.ranked(query, k, timings), "semantic", timings)
+        ranked = self.ranked(query, k, timings, query_vector)
+        return _single_arm(self.method, query, ranked, "semantic", timings)
 
 
 class BM25Retriever:
@@ -159,14 +183,18 @@ class HybridRetriever:
         self.arm_candidates = arm_candidates
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hybrid-arm")
 
-    def retrieve(self, query: str, k: int) -> Retrieval:
-        """Fuse both arms, dedupe on ``(doc_id, original_index)``, hydrate the top ``k``."""
+    def retrieve(self, query: str, k: int, *, query_vector: list[float] | None = None) -> Retrieval:
+        """Fuse both arms, dedupe on ``(doc_id, original_index)``, hydrate the top ``k``.
+
+        ``query_vector`` (HyDE's seam) replaces the dense arm's query embedding only;
+        the BM25 arm always searches the raw ``query`` text.
+        """
         _check_k(k)
         timings: dict[str, float] = {}
         fetch = max(k, self.arm_candidates)
         sem_t: dict[str, float] = {}
         bm_t: dict[str, float] = {}
-        sem_f = self._pool.submit(self.semantic.ranked, query, fetch, sem_t)
+        sem_f = self._pool.submit(self.semantic.ranked, query, fetch, sem_t, query_vector)
         bm_f = self._pool.submit(self.bm25.ranked_identities, query, fetch, bm_t)
         sem = sem_f.result()
         bm = bm_f.result()
@@ -218,8 +246,43 @@ def build_retriever(
     semantic_weight: float,
     bm25_weight: float,
     arm_candidates: int,
+    chat: Completer | None = None,
+    reranker: RerankClient | None = None,
+    rerank_enabled: bool = True,
+    rerank_base_method: str = "hybrid",
+    rerank_candidates: int = 40,
+    rerank_top_n: int = 20,
+    hyde_enabled: bool = True,
+    hyde_base_method: str = "hybrid",
+    hyde_max_tokens: int = 160,
 ) -> Retriever:
-    """The retriever registered under ``method``."""
+    """The retriever registered under ``method``.
+
+    Args:
+        method: ``semantic``, ``bm25``, ``hybrid``, ``reranked`` or ``hyde``.
+        pg: The chunk/vector store.
+        bm25: The sparse index.
+        embedder: Query embedder (``hyde`` also needs ``embed_passages``).
+        semantic_weight: Hybrid weight of the dense arm.
+        bm25_weight: Hybrid weight of the BM25 arm.
+        arm_candidates: Chunks each hybrid arm contributes to fusion.
+        chat: Chat client HyDE writes its passage with (``hyde``, or ``reranked`` over
+            ``hyde``).
+        reranker: The ``/rerank`` client (``reranked`` only).
+        rerank_enabled: ``RERANK_ENABLED``: false returns the base ranking.
+        rerank_base_method: ``RERANK_BASE_METHOD``: semantic, bm25, hybrid or hyde.
+        rerank_candidates: ``RERANK_CANDIDATES``: the base over-fetch.
+        rerank_top_n: ``RERANK_TOP_N``: most results kept.
+        hyde_enabled: ``HYDE_ENABLED``: false searches with the raw query.
+        hyde_base_method: ``HYDE_BASE_METHOD``: semantic or hybrid.
+        hyde_max_tokens: ``HYDE_MAX_TOKENS``: cap on the hypothetical passage.
+
+    Returns:
+        The retriever.
+
+    Raises:
+        ValueError: Unknown method, a missing client, or a disallowed nesting.
+    """
     semantic = SemanticRetriever(pg, embedder)
     sparse = BM25Retriever(bm25, pg)
     if method == "semantic":
@@ -234,4 +297,51 @@ def build_retriever(
             bm25_weight=bm25_weight,
             arm_candidates=arm_candidates,
         )
-    raise ValueError(f"unknown retrieval method {method!r}; choose semantic, bm25 or hybrid")
+    common = {
+        "pg": pg,
+        "bm25": bm25,
+        "embedder": embedder,
+        "semantic_weight": semantic_weight,
+        "bm25_weight": bm25_weight,
+        "arm_candidates": arm_candidates,
+        "chat": chat,
+        "hyde_enabled": hyde_enabled,
+        "hyde_base_method": hyde_base_method,
+        "hyde_max_tokens": hyde_max_tokens,
+    }
+    if method == "hyde":
+        from varagity.retrieval.hyde import HydeRetriever, PassageEmbedder
+
+        if hyde_base_method not in ("semantic", "hybrid"):
+            raise ValueError(
+                f"HyDE's base must be semantic or hybrid, got {hyde_base_method!r} "
+                "(bm25 ignores query vectors)"
+            )
+        if chat is None:
+            raise ValueError("the hyde retriever needs a chat client")
+        if not hasattr(embedder, "embed_passages"):
+            raise ValueError("the hyde retriever needs an embedder with embed_passages()")
+        base = build_retriever(hyde_base_method, **common)  # type: ignore[arg-type]
+        assert isinstance(base, SemanticRetriever | HybridRetriever)
+        passages: PassageEmbedder = embedder  # type: ignore[assignment]
+        return HydeRetriever(base, chat, passages, enabled=hyde_enabled, max_tokens=hyde_max_tokens)
+    if method == "reranked":
+        from varagity.retrieval.reranked import RerankedRetriever
+
+        if rerank_base_method not in ("semantic", "bm25", "hybrid", "hyde"):
+            raise ValueError(
+                f"the reranked base must be semantic, bm25, hybrid or hyde, got "
+                f"{rerank_base_method!r}"
+            )
+        if reranker is None and rerank_enabled:
+            raise ValueError("the reranked retriever needs a rerank client")
+        return RerankedRetriever(
+            build_retriever(rerank_base_method, **common),  # type: ignore[arg-type]
+            reranker,
+            candidates=rerank_candidates,
+            top_n=rerank_top_n,
+            enabled=rerank_enabled,
+        )
+    raise ValueError(
+        f"unknown retrieval method {method!r}; choose semantic, bm25, hybrid, reranked or hyde"
+    )

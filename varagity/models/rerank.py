@@ -1,0 +1,271 @@
+"""A client for the ``/rerank`` protocol shared by infinity, TEI and llama.cpp.
+
+Request (``POST {base_url}/rerank``; with the usual ``.../v1`` base URL that is
+``/v1/rerank``)::
+
+    {"model": "...", "query": "...", "documents": ["...", ...],
+     "texts": ["...", ...], "top_n": 5, "return_documents": false}
+
+``documents`` is the Cohere/infinity/llama.cpp field; ``texts`` is TEI's name for the
+same list and is sent alongside it so one client speaks to all three (each server
+ignores the field it does not know). Two response shapes are accepted:
+
+* ``{"results": [{"index": 0, "relevance_score": 0.9}, ...], "model": "..."}``
+  (infinity, llama.cpp, Cohere, the local embedding server);
+* ``[{"index": 0, "score": 0.9}, ...]`` (TEI's bare list).
+
+``index`` always points into the ``documents`` list that was sent. Transient failures
+(connection errors, timeouts, 408/409/425/429, 5xx) are retried with exponential
+backoff exactly like the OpenAI-compatible clients; everything surfaces as
+:class:`~varagity.models.clients.ModelError`.
+
+With ``RERANK_BASE_URL`` unset the client targets the packaged embedding server,
+whose ``/v1/rerank`` scores by embedding cosine similarity (a bi-encoder score, not a
+cross-encoder judgement).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from varagity.config import Settings, get_settings
+from varagity.models.clients import _TRANSIENT_STATUS, ModelError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RerankResult:
+    """One document's relevance to the query.
+
+    Attributes:
+        index: Position of the document in the list that was sent.
+        score: Relevance score (higher is more relevant; the scale is the server's).
+    """
+
+    index: int
+    score: float
+
+
+class _HTTPStatus(Exception):
+    """A non-2xx answer, kept apart so the retry predicate can look at the code."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, httpx.TransportError):  # connect errors, timeouts, broken pipes
+        return True
+    if isinstance(exc, _HTTPStatus):
+        return exc.status in _TRANSIENT_STATUS or exc.status >= 500
+    return False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, httpx.TimeoutException):
+        return "request timed out"
+    if isinstance(exc, httpx.TransportError):
+        return f"cannot connect ({exc})"
+    return f"{type(exc).__name__}: {exc}" if not isinstance(exc, _HTTPStatus) else str(exc)
+
+
+def parse_rerank_response(payload: Any, n_documents: int) -> list[RerankResult]:
+    """Read either response shape into results sorted best first.
+
+    Args:
+        payload: The decoded JSON body.
+        n_documents: How many documents were sent (indexes are checked against it).
+
+    Returns:
+        One result per scored document, highest score first (ties keep index order).
+
+    Raises:
+        ValueError: The body is neither shape, or an index/score is invalid.
+    """
+    items = payload.get("results", payload.get("data")) if isinstance(payload, dict) else payload
+    if not isinstance(items, list):
+        raise ValueError("expected a 'results' list or a bare list of {index, score}")
+    out: list[RerankResult] = []
+    seen: set[int] = set()
+    for item in items:
+        if not isinstance(item, dict) or "index" not in item:
+            raise ValueError(f"result without an index: {item!r}")
+        raw = item.get("relevance_score", item.get("score"))
+        if raw is None:
+            raise ValueError(f"result without relevance_score/score: {item!r}")
+        index, score = int(item["index"]), float(raw)
+        if not 0 <= index < n_documents:
+            raise ValueError(f"index {index} is out of range for {n_documents} documents")
+        if index in seen:
+            raise ValueError(f"index {index} scored twice")
+        if not math.isfinite(score):
+            raise ValueError(f"non-finite score for index {index}")
+        seen.add(index)
+        out.append(RerankResult(index=index, score=score))
+    out.sort(key=lambda r: (-r.score, r.index))
+    return out
+
+
+class RerankClient:
+    """Scores documents against a query over ``POST {base_url}/rerank``."""
+
+    kind = "rerank"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str = "sk-local",
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+    ) -> None:
+        """Create the client.
+
+        Args:
+            base_url: Server base URL; ``/rerank`` is appended (``.../v1`` gives ``/v1/rerank``).
+            model: Model name sent with every request.
+            api_key: Bearer token (local servers ignore it).
+            timeout: Per-request timeout in seconds.
+            max_retries: Retries of transient failures after the first attempt.
+            backoff_s: First backoff interval; doubles per retry.
+            backoff_max_s: Cap on one backoff interval.
+        """
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self._http = httpx.Client(
+            timeout=timeout, headers={"Authorization": f"Bearer {api_key or 'sk-local'}"}
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> RerankClient:
+        """Build the client from ``RERANK_*`` and ``MODEL_*`` settings.
+
+        ``RERANK_BASE_URL`` unset means the local embedding server (``embedding_url``),
+        whose ``/v1/rerank`` is an embedding-similarity scorer, not a cross-encoder.
+
+        Args:
+            settings: Settings to use; the process-wide ones when omitted.
+
+        Returns:
+            A configured client.
+        """
+        s = settings or get_settings()
+        return cls(
+            base_url=s.RERANK_BASE_URL or s.embedding_url,
+            model=s.RERANK_MODEL,
+            api_key=s.RERANK_API_KEY,
+            timeout=s.MODEL_TIMEOUT_S,
+            max_retries=s.MODEL_MAX_RETRIES,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def _error(self, message: str, attempts: int = 1) -> ModelError:
+        return ModelError(
+            f"{self.kind} call failed: {message}",
+            url=self.base_url,
+            model=self.model,
+            attempts=attempts,
+        )
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s),
+            retry=retry_if_exception(_is_transient),
+            reraise=True,
+        )
+        try:
+            return retrying(fn)
+        except ModelError:
+            raise
+        except (httpx.HTTPError, _HTTPStatus, RetryError, ValueError) as exc:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise self._error(_describe(exc), attempts) from exc
+
+    def _post(self, query: str, documents: list[str], top_n: int | None) -> Any:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "query": query,
+            "documents": documents,
+            "texts": documents,  # TEI's name for the same list
+            "return_documents": False,
+        }
+        if top_n is not None:
+            body["top_n"] = top_n
+
+        def call() -> Any:
+            resp = self._http.post(f"{self.base_url}/rerank", json=body)
+            if resp.status_code >= 400:
+                raise _HTTPStatus(resp.status_code, resp.text)
+            return resp.json()
+
+        return self._call(call)
+
+    def rerank(
+        self, query: str, documents: Sequence[str], top_n: int | None = None
+    ) -> list[RerankResult]:
+        """Score ``documents`` against ``query``.
+
+        Args:
+            query: The search query.
+            documents: Texts to score; result indexes point into this list.
+            top_n: Ask the server for only the best ``top_n`` (None: all).
+
+        Returns:
+            Results best first. Without ``top_n`` every document is scored exactly once.
+
+        Raises:
+            ModelError: The call failed (after retries where transient) or the answer
+                could not be read.
+        """
+        if isinstance(documents, str):
+            raise TypeError("rerank() takes a list of documents, not a single string")
+        docs = [d if d.strip() else " " for d in documents]
+        if not docs:
+            return []
+        payload = self._post(query, docs, top_n)
+        try:
+            results = parse_rerank_response(payload, len(docs))
+        except (ValueError, TypeError) as exc:
+            raise self._error(f"unreadable rerank response: {exc}") from exc
+        if top_n is None and len(results) != len(docs):
+            raise self._error(f"sent {len(docs)} documents but got {len(results)} scores back")
+        return results[:top_n] if top_n is not None else results
+
+    def ping(self) -> list[str]:
+        """Score one tiny pair to prove the endpoint works (the protocol has no model list).
+
+        Returns:
+            The model name the server reports (the configured one when it reports none).
+
+        Raises:
+            ModelError: The server is unreachable or does not speak the protocol.
+        """
+        payload = self._post("ping", ["pong"], None)
+        try:
+            parse_rerank_response(payload, 1)
+        except (ValueError, TypeError) as exc:
+            raise self._error(f"unreadable rerank response: {exc}") from exc
+        model = payload.get("model") if isinstance(payload, dict) else None
+        return [str(model or self.model)]
