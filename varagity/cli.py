@@ -1,4 +1,4 @@
-"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest`` and ``bench``."""
+"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest``, ``bench`` and ``eval``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import logging
 import sys
 
-from varagity.config import SettingsError, get_settings
+from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 
 log = logging.getLogger("varagity")
@@ -139,6 +139,50 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Score retrieval configurations on a golden suite; print a table, write JSON."""
+    from pathlib import Path
+
+    from varagity.eval import configs as eval_configs
+    from varagity.eval import runner
+    from varagity.eval.suite import load_suite
+
+    try:
+        ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
+    except ValueError:
+        print(f"error: --k must be comma-separated integers, got {args.k!r}", file=sys.stderr)
+        return 2
+    if not ks or ks[0] <= 0:
+        print("error: --k needs positive integers", file=sys.stderr)
+        return 2
+    settings = get_settings()
+    suite = load_suite(args.suite).limited(args.limit)
+    if args.matrix:
+        chosen = [eval_configs.CONFIGS[name] for name in eval_configs.MATRIX]
+    elif args.sweep_chunkers:
+        chosen = eval_configs.chunker_sweep("hybrid")
+    else:
+        try:
+            chosen = [eval_configs.get_config(args.config or "hybrid")]
+        except KeyError as exc:
+            print(f"error: {exc.args[0]}", file=sys.stderr)
+            return 2
+    guess = runner.estimate(settings, suite, chosen, len(suite.queries))
+    print(
+        f"suite {suite.name}: {len(suite.queries)} question(s), corpus {suite.corpus}; "
+        f"estimated {runner.format_duration(guess.seconds)}"
+    )
+    for line in guess.lines:
+        print(line)
+    sys.stdout.flush()
+    results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+    print()
+    print(runner.format_table(results, ks))
+    out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
+    print(f"\nreport: {runner.write_report(out, suite, results, ks, args.limit)}")
+    return 0 if any(r.ok for r in results) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests)."""
     parser = argparse.ArgumentParser(prog="varagity", description=__doc__)
@@ -152,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     up.set_defaults(func=cmd_up)
 
-    methods = ["semantic", "bm25", "hybrid"]
+    methods = list(RETRIEVAL_METHODS)
     ask = sub.add_parser("ask", help="answer a question with numbered sources")
     ask.add_argument("question")
     ask.add_argument("-k", type=int, default=5)
@@ -187,6 +231,19 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_argument("--files", type=int, default=10, help="files per office format")
     parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
     parsing.set_defaults(func=cmd_bench_parsing)
+
+    ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
+    ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
+    which = ev.add_mutually_exclusive_group()
+    which.add_argument("--config", help="one named config (default hybrid)")
+    which.add_argument("--matrix", action="store_true", help="every named config")
+    which.add_argument(
+        "--sweep-chunkers", action="store_true", help="hybrid over every chunking strategy"
+    )
+    ev.add_argument("--k", default="5,10,20", help="comma-separated cut-offs (default 5,10,20)")
+    ev.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    ev.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/...)")
+    ev.set_defaults(func=cmd_eval)
     return parser
 
 

@@ -1,0 +1,144 @@
+"""The evaluation gates on real parts: embedded Postgres, Tantivy, the local model servers.
+
+The sample corpus (the repository's ``docs/``) is copied into the test's ``DOCS_PATH``
+and ingested; the ``evaluate_index`` job then scores the golden suite on that live
+index. With the shipped thresholds every gate passes and ``search_index_release``
+materializes; with a threshold above any possible score the blocking check fails,
+names the missed questions, and the release asset does not materialize.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from varagity.config import Settings
+from varagity.ingest.discovery import scan
+from varagity.ingest.stages import ingest_file
+from varagity.services import Services
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = REPO / "eval_suites" / "sample"
+RELEASE = dg.AssetKey("search_index_release")
+EVAL = dg.AssetKey("eval_results")
+
+
+@pytest.fixture
+def indexed(stack_settings: Settings) -> Settings:
+    """The sample corpus copied into DOCS_PATH and ingested into the test's stores."""
+    shutil.copytree(REPO / "docs", stack_settings.docs_path, dirs_exist_ok=True)
+    services = Services.open(stack_settings)
+    try:
+        files, _ = scan(stack_settings.docs_path)
+        for f in files:
+            ingest_file(services, f.relative_path)
+    finally:
+        services.close()
+    return stack_settings
+
+
+def _run(thresholds: Path | None = None) -> dg.ExecuteInProcessResult:
+    from varagity_assets.definitions import defs
+
+    config: dict[str, object] = {"suite_path": str(SUITE)}
+    if thresholds is not None:
+        config["thresholds_path"] = str(thresholds)
+    job = defs.resolve_job_def("evaluate_index")
+    return job.execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(),
+        run_config={"ops": {"eval_results": {"config": config}}},
+        raise_on_error=False,
+    )
+
+
+def _materialized(result: dg.ExecuteInProcessResult) -> set[dg.AssetKey]:
+    return {
+        e.asset_key for e in result.get_asset_materialization_events() if e.asset_key is not None
+    }
+
+
+def _num(metadata: Mapping[str, dg.MetadataValue], key: str) -> float:
+    value = metadata[key].value
+    assert isinstance(value, int | float), (key, value)
+    return float(value)
+
+
+def test_gates_pass_with_the_shipped_thresholds(indexed: Settings) -> None:
+    result = _run()
+    assert result.success
+    assert _materialized(result) == {EVAL, RELEASE}
+    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert set(evaluations) == {"pass_at_k_gate", "mrr_gate"}
+    assert all(e.passed for e in evaluations.values())
+    md = next(
+        e.materialization.metadata
+        for e in result.get_asset_materialization_events()
+        if e.asset_key == EVAL
+    )
+    shipped = json.loads((SUITE / "thresholds.json").read_text())
+    assert _num(md, f"pass_at_{shipped['k']}") >= shipped["pass_at_k"]
+    assert _num(md, "mrr") >= shipped["mrr"]
+    assert _num(md, "latency_p95_ms") >= _num(md, "latency_p50_ms") > 0
+    assert "Pass@5" in str(md["results"].value)
+    # DOCS_PATH is a copy of the suite's corpus: scored, and the metadata says so
+    assert md["corpus_matches_suite"].value is True
+    assert "not the suite's corpus folder" in str(md["corpus_note"].value)
+
+
+def test_failing_gate_blocks_the_release(indexed: Settings, tmp_path: Path) -> None:
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"method": "bm25", "k": 1, "pass_at_k": 1.01, "mrr": 0.0}))
+    result = _run(strict)
+    assert not result.success
+    assert RELEASE not in _materialized(result)
+    assert EVAL in _materialized(result)
+    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    gate = evaluations["pass_at_k_gate"]
+    assert not gate.passed
+    assert evaluations["mrr_gate"].passed
+    assert _num(gate.metadata, "threshold") == pytest.approx(1.01)
+    assert gate.metadata["method"].value == "bm25"
+    # Pass@1 can never reach 1.01, so the check lists the questions missed by rank 1
+    ids = str(gate.metadata["failing_question_ids"].value)
+    table = str(gate.metadata["failing_questions"].value)
+    assert ids != "none"
+    first = ids.split(", ")[0]
+    assert f"| {first} |" in table
+
+
+def test_cli_eval_prints_the_table(
+    stack_settings: Settings, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from varagity.cli import main
+
+    out = tmp_path / "report.json"
+    code = main(["eval", "--suite", str(SUITE), "--config", "bm25", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert "estimated" in printed
+    assert "Pass@5" in printed and "MRR@20" in printed
+    assert "bm25" in printed
+    report = json.loads(out.read_text())
+    (row,) = report["results"]
+    assert row["config"] == "bm25" and row["n_queries"] == len(
+        (SUITE / "queries.jsonl").read_text().splitlines()
+    )
+    assert 0.0 <= row["pass_at"]["5"] <= 1.0
+    assert set(row["latency_ms"]) >= {"bm25", "hydrate", "total"}
+    # the isolated store, not the live one: the test's DOCS_PATH stays empty and unindexed
+    services = Services.open(stack_settings)
+    try:
+        assert services.pg.list_documents() == []
+    finally:
+        services.close()
+    # a second run reuses the ingest
+    assert main(["eval", "--suite", str(SUITE), "--config", "bm25", "--out", str(out)]) == 0
+    again = json.loads(out.read_text())["results"][0]
+    assert again["ingest"]["ingested"] == 0 and again["ingest"]["reused"] >= 4

@@ -1,0 +1,485 @@
+"""Running a suite: ingest its corpus into an isolated store, then score each config.
+
+Each ingest configuration gets its own database on the app's Postgres server
+(``eval_<suite>_<ingest-hash>``) and its own Tantivy folder under
+``VARAGITY_HOME/eval/<that name>/bm25``, so an evaluation never touches the live index.
+A store whose suite and ingest settings were already ingested is reused: files whose
+exact version is stored are skipped, new or changed ones are ingested, vanished ones
+purged. Questions are then run through :meth:`Services.retriever` and scored with
+:mod:`varagity.eval.scoring`; per-stage latencies come from ``Retrieval.timings_ms``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from varagity.config import REINGEST_AFFECTING, Settings, load_settings
+from varagity.eval.configs import EvalConfig
+from varagity.eval.scoring import (
+    Passage,
+    QueryScore,
+    RetrievedText,
+    mrr_at_k,
+    pass_at_k,
+    percentile,
+    score_query,
+)
+from varagity.eval.suite import Suite
+from varagity.services import Services
+
+log = logging.getLogger(__name__)
+
+DEFAULT_KS: tuple[int, ...] = (5, 10, 20)
+# Rough CPU throughputs on the reference machine (2 cores), for the up-front estimate.
+CONTEXTUALIZE_CHUNKS_PER_S = 1.0
+EMBED_CHUNKS_PER_S = 25.0
+QUERY_SECONDS = {"semantic": 0.2, "bm25": 0.02, "hybrid": 0.3, "reranked": 5.0, "hyde": 2.0}
+_INGEST_EXTRA = ("EMBEDDING_MODEL", "EMBEDDING_DIM", "SEMANTIC_BREAKPOINT_PERCENTILE")
+_CONTEXT_EXTRA = ("LLM_MODEL", "CONTEXT_MAX_TOKENS")
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+Progress = Callable[[str], None]
+
+
+def derive_settings(base: Settings, overrides: Mapping[str, Any]) -> Settings:
+    """``base`` with ``overrides`` applied, validated again."""
+    return load_settings(**{**base.model_dump(), **overrides})
+
+
+def ingest_key(settings: Settings) -> str:
+    """Short hash of the settings that decide what ingest writes."""
+    names = list(REINGEST_AFFECTING) + list(_INGEST_EXTRA)
+    if settings.CONTEXTUALIZE:
+        names += list(_CONTEXT_EXTRA)
+    values = {n: str(getattr(settings, n)) for n in sorted(names)}
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def store_name(suite: Suite, settings: Settings) -> str:
+    """Database (and folder) name of the isolated store: ``eval_<suite>_<ingest hash>``."""
+    slug = _SLUG.sub("_", suite.name.lower()).strip("_")[:30] or "suite"
+    return f"eval_{slug}_{ingest_key(settings)}"
+
+
+def isolated_settings(base: Settings, suite: Suite, overrides: Mapping[str, Any]) -> Settings:
+    """Settings pointing at the suite's corpus and its isolated store (created if missing).
+
+    Args:
+        base: The app's settings (which Postgres server, models, home folder).
+        suite: The suite whose corpus is ingested.
+        overrides: The configuration's settings overrides.
+    """
+    from varagity.stores.postgres import database_url, ensure_database
+
+    derived = derive_settings(base, overrides)
+    name = store_name(suite, derived)
+    url = ensure_database(database_url(base), name)
+    return derive_settings(
+        base,
+        {
+            **overrides,
+            "DATABASE_URL": url,
+            "DOCS_PATH": suite.corpus,
+            "BM25_INDEX_PATH": base.home / "eval" / name / "bm25",
+            "ELASTICSEARCH_INDEX": f"{base.ELASTICSEARCH_INDEX}_{name}",
+        },
+    )
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """What preparing one isolated store did."""
+
+    store: str
+    files: int = 0
+    ingested: int = 0
+    reused: int = 0
+    purged: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "store": self.store,
+            "files": self.files,
+            "ingested": self.ingested,
+            "reused": self.reused,
+            "purged": self.purged,
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 2),
+            "failures": self.failures,
+        }
+
+
+def _marker(settings: Settings, name: str) -> Path:
+    return settings.home / "eval" / name / "ingested.json"
+
+
+def ensure_ingested(
+    services: Services, suite: Suite, progress: Progress | None = None
+) -> IngestReport:
+    """Bring the isolated store of ``services`` up to date with the suite's corpus.
+
+    Args:
+        services: Handles opened on :func:`isolated_settings`.
+        suite: The suite whose corpus (``services.settings.docs_path``) is ingested.
+        progress: Called with a line per ingested file.
+    """
+    from varagity.ingest.discovery import file_sha256, scan
+    from varagity.ingest.stages import ingest_file, purge_path
+    from varagity.records import doc_id_for
+
+    settings = services.settings
+    name = store_name(suite, settings)
+    report = IngestReport(store=name)
+    started = time.perf_counter()
+    files, _ = scan(settings.docs_path)
+    report.files = len(files)
+    present = {f.relative_path for f in files}
+    for row in services.pg.list_documents():
+        if row.relative_path not in present:
+            purge_path(row.relative_path, pg=services.pg, bm25=services.bm25)
+            report.purged += 1
+    for f in files:
+        doc_id = doc_id_for(f.relative_path, file_sha256(f.path))
+        stored = services.pg.get_document(doc_id)
+        if stored is not None:
+            report.reused += 1
+            report.chunks += stored.n_chunks
+            continue
+        t0 = time.perf_counter()
+        try:
+            result = ingest_file(services, f.relative_path)
+        except Exception as exc:  # one unparseable file must not stop the evaluation
+            report.failures.append(f"{f.relative_path}: {type(exc).__name__}: {exc}")
+            log.warning("eval ingest of %s failed: %s", f.relative_path, exc)
+            continue
+        report.ingested += 1
+        report.chunks += result.n_chunks
+        if progress:
+            progress(
+                f"  ingested {f.relative_path}: {result.n_chunks} chunks "
+                f"in {time.perf_counter() - t0:.1f}s"
+            )
+    report.seconds = time.perf_counter() - started
+    marker = _marker(settings, name)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(
+        json.dumps({"fingerprint": suite.corpus_fingerprint(), **report.to_dict()}, indent=2)
+    )
+    return report
+
+
+@dataclass(slots=True)
+class ConfigResult:
+    """The scores and latencies of one configuration over a suite."""
+
+    config: str
+    method: str
+    overrides: dict[str, Any]
+    ks: tuple[int, ...]
+    available: bool = True
+    error: str | None = None
+    scores: list[QueryScore] = field(default_factory=list)
+    queries: dict[str, str] = field(default_factory=dict)
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
+    ingest: IngestReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether it ran and was scored."""
+        return self.available and self.error is None
+
+    def pass_at(self, k: int) -> float:
+        """Pass@k (mean recall@k)."""
+        return pass_at_k(self.scores, k)
+
+    def mrr(self, k: int) -> float:
+        """MRR@k."""
+        return mrr_at_k(self.scores, k)
+
+    def latency(self) -> dict[str, dict[str, float]]:
+        """``{stage: {"p50": ms, "p95": ms}}``, ``total`` included."""
+        return {
+            stage: {
+                "p50": round(percentile(values, 50), 2),
+                "p95": round(percentile(values, 95), 2),
+            }
+            for stage, values in self.latencies_ms.items()
+        }
+
+    def missed(self, k: int) -> list[str]:
+        """Ids of the questions with a relevant passage not found by rank ``k``."""
+        return [s.query_id for s in self.scores if s.recall_at(k) < 1.0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form with per-question ranks."""
+        return {
+            "config": self.config,
+            "method": self.method,
+            "overrides": {k: str(v) for k, v in self.overrides.items()},
+            "available": self.available,
+            "error": self.error,
+            "n_queries": len(self.scores),
+            "pass_at": {str(k): round(self.pass_at(k), 4) for k in self.ks},
+            "mrr_at": {str(k): round(self.mrr(k), 4) for k in self.ks},
+            "latency_ms": self.latency(),
+            "ingest": self.ingest.to_dict() if self.ingest else None,
+            "questions": [
+                {
+                    "id": s.query_id,
+                    "query": self.queries.get(s.query_id, ""),
+                    "found_ranks": list(s.found_ranks),
+                    "first_rank": s.first_rank,
+                }
+                for s in self.scores
+            ],
+        }
+
+
+def evaluate(
+    services: Services, suite: Suite, config: EvalConfig, ks: Sequence[int] = DEFAULT_KS
+) -> ConfigResult:
+    """Run every question of ``suite`` through ``config.method`` on ``services`` and score it.
+
+    A method the retriever registry does not know (``ValueError("unknown retrieval
+    method ...")``) yields an unavailable result instead of raising.
+    """
+    ks = tuple(sorted(set(ks)))
+    result = ConfigResult(config.name, config.method, dict(config.overrides), ks)
+    try:
+        retriever = services.retriever(config.method)
+    except ValueError as exc:
+        if "unknown retrieval method" not in str(exc):
+            raise
+        result.available = False
+        result.error = "not available"
+        return result
+    depth = max(ks)
+    for q in suite.queries:
+        started = time.perf_counter()
+        retrieval = retriever.retrieve(q.query, depth)
+        total = (time.perf_counter() - started) * 1000
+        for stage, ms in retrieval.timings_ms.items():
+            result.latencies_ms.setdefault(stage, []).append(float(ms))
+        result.latencies_ms.setdefault("total", []).append(total)
+        ranked = [RetrievedText(c.record.relative_path, c.record.content) for c in retrieval.chunks]
+        passages = [Passage(p.rel_source, p.text) for p in q.relevant]
+        result.scores.append(score_query(q.id, passages, ranked))
+        result.queries[q.id] = q.query
+    return result
+
+
+@dataclass(slots=True)
+class Estimate:
+    """The up-front cost estimate of a run."""
+
+    seconds: float
+    lines: list[str]
+
+
+def estimate(
+    base: Settings, suite: Suite, configs: Iterable[EvalConfig], n_queries: int
+) -> Estimate:
+    """Rough wall time: ingest of each not-yet-ingested store plus the questions.
+
+    Args:
+        base: The app's settings.
+        suite: The suite (its corpus size drives the ingest estimate).
+        configs: The configurations to run.
+        n_queries: Questions per configuration (after ``--limit``).
+    """
+    chars = sum(
+        p.stat().st_size
+        for p in suite.corpus.rglob("*")
+        if p.is_file() and not any(s.startswith(".") for s in p.relative_to(suite.corpus).parts)
+    )
+    fingerprint = suite.corpus_fingerprint()
+    seen: set[str] = set()
+    total = 0.0
+    lines = []
+    for config in configs:
+        derived = derive_settings(base, config.overrides)
+        name = store_name(suite, derived)
+        stride = max(1, derived.CHUNK_SIZE - derived.CHUNK_OVERLAP)
+        unit = 1 if derived.CHUNKING_STRATEGY in ("recursive_character", "markdown_aware") else 4
+        chunks = chars / unit / stride
+        ingest_s = 0.0
+        note = "shared store"
+        if name not in seen:
+            seen.add(name)
+            marker = _marker(base, name)
+            reused = (
+                marker.is_file()
+                and json.loads(marker.read_text() or "{}").get("fingerprint") == fingerprint
+            )
+            if reused:
+                note = "store reused"
+            else:
+                ingest_s = chunks / EMBED_CHUNKS_PER_S
+                if derived.CONTEXTUALIZE:
+                    ingest_s += chunks / CONTEXTUALIZE_CHUNKS_PER_S
+                note = f"ingest ~{chunks:.0f} chunks"
+        base_method = config.overrides.get("RERANK_BASE_METHOD", derived.RERANK_BASE_METHOD)
+        per_query = QUERY_SECONDS.get(config.method, 0.1)
+        if config.method == "reranked" and base_method == "hyde":
+            per_query += QUERY_SECONDS["hyde"]
+        query_s = per_query * n_queries
+        total += ingest_s + query_s
+        lines.append(
+            f"  {config.name:<24} {note:<26} ingest ~{format_duration(ingest_s):>7}  "
+            f"queries ~{format_duration(query_s):>7}"
+        )
+    return Estimate(total, lines)
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a short human duration (``42s``, ``3.5m``, ``1.2h``)."""
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def run_eval(
+    base: Settings,
+    suite: Suite,
+    configs: Sequence[EvalConfig],
+    ks: Sequence[int] = DEFAULT_KS,
+    progress: Progress | None = None,
+) -> list[ConfigResult]:
+    """Ingest (or reuse) each configuration's isolated store and evaluate it.
+
+    A configuration that fails (a model server down, an unknown method) is recorded
+    with its error; the others still run.
+    """
+    say = progress or (lambda _line: None)
+    ingested: dict[str, IngestReport] = {}
+    results: list[ConfigResult] = []
+    for config in configs:
+        say(f"[{config.name}] method={config.method} overrides={dict(config.overrides)}")
+        try:
+            settings = isolated_settings(base, suite, config.overrides)
+        except Exception as exc:
+            results.append(_failed(config, ks, exc))
+            continue
+        name = store_name(suite, settings)
+        try:
+            services = Services.open(settings)
+        except Exception as exc:
+            results.append(_failed(config, ks, exc))
+            continue
+        try:
+            if name not in ingested:
+                ingested[name] = ensure_ingested(services, suite, say)
+                rep = ingested[name]
+                say(
+                    f"  store {name}: {rep.ingested} file(s) ingested, {rep.reused} reused, "
+                    f"{rep.chunks} chunks ({rep.seconds:.1f}s)"
+                )
+            result = evaluate(services, suite, config, ks)
+            result.ingest = ingested[name]
+        except Exception as exc:
+            log.debug("eval config %s failed", config.name, exc_info=True)
+            result = _failed(config, ks, exc)
+        finally:
+            services.close()
+        results.append(result)
+    return results
+
+
+def _failed(config: EvalConfig, ks: Sequence[int], exc: Exception) -> ConfigResult:
+    return ConfigResult(
+        config.name,
+        config.method,
+        dict(config.overrides),
+        tuple(sorted(set(ks))),
+        error=f"{type(exc).__name__}: {exc}",
+    )
+
+
+def format_table(results: Sequence[ConfigResult], ks: Sequence[int]) -> str:
+    """A fixed-width table: Pass@k per k, MRR@max k, total latency p50/p95."""
+    ks = tuple(sorted(set(ks)))
+    head = (
+        ["config", "method", "n"]
+        + [f"Pass@{k}" for k in ks]
+        + [f"MRR@{ks[-1]}", "p50 ms", "p95 ms"]
+    )
+    rows = [head]
+    for r in results:
+        if not r.ok:
+            rows.append([r.config, r.method, "-", (r.error or "failed")[:60]])
+            continue
+        lat = r.latency().get("total", {"p50": 0.0, "p95": 0.0})
+        rows.append(
+            [r.config, r.method, str(len(r.scores))]
+            + [f"{r.pass_at(k):.3f}" for k in ks]
+            + [f"{r.mrr(ks[-1]):.3f}", f"{lat['p50']:.1f}", f"{lat['p95']:.1f}"]
+        )
+    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(head))]
+    out = []
+    for n, row in enumerate(rows):
+        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def markdown_table(results: Sequence[ConfigResult], ks: Sequence[int]) -> str:
+    """The same table in Markdown (Dagster metadata)."""
+    ks = tuple(sorted(set(ks)))
+    lines = [
+        "| config | method | n | "
+        + " | ".join(f"Pass@{k}" for k in ks)
+        + f" | MRR@{ks[-1]} | p50 ms | p95 ms |",
+        "|---|---|---|" + "---|" * (len(ks) + 3),
+    ]
+    for r in results:
+        if not r.ok:
+            lines.append(f"| {r.config} | {r.method} | - | {r.error} |")
+            continue
+        lat = r.latency().get("total", {"p50": 0.0, "p95": 0.0})
+        lines.append(
+            f"| {r.config} | {r.method} | {len(r.scores)} | "
+            + " | ".join(f"{r.pass_at(k):.3f}" for k in ks)
+            + f" | {r.mrr(ks[-1]):.3f} | {lat['p50']:.1f} | {lat['p95']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def write_report(
+    path: Path, suite: Suite, results: Sequence[ConfigResult], ks: Sequence[int], limit: int | None
+) -> Path:
+    """Write the JSON report (parents created) and return its path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "suite": suite.name,
+        "suite_path": str(suite.root),
+        "corpus": str(suite.corpus),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "ks": list(sorted(set(ks))),
+        "limit": limit,
+        "n_queries": len(suite.queries),
+        "results": [r.to_dict() for r in results],
+    }
+    path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    return path
+
+
+def default_report_path(settings: Settings, suite: Suite) -> Path:
+    """``VARAGITY_HOME/eval/results/<suite>-<UTC timestamp>.json``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return settings.home / "eval" / "results" / f"{suite.name}-{stamp}.json"
