@@ -105,6 +105,8 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
             "contextualized_chunks",
             "chunk_embeddings",
             "indexed_document",
+            "eval_results",
+            "search_index_release",
         }
         expected = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*") if p.is_file())
         assert sorted(nodes["indexed_document"]["partitionKeys"]) == expected

@@ -103,6 +103,8 @@ def test_definitions_load() -> None:
         "contextualized_chunks",
         "chunk_embeddings",
         "indexed_document",
+        "eval_results",
+        "search_index_release",
     }
     assert (
         defs.resolve_sensor_def("docs_folder_sensor").default_status
