@@ -38,22 +38,14 @@ from varagity.ingest.stages import (
 from varagity.models.local_servers import free_port
 from varagity.services import Services
 from varagity.stack import Stack, unindexed_files
-
-_WORDS = (
-    "turbine lattice harbor ledger quantum saffron granite beacon meadow cipher orbit "
-    "lantern vessel thicket copper falcon glacier ember tundra canopy marble prism "
-    "quarry cobalt willow summit delta ripple anchor compass fathom kernel vector"
-).split()
+from varagity.synthetic_text import sentence
 
 
 def generate_file(rng: random.Random, index: int, paragraphs: int) -> str:
     """A Markdown file of pseudo-random prose with one unique, searchable marker."""
     parts = [f"# Report {index}\n", f"Marker token bench{index:05d}zq identifies this file.\n"]
     for p in range(paragraphs):
-        sentences = []
-        for _ in range(rng.randint(4, 7)):
-            words = rng.choices(_WORDS, k=rng.randint(8, 16))
-            sentences.append(" ".join(words).capitalize() + ".")
+        sentences = [sentence(rng, 8, 16) for _ in range(rng.randint(4, 7))]
         parts.append(f"## Section {p + 1}\n\n" + " ".join(sentences) + "\n")
     return "\n".join(parts)
 

@@ -17,21 +17,17 @@ from PIL import Image, ImageDraw, ImageFont
 
 from varagity.config import Settings, get_settings
 from varagity.ingest.ocr import OcrUnavailableError, get_ocr_engine
+from varagity.synthetic_text import sentence
 
 BENCH_ENGINES = ("rapidocr", "tesseract")
 LINES_PER_PAGE = 36
-_WORDS = (
-    "turbine lattice harbor ledger quantum saffron granite beacon meadow cipher orbit "
-    "lantern vessel thicket copper falcon glacier ember tundra canopy marble prism "
-    "quarry cobalt willow summit delta ripple anchor compass fathom kernel vector"
-).split()
 _FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def _lines(rng: random.Random, page: int) -> list[str]:
     lines = [f"Page {page} of the benchmark report"]
     for _ in range(LINES_PER_PAGE - 1):
-        lines.append(" ".join(rng.choices(_WORDS, k=rng.randint(7, 10))).capitalize() + ".")
+        lines.append(sentence(rng, 7, 10))
     return lines
 
 
