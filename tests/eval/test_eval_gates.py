@@ -44,10 +44,10 @@ def indexed(stack_settings: Settings) -> Settings:
     return stack_settings
 
 
-def _run(thresholds: Path | None = None) -> dg.ExecuteInProcessResult:
+def _run(thresholds: Path | None = None, suite: Path = SUITE) -> dg.ExecuteInProcessResult:
     from varagity_assets.definitions import defs
 
-    config: dict[str, object] = {"suite_path": str(SUITE)}
+    config: dict[str, object] = {"suite_path": str(suite)}
     if thresholds is not None:
         config["thresholds_path"] = str(thresholds)
     job = defs.resolve_job_def("evaluate_index")
@@ -93,9 +93,28 @@ def test_gates_pass_with_the_shipped_thresholds(indexed: Settings) -> None:
 
 
 def test_failing_gate_blocks_the_release(indexed: Settings, tmp_path: Path) -> None:
+    # the shipped suite plus one question whose golden passage is in no file: it is
+    # missed at every rank, so the failing gate has a question to name
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.json").write_text(json.dumps({"corpus": str(REPO / "docs")}))
+    impossible = {
+        "id": "q-impossible",
+        "query": "What colour is the Tern kettle's power cord?",
+        "answer": "nowhere in the corpus",
+        "relevant": [
+            {
+                "rel_source": "tern-kettle-manual.md",
+                "text": "The power cord is braided ultramarine silk, spun by hand in Lisbon.",
+            }
+        ],
+    }
+    (suite / "queries.jsonl").write_text(
+        (SUITE / "queries.jsonl").read_text().rstrip("\n") + "\n" + json.dumps(impossible) + "\n"
+    )
     strict = tmp_path / "strict.json"
     strict.write_text(json.dumps({"method": "bm25", "k": 1, "pass_at_k": 1.01, "mrr": 0.0}))
-    result = _run(strict)
+    result = _run(strict, suite)
     assert not result.success
     assert RELEASE not in _materialized(result)
     assert EVAL in _materialized(result)
@@ -105,12 +124,11 @@ def test_failing_gate_blocks_the_release(indexed: Settings, tmp_path: Path) -> N
     assert evaluations["mrr_gate"].passed
     assert _num(gate.metadata, "threshold") == pytest.approx(1.01)
     assert gate.metadata["method"].value == "bm25"
-    # Pass@1 can never reach 1.01, so the check lists the questions missed by rank 1
-    ids = str(gate.metadata["failing_question_ids"].value)
+    # Pass@1 can never reach 1.01; the check lists the questions missed by rank 1
+    ids = str(gate.metadata["failing_question_ids"].value).split(", ")
     table = str(gate.metadata["failing_questions"].value)
-    assert ids != "none"
-    first = ids.split(", ")[0]
-    assert f"| {first} |" in table
+    assert "q-impossible" in ids
+    assert "| q-impossible |" in table
 
 
 def test_cli_eval_prints_the_table(
