@@ -97,10 +97,84 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class _BaseClient:
-    """Shared plumbing: the SDK client, the retry policy, the error wrapping."""
+class RetryingClient:
+    """What every model client shares: identity, the retry policy, the error wrapping.
+
+    Subclasses name the exceptions their transport raises (``_wrapped``), which of them
+    are transient (``_transient``) and how to describe one (``_explain``).
+    """
 
     kind = "model"
+    _wrapped: tuple[type[BaseException], ...] = (RetryError,)
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+    ) -> None:
+        """Remember where to call and how patiently.
+
+        Args:
+            base_url: Server base URL, ending in ``/v1``.
+            model: Model name sent with every request.
+            timeout: Per-request timeout in seconds.
+            max_retries: Retries of transient failures after the first attempt.
+            backoff_s: First backoff interval; doubles per retry.
+            backoff_max_s: Cap on one backoff interval.
+        """
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    def _transient(self, exc: BaseException) -> bool:
+        return is_transient(exc)
+
+    def _explain(self, exc: BaseException) -> str:
+        return _describe(exc)
+
+    def _error(self, message: str, attempts: int = 1) -> ModelError:
+        return ModelError(
+            f"{self.kind} call failed: {message}",
+            url=self.base_url,
+            model=self.model,
+            attempts=attempts,
+        )
+
+    def _retrying(self) -> Retrying:
+        return Retrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s),
+            retry=retry_if_exception(self._transient),
+            reraise=True,
+        )
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` under the retry policy, turning failures into :class:`ModelError`."""
+        retrying = self._retrying()
+        try:
+            return retrying(fn)
+        except ModelError:
+            raise
+        except self._wrapped as exc:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            raise self._error(self._explain(exc), attempts) from exc
+
+
+class _BaseClient(RetryingClient):
+    """The OpenAI-compatible clients: the SDK with its own retries off (ours apply)."""
+
+    _wrapped = (openai.OpenAIError, RetryError)
 
     def __init__(
         self,
@@ -124,49 +198,21 @@ class _BaseClient:
             backoff_s: First backoff interval; doubles per retry.
             backoff_max_s: Cap on one backoff interval.
         """
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max(0, max_retries)
-        self.backoff_s = backoff_s
-        self.backoff_max_s = backoff_max_s
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            backoff_max_s=backoff_max_s,
+        )
         self._sdk = openai.OpenAI(
             base_url=self.base_url, api_key=api_key or "sk-local", timeout=timeout, max_retries=0
         )
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
-
     def close(self) -> None:
         """Close the underlying HTTP connection pool."""
         self._sdk.close()
-
-    def _error(self, message: str, attempts: int = 1) -> ModelError:
-        return ModelError(
-            f"{self.kind} call failed: {message}",
-            url=self.base_url,
-            model=self.model,
-            attempts=attempts,
-        )
-
-    def _retrying(self) -> Retrying:
-        return Retrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s),
-            retry=retry_if_exception(is_transient),
-            reraise=True,
-        )
-
-    def _call(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` under the retry policy, turning failures into :class:`ModelError`."""
-        retrying = self._retrying()
-        try:
-            return retrying(fn)
-        except ModelError:
-            raise
-        except (openai.OpenAIError, RetryError) as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
-            raise self._error(_describe(exc), attempts) from exc
 
     def ping(self) -> list[str]:
         """Ask the server which models it serves (``GET /v1/models``).

@@ -27,17 +27,16 @@ cross-encoder judgement).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import RetryError
 
 from varagity.config import Settings, get_settings
-from varagity.models.clients import _TRANSIENT_STATUS, ModelError
+from varagity.models.clients import _TRANSIENT_STATUS, RetryingClient
 
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +113,11 @@ def parse_rerank_response(payload: Any, n_documents: int) -> list[RerankResult]:
     return out
 
 
-class RerankClient:
+class RerankClient(RetryingClient):
     """Scores documents against a query over ``POST {base_url}/rerank``."""
 
     kind = "rerank"
+    _wrapped = (httpx.HTTPError, _HTTPStatus, RetryError, ValueError)
 
     def __init__(
         self,
@@ -141,12 +141,14 @@ class RerankClient:
             backoff_s: First backoff interval; doubles per retry.
             backoff_max_s: Cap on one backoff interval.
         """
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max(0, max_retries)
-        self.backoff_s = backoff_s
-        self.backoff_max_s = backoff_max_s
+        super().__init__(
+            base_url=base_url,
+            model=model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            backoff_max_s=backoff_max_s,
+        )
         self._http = httpx.Client(
             timeout=timeout, headers={"Authorization": f"Bearer {api_key or 'sk-local'}"}
         )
@@ -173,35 +175,15 @@ class RerankClient:
             max_retries=s.MODEL_MAX_RETRIES,
         )
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
-
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._http.close()
 
-    def _error(self, message: str, attempts: int = 1) -> ModelError:
-        return ModelError(
-            f"{self.kind} call failed: {message}",
-            url=self.base_url,
-            model=self.model,
-            attempts=attempts,
-        )
+    def _transient(self, exc: BaseException) -> bool:
+        return _is_transient(exc)
 
-    def _call(self, fn: Callable[[], T]) -> T:
-        retrying = Retrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential(multiplier=self.backoff_s, max=self.backoff_max_s),
-            retry=retry_if_exception(_is_transient),
-            reraise=True,
-        )
-        try:
-            return retrying(fn)
-        except ModelError:
-            raise
-        except (httpx.HTTPError, _HTTPStatus, RetryError, ValueError) as exc:
-            attempts = retrying.statistics.get("attempt_number", 1)
-            raise self._error(_describe(exc), attempts) from exc
+    def _explain(self, exc: BaseException) -> str:
+        return _describe(exc)
 
     def _post(self, query: str, documents: list[str], top_n: int | None) -> Any:
         body: dict[str, Any] = {
