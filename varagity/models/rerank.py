@@ -38,7 +38,6 @@ from varagity.config import Settings, get_settings
 from varagity.models.clients import _TRANSIENT_STATUS, RetryingClient
 
 
-
 @dataclass(frozen=True, slots=True)
 class RerankResult:
     """One document's relevance to the query.
