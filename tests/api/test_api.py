@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -40,9 +41,16 @@ def api(stack_settings: Settings) -> Iterator[str]:
             ingest_file(services, rel)
     finally:
         services.close()
+    with serve(stack_settings) as base:
+        yield base
+
+
+@contextmanager
+def serve(settings: Settings) -> Iterator[str]:
+    """The app for ``settings`` on a real uvicorn in a thread; yields its base URL."""
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(stack_settings), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="critical")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -50,9 +58,11 @@ def api(stack_settings: Settings) -> Iterator[str]:
     while not server.started:
         assert time.monotonic() < deadline, "API did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def _events(base: str, body: dict) -> list[tuple[str, dict]]:
@@ -119,19 +129,8 @@ def test_chat_model_failure_is_an_in_band_error(api: str, stack_settings: Settin
     dead = stack_settings.model_copy(
         update={"LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "MODEL_MAX_RETRIES": 0}
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(dead), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        events = _events(f"http://127.0.0.1:{port}", {"question": "kettle warranty?"})
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve(dead) as base:
+        events = _events(base, {"question": "kettle warranty?"})
     assert events[0][0] == "retrieval"
     assert events[-1][0] == "error"
     assert events[-1][1]["code"] == "model_unavailable"
@@ -159,20 +158,9 @@ def test_store_outage_is_a_503(make_settings, model_urls: dict[str, str], tmp_pa
     settings = make_settings(
         DATABASE_URL=f"postgresql://nobody@127.0.0.1:{free_port()}/none", **model_urls
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="critical")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    try:
-        r = httpx.post(f"http://127.0.0.1:{port}/api/search", json={"query": "x"}, timeout=30)
-        health = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=30).json()
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serve(settings) as base:
+        r = httpx.post(f"{base}/api/search", json={"query": "x"}, timeout=30)
+        health = httpx.get(f"{base}/api/health", timeout=30).json()
     assert r.status_code == 503
     assert r.json()["code"] == "stores_unavailable"
     assert "Cannot connect to Postgres" in r.json()["message"]
