@@ -24,6 +24,7 @@ import psutil
 import pytest
 from httpx_sse import connect_sse
 
+from tests.assets.test_documents_pipeline import ALL_ASSETS
 from tests.conftest import free_port
 from varagity.config import load_settings
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
@@ -99,15 +100,7 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
             "{ ... on Sensor { sensorState { status } } } }",
         )
         nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
-        assert set(nodes) == {
-            "parsed_document",
-            "document_chunks",
-            "contextualized_chunks",
-            "chunk_embeddings",
-            "indexed_document",
-            "eval_results",
-            "search_index_release",
-        }
+        assert set(nodes) == ALL_ASSETS
         expected = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*") if p.is_file())
         assert sorted(nodes["indexed_document"]["partitionKeys"]) == expected
         assert data["sensorOrError"]["sensorState"]["status"] == "RUNNING"

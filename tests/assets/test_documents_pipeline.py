@@ -23,6 +23,17 @@ from varagity_assets.documents.sensors import RANGE_END, RANGE_START, docs_folde
 
 pytestmark = pytest.mark.integration
 
+# every asset of the code location, as the UI lists them
+ALL_ASSETS = {
+    "parsed_document",
+    "document_chunks",
+    "contextualized_chunks",
+    "chunk_embeddings",
+    "indexed_document",
+    "eval_results",
+    "search_index_release",
+}
+
 
 class Harness:
     """Ticks the sensor and executes what it requests, like the daemon would."""
@@ -97,15 +108,7 @@ def _search(settings: Settings, query: str, method: str = "hybrid") -> list[str]
 def test_definitions_load() -> None:
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
-    assert keys == {
-        "parsed_document",
-        "document_chunks",
-        "contextualized_chunks",
-        "chunk_embeddings",
-        "indexed_document",
-        "eval_results",
-        "search_index_release",
-    }
+    assert keys == ALL_ASSETS
     assert (
         defs.resolve_sensor_def("docs_folder_sensor").default_status
         == dg.DefaultSensorStatus.RUNNING
