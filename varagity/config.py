@@ -22,6 +22,7 @@ ChunkingStrategy = Literal[
     "recursive_character", "token_based", "markdown_aware", "semantic", "docling_hybrid"
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
+ChatEngineName = Literal["simple", "condense_context"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")
 
@@ -32,6 +33,36 @@ REINGEST_AFFECTING = (
     "CHUNK_OVERLAP",
     "CONTEXTUALIZE",
     "OCR_ENGINE",
+)
+
+# Settings ``PATCH /api/settings`` may change while the app runs. Everything else
+# (addresses, ports, paths, the embedding model and its dimension) decides which
+# stores and servers a process connects to, and needs a restart.
+RUNTIME_EDITABLE = (
+    *REINGEST_AFFECTING,
+    "SEMANTIC_BREAKPOINT_PERCENTILE",
+    "OCR_DPI",
+    "INGEST_BATCH_SIZE",
+    "MAX_FILE_BYTES",
+    "LLM_MAX_TOKENS",
+    "LLM_TEMPERATURE",
+    "CONTEXT_MAX_TOKENS",
+    "RETRIEVAL_METHOD",
+    "SEMANTIC_WEIGHT",
+    "BM25_WEIGHT",
+    "TOP_K",
+    "RERANK_ENABLED",
+    "RERANK_BASE_METHOD",
+    "RERANK_CANDIDATES",
+    "RERANK_TOP_N",
+    "HYDE_ENABLED",
+    "HYDE_BASE_METHOD",
+    "HYDE_MAX_TOKENS",
+    "ARM_CANDIDATES",
+    "CHAT_ENGINE",
+    "CONDENSE_ENABLED",
+    "CONDENSE_MAX_TOKENS",
+    "CHAT_HISTORY_TURNS",
 )
 
 
@@ -148,6 +179,20 @@ class Settings(BaseSettings):
     HYDE_MAX_TOKENS: int = Field(default=160, ge=16, le=2048)
     ARM_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
+    )
+
+    # --- chat ---------------------------------------------------------------
+    CHAT_ENGINE: ChatEngineName = Field(
+        default="simple",
+        description="simple searches with the question as asked; condense_context first "
+        "rewrites a follow-up into a standalone search query using the conversation.",
+    )
+    CONDENSE_ENABLED: bool = Field(
+        default=True, description="Kill switch: false makes condense_context search verbatim."
+    )
+    CONDENSE_MAX_TOKENS: int = Field(default=96, ge=8, le=1024)
+    CHAT_HISTORY_TURNS: int = Field(
+        default=6, ge=0, le=50, description="Earlier turns the chat engine sees."
     )
 
     # --- services (embedded stack) -----------------------------------------

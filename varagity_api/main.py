@@ -15,7 +15,7 @@ from varagity.config import Settings, get_settings
 from varagity.logging_setup import configure_logging
 from varagity.services import Services
 from varagity_api.errors import install_error_handlers
-from varagity_api.routes import api_router
+from varagity_api.routes import api_router, root_routers
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
@@ -49,6 +49,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.include_router(api_router)
+    for router in root_routers:
+        app.include_router(router)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> HTMLResponse:

@@ -25,7 +25,7 @@ from varagity.models.rerank import RerankClient
 from varagity.retrieval.base import HybridRetriever, Retrieval
 from varagity.retrieval.hyde import HydeRetriever, clean_passage
 from varagity.services import Services
-from varagity_api.schemas import SearchRequest
+from varagity_api.schemas.search import SearchRequest
 
 pytestmark = pytest.mark.integration
 

@@ -1,10 +1,22 @@
-"""One module per resource; ``api_router`` includes them all."""
+"""One module per resource; ``api_router`` holds the ``/api`` ones, ``root_routers``
+the ones served at the root (the OpenAI-compatible ``/v1`` and ``/metrics``)."""
 
 from fastapi import APIRouter
 
-from varagity_api.routes import chat, health, search
+from varagity_api.routes import (
+    chat,
+    conversations,
+    documents,
+    health,
+    ingest,
+    metrics,
+    openai_compat,
+    search,
+    settings,
+)
 
 api_router = APIRouter(prefix="/api")
-api_router.include_router(health.router)
-api_router.include_router(search.router)
-api_router.include_router(chat.router)
+for _module in (health, search, chat, conversations, settings, documents, ingest):
+    api_router.include_router(_module.router)
+
+root_routers = (openai_compat.router, metrics.router)

@@ -19,14 +19,14 @@ from varagity.generation.answer import cited_numbers, stream_answer
 from varagity.models.clients import ModelError
 from varagity.services import Services
 from varagity_api.deps import ServicesDep
-from varagity_api.schemas import (
+from varagity_api.schemas.chat import (
     ChatRequest,
     DoneEvent,
     ErrorEvent,
     RetrievalEvent,
     TokenEvent,
-    source_from,
 )
+from varagity_api.schemas.common import source_from
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)

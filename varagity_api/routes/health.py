@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.services import Services
-from varagity_api.schemas import ComponentHealth, HealthResponse
+from varagity_api.schemas.health import ComponentHealth, HealthResponse
 
 router = APIRouter(tags=["system"])
 

@@ -6,7 +6,8 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from varagity_api.deps import ServicesDep
-from varagity_api.schemas import SearchRequest, SearchResponse, source_from
+from varagity_api.schemas.common import source_from
+from varagity_api.schemas.search import SearchRequest, SearchResponse
 
 router = APIRouter(tags=["retrieval"])
 

@@ -1,0 +1,7 @@
+"""`/api/conversations` routes (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["conversations"])

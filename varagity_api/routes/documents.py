@@ -1,0 +1,7 @@
+"""`/api/documents` routes (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["documents"])

@@ -1,0 +1,7 @@
+"""Root-level routes (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter(tags=["openai_compat"])
