@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.varagity-installed
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example clean
+.PHONY: install up test lint typecheck unit bench env-example openapi clean
 
 install: $(STAMP)
 
@@ -52,6 +52,10 @@ bench: install
 
 env-example: install
 	$(BIN)/python -c "from varagity.config import render_env_example as r; print(r(), end='')" > .env.example
+
+# the committed API contract; the web client's types are generated from it
+openapi: install
+	$(BIN)/python -m varagity_api.openapi
 
 clean:
 	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache

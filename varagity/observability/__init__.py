@@ -1,0 +1,1 @@
+"""Process metrics exported to Prometheus."""

@@ -1,0 +1,100 @@
+"""The Prometheus catalogue: per-stage latency, chat and ingest counters, corpus gauges.
+
+Collectors live in the default registry, so ``/metrics`` serves them with anything
+else the process registers. The corpus gauges are computed at scrape time from
+Postgres (documents, chunks, the stale flag) by :class:`CorpusCollector`, so they are
+right even when ingest runs in Dagster's processes, not this one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+log = logging.getLogger(__name__)
+
+# seconds; query stages run from ~0.1 ms (fusion) to tens of seconds (CPU generation)
+_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+STAGE_SECONDS = Histogram(
+    "varagity_stage_seconds",
+    "Latency of one query stage (embed, each arm, fusion, hydrate, rerank, hyde, "
+    "condense, first_token, generate, total).",
+    ["route", "stage"],
+    buckets=_BUCKETS,
+)
+CHAT_TURNS = Counter(
+    "varagity_chat_turns_total",
+    "Chat turns by engine, retrieval method and outcome (ok, error, aborted).",
+    ["engine", "method", "outcome"],
+)
+SEARCHES = Counter("varagity_searches_total", "Search requests by method.", ["method"])
+INGEST_REQUESTS = Counter(
+    "varagity_ingest_requests_total",
+    "Ingest and reingest launches requested through the API, by outcome.",
+    ["kind", "outcome"],
+)
+UPLOADED_FILES = Counter(
+    "varagity_uploaded_files_total", "Uploaded files by outcome (stored, refused).", ["outcome"]
+)
+DELETED_DOCUMENTS = Counter(
+    "varagity_deleted_documents_total", "Documents deleted through the API."
+)
+
+
+def observe_stages(route: str, timings_ms: Mapping[str, float]) -> None:
+    """Record every stage timing of one request (milliseconds in, seconds out)."""
+    for stage, ms in timings_ms.items():
+        STAGE_SECONDS.labels(route=route, stage=stage).observe(max(0.0, ms) / 1000.0)
+
+
+def count_chat_turn(engine: str, method: str, outcome: str) -> None:
+    """One chat turn finished with ``outcome`` (``ok``, ``error`` or ``aborted``)."""
+    CHAT_TURNS.labels(engine=engine, method=method, outcome=outcome).inc()
+
+
+CorpusReading = tuple[int, int, bool]
+
+
+class CorpusCollector(Collector):
+    """Documents, chunks and the stale flag, read from the stores at scrape time."""
+
+    def __init__(self, read: Callable[[], CorpusReading | None]) -> None:
+        """``read`` returns ``(documents, chunks, stale)``, or None while unavailable."""
+        self._read = read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """Yield the three gauges (nothing while the stores are unavailable)."""
+        try:
+            reading = self._read()
+        except Exception as exc:  # a scrape must never fail because a store is down
+            log.warning("corpus gauges unavailable: %s", exc)
+            return
+        if reading is None:
+            return
+        documents, chunks, stale = reading
+        yield GaugeMetricFamily(
+            "varagity_corpus_documents", "Documents in the index.", value=documents
+        )
+        yield GaugeMetricFamily("varagity_corpus_chunks", "Chunks in the index.", value=chunks)
+        yield GaugeMetricFamily(
+            "varagity_corpus_stale",
+            "1 when ingest settings changed since the corpus was built.",
+            value=1 if stale else 0,
+        )
+
+
+def register_corpus_collector(
+    read: Callable[[], CorpusReading | None], registry: CollectorRegistry = REGISTRY
+) -> CorpusCollector:
+    """Register a corpus collector (replacing the one a previous app registered)."""
+    for existing in list(getattr(registry, "_collector_to_names", {})):
+        if isinstance(existing, CorpusCollector):
+            registry.unregister(existing)
+    collector = CorpusCollector(read)
+    registry.register(collector)
+    return collector
