@@ -13,9 +13,11 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings, get_settings
 from varagity.logging_setup import configure_logging
+from varagity.observability.metrics import register_corpus_collector
 from varagity.services import Services
 from varagity_api.errors import install_error_handlers
 from varagity_api.routes import api_router, root_routers
+from varagity_api.routes.metrics import corpus_reading
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
@@ -35,6 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         except Exception as exc:  # serve health and a clear 503 instead of dying
             log.error("stores unavailable at startup: %s", exc)
             app.state.startup_error = f"{type(exc).__name__}: {exc}"
+        register_corpus_collector(lambda: corpus_reading(app.state.services))
         try:
             yield
         finally:
