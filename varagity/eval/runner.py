@@ -64,10 +64,45 @@ def ingest_key(settings: Settings) -> str:
     return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def store_prefix(suite: Suite) -> str:
+    """Common prefix of every isolated store of ``suite``: ``eval_<suite>_``."""
+    slug = _SLUG.sub("_", suite.name.lower()).strip("_")[:30] or "suite"
+    return f"eval_{slug}_"
+
+
 def store_name(suite: Suite, settings: Settings) -> str:
     """Database (and folder) name of the isolated store: ``eval_<suite>_<ingest hash>``."""
-    slug = _SLUG.sub("_", suite.name.lower()).strip("_")[:30] or "suite"
-    return f"eval_{slug}_{ingest_key(settings)}"
+    return store_prefix(suite) + ingest_key(settings)
+
+
+def drop_stores(base: Settings, suite: Suite) -> list[str]:
+    """Remove every isolated store of ``suite``: its databases, BM25 folders and markers.
+
+    Returns:
+        The names of the stores removed (databases and/or folders).
+    """
+    import shutil
+
+    from varagity.stores.postgres import database_url, databases_with_prefix, drop_database
+
+    prefix = store_prefix(suite)
+    server = database_url(base)
+    names = set(databases_with_prefix(server, prefix))
+    for name in sorted(names):
+        drop_database(server, name)
+    root = base.home / "eval"
+    if root.is_dir():
+        for folder in root.iterdir():
+            if folder.is_dir() and folder.name.startswith(prefix):
+                shutil.rmtree(folder)
+                names.add(folder.name)
+    if base.ELASTICSEARCH_URL:
+        log.warning(
+            "Elasticsearch indices %s_%s* are not removed; delete them on the server",
+            base.ELASTICSEARCH_INDEX,
+            prefix,
+        )
+    return sorted(names)
 
 
 def isolated_settings(base: Settings, suite: Suite, overrides: Mapping[str, Any]) -> Settings:

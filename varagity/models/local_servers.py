@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -454,3 +454,36 @@ def _server_process(
     return ManagedProcess(
         name, argv, log_dir=log_dir, env=_child_env(), ready_url=f"http://{host}:{port}/v1/models"
     )
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=3).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@contextlib.contextmanager
+def local_model_servers(settings: Settings, log_dir: Path | str) -> Iterator[list[str]]:
+    """Make sure the local chat and embedding servers answer for the duration.
+
+    A server whose ``*_BASE_URL`` is set is the operator's to run and is left alone; a
+    local one already answering (a running ``varagity up``) is reused; otherwise it is
+    started here and stopped on exit. Yields the names of the servers started.
+    """
+    wanted = []
+    if settings.LLM_BASE_URL is None and not _answers(f"{settings.llm_url}/models"):
+        wanted.append(llm_server_process(settings, log_dir))
+    if settings.EMBEDDING_BASE_URL is None and not _answers(f"{settings.embedding_url}/models"):
+        wanted.append(embedding_server_process(settings, log_dir))
+    started: list[ManagedProcess] = []
+    try:
+        for proc in wanted:
+            Path(log_dir).mkdir(parents=True, exist_ok=True)
+            started.append(proc.start())
+        for proc in started:
+            proc.wait_ready(timeout=300)
+        yield [p.name for p in started]
+    finally:
+        for proc in reversed(started):
+            proc.stop()

@@ -104,6 +104,22 @@ def ensure_database(url: str, dbname: str) -> str:
     return with_database(url, dbname)
 
 
+def databases_with_prefix(url: str, prefix: str) -> list[str]:
+    """Names of the databases on the server of ``url`` starting with ``prefix``."""
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    with connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE %s ORDER BY datname", (pattern,)
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def drop_database(url: str, dbname: str) -> None:
+    """Drop ``dbname`` on the server of ``url`` (closing its other sessions first)."""
+    with connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+
+
 def dagster_storage_url(settings: Settings) -> str:
     """Dagster instance storage: the ``dagster`` database beside the embedded app database.
 
