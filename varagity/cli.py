@@ -38,8 +38,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from varagity.generation.answer import cited_numbers, stream_answer
     from varagity.services import Services
 
-    settings = get_settings()
-    services = Services.open(settings)
+    services = Services.open(get_settings())
+    settings = services.settings  # with the runtime overrides stored by the API
     try:
         retrieval = services.retriever(args.method).retrieve(args.question, args.k)
         parts = []

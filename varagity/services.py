@@ -2,90 +2,196 @@
 
 The API's lifespan, the Dagster resources and the CLI all build one
 :class:`Services` and close it when done; nothing here happens at import time.
+
+:meth:`Services.open` replays the runtime overrides stored in Postgres onto the
+settings it is given, so every process works with the same *effective* settings;
+``base_settings`` keeps what the environment said. The API changes overrides at run
+time through :meth:`Services.update_settings`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from varagity.config import Settings
+from varagity.config import REINGEST_AFFECTING, RUNTIME_EDITABLE, Settings
 from varagity.models.clients import ChatClient, EmbeddingClient
 from varagity.models.rerank import RerankClient
 from varagity.retrieval import Retriever, build_retriever
 from varagity.stores.bm25 import BM25Store, open_bm25_store
+from varagity.stores.corpus_state import CorpusState
 from varagity.stores.postgres import database_url
+from varagity.stores.settings_overrides import (
+    OverrideProblem,
+    SettingsOverrideStore,
+    apply_overrides,
+    check_names,
+    validate_overrides,
+)
 from varagity.stores.vector_store import PgVectorStore
 
 log = logging.getLogger(__name__)
 
+# Runtime-editable settings the chat client captures when it is built.
+_CHAT_CLIENT_SETTINGS = ("LLM_MAX_TOKENS", "LLM_TEMPERATURE")
+
 
 @dataclass
 class Services:
-    """Stores and model clients for one process."""
+    """Stores and model clients for one process, and the settings they run with."""
 
     settings: Settings
+    """The effective settings: ``base_settings`` with the stored overrides applied."""
+    base_settings: Settings
+    """The settings from the environment (and ``.env``), before overrides."""
     pg: PgVectorStore
     bm25: BM25Store
     embedder: EmbeddingClient
     chat: ChatClient
     reranker: RerankClient | None = None
+    overrides: dict[str, str] = field(default_factory=dict)
+    """The overrides in effect, by name, in environment-string form."""
+    override_problems: list[OverrideProblem] = field(default_factory=list)
+    """Stored overrides that were skipped because they no longer validate."""
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
+    _retired_chat: list[ChatClient] = field(default_factory=list)
+    _lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        """Connect to Postgres (migrating it), open the BM25 index and the model clients."""
+        """Connect to Postgres (migrating it), apply the stored overrides to ``settings``,
+        then open the BM25 index and the model clients with the effective settings."""
         pg = PgVectorStore(database_url(settings), embedding_dim=settings.EMBEDDING_DIM)
         try:
-            bm25 = open_bm25_store(settings)
+            rows = SettingsOverrideStore(pg).rows()
+            effective, problems = apply_overrides(settings, rows)
+            bm25 = open_bm25_store(effective)
         except Exception:
             pg.close()
             raise
+        skipped = {p.name for p in problems}
         return cls(
-            settings=settings,
+            settings=effective,
+            base_settings=settings,
             pg=pg,
             bm25=bm25,
-            embedder=EmbeddingClient.from_settings(settings),
-            chat=ChatClient.from_settings(settings),
+            embedder=EmbeddingClient.from_settings(effective),
+            chat=ChatClient.from_settings(effective),
+            overrides={r.name: r.value for r in rows if r.name not in skipped},
+            override_problems=problems,
         )
 
     def retriever(self, method: str | None = None) -> Retriever:
         """The retriever for ``method`` (default ``RETRIEVAL_METHOD``), built once."""
-        name = method or self.settings.RETRIEVAL_METHOD
-        if name not in self._retrievers:
+        with self._lock:
             s = self.settings
-            if name == "reranked" and self.reranker is None:
-                # RERANK_BASE_URL unset: the local embedding server's similarity scorer
-                self.reranker = RerankClient.from_settings(s)
-            self._retrievers[name] = build_retriever(
-                name,
-                pg=self.pg,
-                bm25=self.bm25,
-                embedder=self.embedder,
-                semantic_weight=s.SEMANTIC_WEIGHT,
-                bm25_weight=s.BM25_WEIGHT,
-                arm_candidates=s.ARM_CANDIDATES,
-                chat=self.chat,
-                reranker=self.reranker,
-                rerank_enabled=s.RERANK_ENABLED,
-                rerank_base_method=s.RERANK_BASE_METHOD,
-                rerank_candidates=s.RERANK_CANDIDATES,
-                rerank_top_n=s.RERANK_TOP_N,
-                hyde_enabled=s.HYDE_ENABLED,
-                hyde_base_method=s.HYDE_BASE_METHOD,
-                hyde_max_tokens=s.HYDE_MAX_TOKENS,
+            name = method or s.RETRIEVAL_METHOD
+            if name not in self._retrievers:
+                if name == "reranked" and self.reranker is None:
+                    # RERANK_BASE_URL unset: the local embedding server's similarity scorer
+                    self.reranker = RerankClient.from_settings(s)
+                self._retrievers[name] = build_retriever(
+                    name,
+                    pg=self.pg,
+                    bm25=self.bm25,
+                    embedder=self.embedder,
+                    semantic_weight=s.SEMANTIC_WEIGHT,
+                    bm25_weight=s.BM25_WEIGHT,
+                    arm_candidates=s.ARM_CANDIDATES,
+                    chat=self.chat,
+                    reranker=self.reranker,
+                    rerank_enabled=s.RERANK_ENABLED,
+                    rerank_base_method=s.RERANK_BASE_METHOD,
+                    rerank_candidates=s.RERANK_CANDIDATES,
+                    rerank_top_n=s.RERANK_TOP_N,
+                    hyde_enabled=s.HYDE_ENABLED,
+                    hyde_base_method=s.HYDE_BASE_METHOD,
+                    hyde_max_tokens=s.HYDE_MAX_TOKENS,
+                )
+            return self._retrievers[name]
+
+    def apply_settings(self, new: Settings) -> None:
+        """Switch this process to ``new`` settings without reopening the stores.
+
+        Cached retrievers are dropped (the next request builds them with the new
+        values) and the chat client is rebuilt when a setting it captured changed. The
+        replaced client stays open until :meth:`close`, so answers streaming through it
+        finish.
+
+        Raises:
+            ValueError: ``new`` differs in a setting that is not runtime-editable.
+        """
+        with self._lock:
+            old = self.settings
+            fixed = [
+                n
+                for n in Settings.model_fields
+                if n not in RUNTIME_EDITABLE and getattr(new, n) != getattr(old, n)
+            ]
+            if fixed:
+                raise ValueError(
+                    f"{', '.join(fixed)} cannot change while the process runs; restart it"
+                )
+            self.settings = new
+            self._retrievers = {}
+            if any(getattr(old, n) != getattr(new, n) for n in _CHAT_CLIENT_SETTINGS):
+                self._retired_chat.append(self.chat)
+                self.chat = ChatClient.from_settings(new)
+
+    def update_settings(self, changes: Mapping[str, str | None]) -> list[str]:
+        """Change the stored overrides and apply the result to this process.
+
+        ``changes`` maps setting names to environment-string values, None removing the
+        override. The overrides in effect with the changes merged in are validated as a
+        whole before anything is stored; then the rows change in one transaction and the
+        new settings apply at once. When a reingest-affecting setting changed value on
+        a non-empty corpus, the corpus is flagged stale.
+
+        Returns:
+            The names of the settings whose effective value changed.
+
+        Raises:
+            OverrideValidationError: Nothing was stored; ``errors`` says why, per setting.
+        """
+        check_names(changes)
+        with self._lock:
+            merged = dict(self.overrides)
+            for name, value in changes.items():
+                if value is None:
+                    merged.pop(name, None)
+                else:
+                    merged[name] = value
+            new = validate_overrides(self.base_settings, merged)
+            SettingsOverrideStore(self.pg).save(
+                {n: v for n, v in changes.items() if v is not None},
+                remove=[n for n, v in changes.items() if v is None],
             )
-        return self._retrievers[name]
+            old = self.settings
+            self.apply_settings(new)
+            self.overrides = merged
+            self.override_problems = [p for p in self.override_problems if p.name not in changes]
+        changed = [n for n in Settings.model_fields if getattr(old, n) != getattr(new, n)]
+        if any(n in REINGEST_AFFECTING for n in changed):
+            corpus = CorpusState(self.pg)
+            corpus.observe(old)  # records what the corpus was built with, if nothing did yet
+            corpus.observe(new)
+        log.info("settings changed at runtime: %s", ", ".join(changed) or "nothing")
+        return changed
 
     def close(self) -> None:
         """Release every handle (errors are logged, not raised)."""
-        for name, closer in (
+        closers = [
             ("bm25", self.bm25.close),
             ("postgres", self.pg.close),
             ("embedder", self.embedder.close),
             ("chat", self.chat.close),
-            ("reranker", self.reranker.close if self.reranker is not None else lambda: None),
-        ):
+            *(("replaced chat", c.close) for c in self._retired_chat),
+        ]
+        if self.reranker is not None:
+            closers.append(("reranker", self.reranker.close))
+        for name, closer in closers:
             try:
                 closer()
             except Exception as exc:  # closing must not mask the real outcome

@@ -21,7 +21,7 @@ def get_services(request: Request) -> Services:
 
 
 def get_app_settings(request: Request) -> Settings:
-    """The settings the app was started with."""
+    """The app's effective settings: the environment's with the runtime overrides."""
     settings: Settings = request.app.state.settings
     return settings
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings, get_settings
@@ -21,6 +23,21 @@ from varagity_api.routes.metrics import corpus_reading
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
+# `npm run build` in web/ writes the client here (index.html + hashed assets/).
+WEB_BUILD = STATIC / "app"
+
+
+def index_page(dagster_url: str) -> str:
+    """The built web client's index.html, or a page saying how to build it.
+
+    Both carry ``{{DAGSTER_URL}}`` placeholders, filled here so the client can link
+    citations to their partitions in the Dagster UI.
+    """
+    built = WEB_BUILD / "index.html"
+    page = built if built.is_file() else STATIC / "index.html"
+    return page.read_text(encoding="utf-8").replace(
+        "{{DAGSTER_URL}}", html.escape(dagster_url, quote=True)
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -34,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.startup_error = None
         try:
             app.state.services = await run_in_threadpool(Services.open, app.state.settings)
+            app.state.settings = app.state.services.settings  # with the stored overrides
         except Exception as exc:  # serve health and a clear 503 instead of dying
             log.error("stores unavailable at startup: %s", exc)
             app.state.startup_error = f"{type(exc).__name__}: {exc}"
@@ -55,11 +73,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in root_routers:
         app.include_router(router)
 
+    assets = WEB_BUILD / "assets"
+    # mounted when the build exists at start-up; a build made later needs a restart
+    if assets.is_dir():
+        app.mount("/assets", StaticFiles(directory=assets), name="web-assets")
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> HTMLResponse:
-        page = (STATIC / "index.html").read_text(encoding="utf-8")
-        dagster = (settings or get_settings()).dagster_url
-        return HTMLResponse(page.replace("{{DAGSTER_URL}}", dagster))
+        page = index_page((settings or get_settings()).dagster_url)
+        return HTMLResponse(page, headers={"cache-control": "no-cache"})
 
     return app
 

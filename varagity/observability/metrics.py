@@ -39,7 +39,9 @@ INGEST_REQUESTS = Counter(
     ["kind", "outcome"],
 )
 UPLOADED_FILES = Counter(
-    "varagity_uploaded_files_total", "Uploaded files by outcome (stored, refused).", ["outcome"]
+    "varagity_uploaded_files_total",
+    "Uploaded files by outcome (stored, replaced, unchanged, refused).",
+    ["outcome"],
 )
 DELETED_DOCUMENTS = Counter(
     "varagity_deleted_documents_total", "Documents deleted through the API."

@@ -22,14 +22,14 @@ class VaragityResource(dg.ConfigurableResource):
 
     @property
     def settings(self) -> Settings:
-        """The validated settings (environment + ``.env``)."""
-        return get_settings()
+        """The effective settings: environment + ``.env`` + the stored runtime overrides."""
+        return self.services.settings
 
     @property
     def services(self) -> Services:
         """Open handles, created on first use."""
         if self._services is None:
-            self._services = Services.open(self.settings)
+            self._services = Services.open(get_settings())
         return self._services
 
     def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
