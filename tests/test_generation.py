@@ -6,6 +6,7 @@ from varagity.generation.answer import (
     NO_EVIDENCE_ANSWER,
     build_messages,
     cited_numbers,
+    format_history,
     stream_answer,
 )
 from varagity.records import ChunkRecord, RetrievedChunk
@@ -65,3 +66,57 @@ def test_no_evidence_needs_no_model() -> None:
 
     out = "".join(stream_answer(Boom(), "q", [], context_tokens=8192, answer_tokens=64))
     assert out == NO_EVIDENCE_ANSWER
+
+
+def test_history_comes_before_the_question_without_old_citations() -> None:
+    history = [("Kettle warranty?", "It is 27 months [1][2]."), ("Who makes it?", "Tern [1].")]
+    msgs = build_messages(
+        "Where is it made?",
+        [_chunk(1, "Made in Porto")],
+        context_tokens=8192,
+        answer_tokens=256,
+        history=history,
+    )
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert msgs[1]["content"] == "Kettle warranty?"
+    assert msgs[2]["content"] == "It is 27 months ."
+    assert msgs[4]["content"] == "Tern ."
+    assert msgs[-1]["content"].startswith("Question: Where is it made?")  # the user's own words
+    assert "Earlier turns" in msgs[0]["content"]
+    plain = build_messages("q", [_chunk(1, "x")], context_tokens=8192, answer_tokens=256)
+    assert "Earlier turns" not in plain[0]["content"] and len(plain) == 2
+
+
+def test_history_keeps_the_newest_turns_within_its_budget() -> None:
+    old = ("Tell me everything about the ancient relic", "word " * 400)
+    new = ("Who makes it?", "Tern.")
+    turns = format_history([old, new], max_tokens=150)
+    assert [m["content"] for m in turns] == ["Who makes it?", "Tern."]
+    capped = format_history([old], max_tokens=10_000)
+    assert capped[1]["content"].endswith(" ...")
+    assert len(capped[1]["content"].split()) < 300
+    assert format_history([old, new], max_tokens=1) == []
+
+
+def test_stream_answer_sends_history_to_the_model() -> None:
+    class Recorder:
+        def __init__(self) -> None:
+            self.messages: list[dict[str, str]] = []
+
+        def stream(self, messages, max_tokens=None, temperature=None):
+            self.messages = messages
+            yield "ok"
+
+    recorder = Recorder()
+    out = "".join(
+        stream_answer(
+            recorder,
+            "Who makes it?",
+            [_chunk(1, "Tern")],
+            context_tokens=8192,
+            answer_tokens=64,
+            history=[("Kettle warranty?", "27 months.")],
+        )
+    )
+    assert out == "ok"
+    assert [m["content"] for m in recorder.messages[1:3]] == ["Kettle warranty?", "27 months."]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Protocol
 
 from varagity.records import RetrievedChunk
@@ -14,11 +14,18 @@ SYSTEM_PROMPT = (
     "cite the source it comes from as [n], for example [1] or [2][3]. If the sources do "
     "not contain the answer, say that you could not find it in the documents. Be concise."
 )
+HISTORY_NOTE = (
+    " Earlier turns of the conversation come first; use them only to understand what the "
+    "latest question refers to, and answer it from the sources."
+)
 NO_EVIDENCE_ANSWER = (
     "I could not find anything about this in the indexed documents. Add relevant files to "
     "the corpus folder, or rephrase the question."
 )
 _CITATION = re.compile(r"\[(\d{1,3})\]")
+# Share of the context window earlier turns may take, and the cap on one old answer.
+HISTORY_SHARE = 0.2
+HISTORY_ANSWER_TOKENS = 200
 
 
 class Streamer(Protocol):
@@ -47,11 +54,45 @@ def format_sources(chunks: Sequence[RetrievedChunk], *, max_tokens: int) -> str:
     return "\n\n".join(blocks)
 
 
+def format_history(history: Sequence[tuple[str, str]], *, max_tokens: int) -> list[dict[str, str]]:
+    """Earlier ``(question, answer)`` turns as chat messages, newest kept first.
+
+    Old answers lose their ``[n]`` citations (they numbered other sources) and are
+    capped at ``HISTORY_ANSWER_TOKENS``; turns that no longer fit ``max_tokens`` are
+    dropped, oldest first.
+    """
+    kept: list[dict[str, str]] = []
+    used = 0
+    for question, answer in reversed(history):
+        reply = " ".join(_CITATION.sub("", answer).split())
+        if count_tokens(reply) > HISTORY_ANSWER_TOKENS:
+            reply = truncate_tokens(reply, HISTORY_ANSWER_TOKENS) + " ..."
+        cost = count_tokens(question) + count_tokens(reply)
+        if used + cost > max_tokens:
+            break
+        used += cost
+        kept[:0] = [{"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+    return kept
+
+
 def build_messages(
-    question: str, chunks: Sequence[RetrievedChunk], *, context_tokens: int, answer_tokens: int
+    question: str,
+    chunks: Sequence[RetrievedChunk],
+    *,
+    context_tokens: int,
+    answer_tokens: int,
+    history: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, str]]:
-    """System prompt plus one user turn holding the sources and the question."""
-    budget = max(256, int(context_tokens * 0.6) - answer_tokens - count_tokens(question))
+    """System prompt, earlier turns (if any), then one user turn with sources + question.
+
+    ``history`` holds ``(question, answer)`` pairs, oldest first; they get at most
+    ``HISTORY_SHARE`` of the context window and the sources what is left.
+    """
+    earlier = format_history(history, max_tokens=int(context_tokens * HISTORY_SHARE))
+    history_tokens = sum(count_tokens(m["content"]) for m in earlier)
+    budget = max(
+        256, int(context_tokens * 0.6) - answer_tokens - count_tokens(question) - history_tokens
+    )
     sources = format_sources(chunks, max_tokens=budget)
     # The question comes first and again last: measured with SmolLM2-135M on the sample
     # corpus, restating it after long sources keeps small models on the question, and
@@ -60,7 +101,8 @@ def build_messages(
         f"Question: {question}\n\nSources:\n\n{sources}\n\n"
         f'Answer the question "{question}" in one or two sentences, citing sources like [1]:'
     )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    system = SYSTEM_PROMPT + (HISTORY_NOTE if earlier else "")
+    return [{"role": "system", "content": system}, *earlier, {"role": "user", "content": user}]
 
 
 def stream_answer(
@@ -70,13 +112,22 @@ def stream_answer(
     *,
     context_tokens: int,
     answer_tokens: int,
-) -> Iterator[str]:
-    """Token deltas of the grounded answer (a fixed reply when there is no evidence)."""
+    history: Sequence[tuple[str, str]] = (),
+) -> Generator[str, None, None]:
+    """Token deltas of the grounded answer (a fixed reply when there is no evidence).
+
+    ``history`` is the earlier ``(question, answer)`` turns the prompt shows the model;
+    ``question`` is always the user's own words, never a search rewrite.
+    """
     if not chunks:
         yield NO_EVIDENCE_ANSWER
         return
     messages = build_messages(
-        question, chunks, context_tokens=context_tokens, answer_tokens=answer_tokens
+        question,
+        chunks,
+        context_tokens=context_tokens,
+        answer_tokens=answer_tokens,
+        history=history,
     )
     yield from client.stream(messages, max_tokens=answer_tokens)
 

@@ -1,102 +1,212 @@
-"""``POST /api/chat``: a grounded answer streamed as server-sent events.
+"""``POST /api/chat``: one conversation turn, streamed as server-sent events.
 
-Event order: ``retrieval`` (the evidence, numbered as the answer cites it), then
-``token`` deltas, then ``done``; any failure is an in-band ``error`` event that ends
-the stream. A client that disconnects stops generation.
+Event order: ``retrieval`` (the evidence, numbered as the answer cites it, and the
+query that found it), then ``reasoning`` and ``token`` deltas, then ``done``; any
+failure is an in-band ``error`` event that ends the stream. An unknown
+``conversation_id`` is a plain 404 before any streaming starts.
+
+The turn is saved only once the answer is complete, in one transaction, and ``done``
+carries the saved message's id. A client that disconnects stops generation and
+nothing is saved.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 
+import psycopg
 from fastapi import APIRouter, Request
+from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from varagity.generation.answer import cited_numbers, stream_answer
+from varagity.chat.base import ChatEngine, Turn, build_chat_engine
+from varagity.chat.turn import answer_pieces, ground
+from varagity.generation.answer import cited_numbers
+from varagity.generation.think import Piece
 from varagity.models.clients import ModelError
+from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.services import Services
+from varagity.stores.conversation_store import (
+    AssistantReply,
+    ConversationNotFound,
+    ConversationStore,
+    new_id,
+)
 from varagity_api.deps import ServicesDep
+from varagity_api.routes.conversations import ConversationStoreDep, not_found
 from varagity_api.schemas.chat import (
     ChatRequest,
     DoneEvent,
     ErrorEvent,
+    ReasoningEvent,
     RetrievalEvent,
     TokenEvent,
 )
-from varagity_api.schemas.common import source_from
+from varagity_api.schemas.common import ErrorBody, source_from
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
 
 
-def _event(name: str, payload: object) -> ServerSentEvent:
-    return ServerSentEvent(event=name, data=payload.model_dump_json())  # type: ignore[attr-defined]
+def _event(name: str, payload: BaseModel) -> ServerSentEvent:
+    return ServerSentEvent(event=name, data=payload.model_dump_json())
 
 
-async def answer_events(
-    request: Request, body: ChatRequest, services: Services
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def close_quietly(pieces: Generator[Piece, None, None]) -> None:
+    """Close an answer stream early (which closes the model's HTTP stream)."""
+    try:
+        pieces.close()
+    except ValueError:  # a worker thread is inside next(); it is collected when that returns
+        log.debug("answer stream still running in a worker thread; left to the collector")
+
+
+async def turn_events(
+    request: Request,
+    body: ChatRequest,
+    services: Services,
+    store: ConversationStore,
+    engine: ChatEngine,
+    conversation_id: str,
+    history: list[Turn],
 ) -> AsyncIterator[ServerSentEvent]:
-    """The SSE event sequence for one question."""
+    """The SSE events of one turn; saves the turn just before ``done``."""
     settings = services.settings
+    started = time.perf_counter()
     timings: dict[str, float] = {}
+    method: str = body.method or settings.RETRIEVAL_METHOD
+    outcome = "aborted"  # until the turn is saved or fails
+    pieces: Generator[Piece, None, None] | None = None
     try:
         retriever = services.retriever(body.method)
-        result = await run_in_threadpool(retriever.retrieve, body.question, body.k)
-        timings.update(result.timings_ms)
-        sources = [source_from(c, n) for n, c in enumerate(result.chunks, start=1)]
+        method = retriever.method
+        grounding = await run_in_threadpool(
+            ground, engine, retriever, body.question, history, body.k
+        )
+        timings.update(grounding.timings_ms)
+        prepared, chunks = grounding.prepared, grounding.retrieval.chunks
+        sources = [source_from(c, n) for n, c in enumerate(chunks, start=1)]
         yield _event(
             "retrieval",
             RetrievalEvent(
-                query=result.query,
-                method=retriever.method,  # type: ignore[arg-type]
+                conversation_id=conversation_id,
+                query=prepared.search_query,
+                condensed_query=prepared.condensed_query,
+                chat_engine=engine.name,  # type: ignore[arg-type]  # a registry name
+                method=method,  # type: ignore[arg-type]
                 sources=sources,
-                timings_ms=result.timings_ms,
+                timings_ms=dict(timings),
             ),
         )
-        started = time.perf_counter()
-        first_token: float | None = None
-        parts: list[str] = []
-        deltas = stream_answer(
+        generating = time.perf_counter()
+        answer: list[str] = []
+        reasoning: list[str] = []
+        pieces = answer_pieces(
             services.chat,
-            body.question,
-            result.chunks,
+            grounding,
             context_tokens=settings.LLM_CONTEXT_TOKENS,
             answer_tokens=settings.LLM_MAX_TOKENS,
         )
-        async for delta in iterate_in_threadpool(deltas):
+        async for piece in iterate_in_threadpool(pieces):
             if await request.is_disconnected():
-                log.info("client went away; stopping generation")
+                log.info("client went away mid-answer; stopping generation, saving nothing")
                 return
-            if first_token is None:
-                first_token = time.perf_counter()
-                timings["first_token"] = round((first_token - started) * 1000, 2)
-            parts.append(delta)
-            yield _event("token", TokenEvent(delta=delta))
-        timings["generate"] = round((time.perf_counter() - started) * 1000, 2)
-        answer = "".join(parts)
+            timings.setdefault("first_token", _ms(generating))
+            if piece.kind == "reasoning":
+                reasoning.append(piece.text)
+                yield _event("reasoning", ReasoningEvent(delta=piece.text))
+            else:
+                answer.append(piece.text)
+                yield _event("token", TokenEvent(delta=piece.text))
+        timings["generate"] = _ms(generating)
+        timings["total"] = _ms(started)
+        text, thought = "".join(answer), "".join(reasoning) or None
+        reply = AssistantReply(
+            content=text,
+            sources=chunks,
+            retrieval_method=method,
+            chat_engine=engine.name,
+            latency_ms=dict(timings),
+            reasoning=thought,
+            condensed_query=prepared.condensed_query,
+        )
+        try:
+            turn = await run_in_threadpool(store.append_turn, conversation_id, body.question, reply)
+        except psycopg.Error as exc:
+            outcome = "error"
+            log.error("saving the turn of conversation %s failed: %s", conversation_id, exc)
+            message = f"The answer was generated but could not be saved: {exc}"
+            yield _event("error", ErrorEvent(code="persistence_failed", message=message))
+            return
+        outcome = "ok"
         yield _event(
             "done",
-            DoneEvent(answer=answer, cited=cited_numbers(answer, len(sources)), timings_ms=timings),
+            DoneEvent(
+                conversation_id=conversation_id,
+                message_id=turn.assistant_message_id,
+                answer=text,
+                reasoning=thought,
+                cited=cited_numbers(text, len(sources)),
+                timings_ms=timings,
+            ),
         )
     except ModelError as exc:
+        outcome = "error"
         yield _event("error", ErrorEvent(code="model_unavailable", message=str(exc)))
     except ValueError as exc:
+        outcome = "error"
         yield _event("error", ErrorEvent(code="invalid_request", message=str(exc)))
     except Exception as exc:  # the stream must end with an event, never a torn connection
+        outcome = "error"
         log.exception("chat failed")
-        yield _event(
-            "error", ErrorEvent(code="internal_error", message=f"{type(exc).__name__}: {exc}")
-        )
+        message = f"{type(exc).__name__}: {exc}"
+        yield _event("error", ErrorEvent(code="internal_error", message=message))
+    finally:
+        if pieces is not None:
+            close_quietly(pieces)
+        count_chat_turn(engine.name, method, outcome)
+        observe_stages("chat", timings)
 
 
 @router.post(
     "/chat",
     response_class=EventSourceResponse,
-    responses={200: {"content": {"text/event-stream": {}}, "description": "SSE stream"}},
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "SSE stream: retrieval (RetrievalEvent), reasoning (ReasoningEvent) "
+            "and token (TokenEvent) deltas, then done (DoneEvent) or error (ErrorEvent).",
+        },
+        404: {"model": ErrorBody, "description": "Unknown conversation_id."},
+    },
 )
-async def chat(request: Request, body: ChatRequest, services: ServicesDep) -> EventSourceResponse:
-    """Stream retrieval evidence, answer tokens and a final ``done`` event."""
-    return EventSourceResponse(answer_events(request, body, services), ping=15)
+async def chat(
+    request: Request, body: ChatRequest, services: ServicesDep, store: ConversationStoreDep
+) -> EventSourceResponse:
+    """Stream the evidence, reasoning and answer deltas, then ``done`` with the saved ids."""
+    settings = services.settings
+    if body.conversation_id is None:
+        conversation_id, pairs = new_id(), []
+    else:
+        conversation_id = body.conversation_id
+        try:
+            pairs = await run_in_threadpool(
+                store.history, conversation_id, settings.CHAT_HISTORY_TURNS
+            )
+        except ConversationNotFound as exc:
+            raise not_found(exc) from exc
+    engine = build_chat_engine(
+        body.chat_engine or settings.CHAT_ENGINE,
+        completer=services.chat,
+        condense_enabled=settings.CONDENSE_ENABLED,
+        condense_max_tokens=settings.CONDENSE_MAX_TOKENS,
+    )
+    history = [Turn(question, answer) for question, answer in pairs]
+    events = turn_events(request, body, services, store, engine, conversation_id, history)
+    return EventSourceResponse(events, ping=15)

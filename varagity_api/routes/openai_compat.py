@@ -1,7 +1,370 @@
-"""Root-level routes (being built)."""
+"""The OpenAI-compatible endpoint: ``GET /v1/models`` and ``POST /v1/chat/completions``.
+
+Any OpenAI client (the official SDKs, Open WebUI, LibreChat, ...) can ask the corpus
+questions. The last message is the question and must come from the ``user``; earlier
+user/assistant pairs are the conversation the chat engine (``CHAT_ENGINE``) uses;
+system messages are ignored, since the grounded prompt is Varagity's own. The model id
+picks the retrieval method: ``varagity`` uses ``RETRIEVAL_METHOD``,
+``varagity-<method>`` a given one. Sampling parameters are accepted and ignored: the
+server's ``LLM_TEMPERATURE`` and prompt apply, so answers match ``/api/chat``.
+
+The answer's ``[n]`` citations resolve through a "Sources:" footer appended to the
+content (``[n] path (page p)``), so plain clients can follow them; the non-standard
+``varagity`` field carries the full evidence (on the complete response, and on the
+first chunk of a stream). Turns here are not saved as conversations.
+
+Errors use OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``,
+instead of the ``{"code", "message"}`` of ``/api``: OpenAI clients parse that shape
+into their exceptions. Bad input is a 400 (a 404 for an unknown model), never a 5xx;
+an unavailable store or model server is a 503. Once a stream has started, a failure
+arrives as a final ``data: {"error": ...}`` line.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
+from typing import Any
 
-router = APIRouter(tags=["openai_compat"])
+from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+
+from varagity.chat.base import ChatEngine, Turn, build_chat_engine
+from varagity.chat.turn import Grounding, answer_pieces, ground
+from varagity.config import RETRIEVAL_METHODS, Settings
+from varagity.generation.answer import cited_numbers
+from varagity.generation.think import Piece
+from varagity.models.clients import ModelError
+from varagity.observability.metrics import count_chat_turn, observe_stages
+from varagity.services import Services
+from varagity.stores.conversation_store import new_id
+from varagity_api.deps import ServicesDep
+from varagity_api.errors import ApiError
+from varagity_api.routes.chat import close_quietly
+from varagity_api.schemas.common import Source, source_from
+from varagity_api.schemas.openai import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChatMessage,
+    Choice,
+    ChunkChoice,
+    Delta,
+    ModelCard,
+    ModelList,
+    OpenAIError,
+    OpenAIErrorBody,
+    VaragityExtras,
+)
+
+log = logging.getLogger(__name__)
+
+MODEL_PREFIX = "varagity"
+FOOTER_HEADING = "\n\nSources:\n"
+ROUTE_LABEL = "openai"
+
+
+def openai_error(status: int, message: str, *, code: str, param: str | None = None) -> JSONResponse:
+    """An error response in OpenAI's shape."""
+    kind = "invalid_request_error" if status < 500 else "server_error"
+    body = OpenAIErrorBody(error=OpenAIError(message=message, type=kind, param=param, code=code))
+    return JSONResponse(body.model_dump(), status_code=status)
+
+
+class OpenAIRoute(APIRoute):
+    """Answers validation and :class:`ApiError` failures in OpenAI's error shape."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """Wrap FastAPI's handler so its errors leave in OpenAI's shape."""
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except RequestValidationError as exc:
+                errors = exc.errors()
+                where = [".".join(str(p) for p in e.get("loc", ()) if p != "body") for e in errors]
+                message = "; ".join(
+                    f"{w or 'body'}: {e.get('msg')}" for w, e in zip(where, errors, strict=True)
+                )
+                param = where[0] if where and where[0] else None
+                return openai_error(400, message, code="invalid_request", param=param)
+            except ApiError as exc:
+                return openai_error(exc.status, exc.message, code=exc.code)
+
+        return route
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": OpenAIErrorBody, "description": "Invalid request."},
+    404: {"model": OpenAIErrorBody, "description": "Unknown model."},
+    503: {"model": OpenAIErrorBody, "description": "Store or model server unavailable."},
+}
+
+router = APIRouter(tags=["openai"], route_class=OpenAIRoute)
+
+
+def model_ids() -> list[str]:
+    """``varagity`` plus one ``varagity-<method>`` id per retrieval method."""
+    return [MODEL_PREFIX, *(f"{MODEL_PREFIX}-{m}" for m in RETRIEVAL_METHODS)]
+
+
+def method_for(model: str, settings: Settings) -> str:
+    """The retrieval method a model id asks for.
+
+    Raises:
+        ApiError: 404 for an id :func:`model_ids` does not list.
+    """
+    if model == MODEL_PREFIX:
+        return settings.RETRIEVAL_METHOD
+    method = model.removeprefix(f"{MODEL_PREFIX}-")
+    if model.startswith(f"{MODEL_PREFIX}-") and method in RETRIEVAL_METHODS:
+        return method
+    raise ApiError(
+        404,
+        "model_not_found",
+        f"Unknown model {model!r}; GET /v1/models lists: " + ", ".join(model_ids()),
+    )
+
+
+def strip_footer(content: str) -> str:
+    """An earlier answer of this endpoint without its "Sources:" footer."""
+    return content.split(FOOTER_HEADING, 1)[0]
+
+
+def split_conversation(messages: Sequence[ChatMessage]) -> tuple[str, list[Turn]]:
+    """The question (the last message) and the earlier user/assistant turns.
+
+    Raises:
+        ApiError: 400 when the last message is not a non-empty user message.
+    """
+    last = messages[-1]
+    question = last.text().strip()
+    if last.role != "user" or not question:
+        raise ApiError(
+            400,
+            "invalid_request",
+            "The last message must be a user message with text: it is the question.",
+        )
+    turns: list[Turn] = []
+    pending: str | None = None
+    for message in messages[:-1]:
+        if message.role == "user":
+            pending = message.text().strip() or None
+        elif message.role == "assistant" and pending is not None:
+            turns.append(Turn(pending, strip_footer(message.text()).strip()))
+            pending = None
+    return question, turns
+
+
+def sources_footer(sources: Sequence[Source]) -> str:
+    """The "Sources:" block that resolves the answer's ``[n]`` citations ("" when none)."""
+    if not sources:
+        return ""
+    lines = []
+    for s in sources:
+        page = f" (page {s.page})" if s.page is not None else ""
+        lines.append(f"[{s.n}] {s.relative_path}{page}")
+    return FOOTER_HEADING + "\n".join(lines)
+
+
+class _Completion:
+    """One grounded request on its way to an answer: ids, evidence, timings, metrics."""
+
+    def __init__(
+        self,
+        services: Services,
+        engine: ChatEngine,
+        method: str,
+        model: str,
+        grounding: Grounding,
+        answer_tokens: int,
+        started: float,
+    ) -> None:
+        """Remember the request's context; ids and the numbered sources are made here."""
+        self.services = services
+        self.engine = engine
+        self.method = method
+        self.model = model
+        self.grounding = grounding
+        self.answer_tokens = answer_tokens
+        self.started = started
+        self.id = f"chatcmpl-{new_id()}"
+        self.created = int(time.time())
+        self.timings: dict[str, float] = dict(grounding.timings_ms)
+        self.sources = [
+            source_from(c, n) for n, c in enumerate(grounding.retrieval.chunks, start=1)
+        ]
+
+    def extras(self, cited: list[int] | None = None) -> VaragityExtras:
+        """The ``varagity`` field: evidence, queries and timings so far."""
+        prepared = self.grounding.prepared
+        return VaragityExtras(
+            query=prepared.search_query,
+            condensed_query=prepared.condensed_query,
+            chat_engine=self.engine.name,
+            method=self.method,  # type: ignore[arg-type]  # a retriever's method name
+            sources=self.sources,
+            cited=cited,
+            timings_ms=dict(self.timings),
+        )
+
+    def pieces(self) -> Generator[Piece, None, None]:
+        """Start generating: the answer's reasoning/answer pieces."""
+        settings = self.services.settings
+        return answer_pieces(
+            self.services.chat,
+            self.grounding,
+            context_tokens=settings.LLM_CONTEXT_TOKENS,
+            answer_tokens=self.answer_tokens,
+        )
+
+    def chunk_line(
+        self, delta: Delta, *, finish: bool = False, extras: VaragityExtras | None = None
+    ) -> str:
+        """One ``data:`` line; ``finish_reason`` stays null until ``finish``."""
+        chunk = ChatCompletionChunk(
+            id=self.id,
+            created=self.created,
+            model=self.model,
+            choices=[ChunkChoice(delta=delta, finish_reason="stop" if finish else None)],
+            varagity=extras,
+        )
+        data = chunk.model_dump(mode="json", exclude_none=True)
+        data["choices"][0]["finish_reason"] = chunk.choices[0].finish_reason  # null mid-stream
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+    def finish(self, outcome: str) -> None:
+        """Record the turn's outcome and stage timings in the metrics."""
+        self.timings["total"] = round((time.perf_counter() - self.started) * 1000, 2)
+        count_chat_turn(self.engine.name, self.method, outcome)
+        observe_stages(ROUTE_LABEL, self.timings)
+
+
+async def _complete(turn: _Completion) -> ChatCompletion:
+    """Generate the whole answer, then answer with one ChatCompletion."""
+    generating = time.perf_counter()
+    try:
+        pieces = await run_in_threadpool(list, turn.pieces())
+    except ModelError as exc:
+        turn.finish("error")
+        raise ApiError(503, "model_unavailable", str(exc)) from exc
+    turn.timings["generate"] = round((time.perf_counter() - generating) * 1000, 2)
+    answer = "".join(p.text for p in pieces if p.kind == "answer")
+    reasoning = "".join(p.text for p in pieces if p.kind == "reasoning") or None
+    turn.finish("ok")
+    message = AssistantMessage(
+        content=answer + sources_footer(turn.sources), reasoning_content=reasoning
+    )
+    return ChatCompletion(
+        id=turn.id,
+        created=turn.created,
+        model=turn.model,
+        choices=[Choice(message=message)],
+        varagity=turn.extras(cited=cited_numbers(answer, len(turn.sources))),
+    )
+
+
+async def _stream(request: Request, turn: _Completion) -> AsyncIterator[str]:
+    """The chunk lines: role + evidence, deltas, the footer, the finish, ``[DONE]``."""
+    outcome = "aborted"  # until the last chunk is out or a failure is reported
+    pieces: Generator[Piece, None, None] | None = None
+    try:
+        yield turn.chunk_line(Delta(role="assistant", content=""), extras=turn.extras())
+        generating = time.perf_counter()
+        pieces = turn.pieces()
+        async for piece in iterate_in_threadpool(pieces):
+            if await request.is_disconnected():
+                log.info("OpenAI client went away mid-answer; stopping generation")
+                return
+            turn.timings.setdefault(
+                "first_token", round((time.perf_counter() - generating) * 1000, 2)
+            )
+            if piece.kind == "reasoning":
+                yield turn.chunk_line(Delta(reasoning_content=piece.text))
+            else:
+                yield turn.chunk_line(Delta(content=piece.text))
+        turn.timings["generate"] = round((time.perf_counter() - generating) * 1000, 2)
+        footer = sources_footer(turn.sources)
+        if footer:
+            yield turn.chunk_line(Delta(content=footer))
+        yield turn.chunk_line(Delta(), finish=True)
+        yield "data: [DONE]\n\n"
+        outcome = "ok"
+    except Exception as exc:  # the stream must end with an error line, never a torn one
+        outcome = "error"
+        if isinstance(exc, ModelError):
+            code = "model_unavailable"
+        else:
+            code = "internal_error"
+            log.exception("OpenAI-compatible stream failed")
+        error = OpenAIError(message=str(exc), type="server_error", code=code)
+        yield f"data: {OpenAIErrorBody(error=error).model_dump_json()}\n\n"
+    finally:
+        if pieces is not None:
+            close_quietly(pieces)
+        turn.finish(outcome)
+
+
+@router.get("/v1/models", response_model=ModelList)
+async def list_models() -> ModelList:
+    """The model ids: ``varagity`` and one ``varagity-<method>`` per retrieval method."""
+    now = int(time.time())
+    return ModelList(data=[ModelCard(id=m, created=now) for m in model_ids()])
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_model=ChatCompletion,
+    responses={
+        200: {
+            "content": {"text/event-stream": {}},
+            "description": "A ChatCompletion, or with stream=true ChatCompletionChunk lines "
+            "ending in data: [DONE].",
+        },
+        **_ERRORS,
+    },
+)
+async def chat_completions(
+    request: Request, body: ChatCompletionRequest, services: ServicesDep
+) -> Response | ChatCompletion:
+    """Answer the last user message over the corpus, with citations and sources."""
+    settings = services.settings
+    started = time.perf_counter()
+    method = method_for(body.model, settings)
+    question, turns = split_conversation(body.messages)
+    keep = settings.CHAT_HISTORY_TURNS
+    history = turns[-keep:] if keep else []
+    engine = build_chat_engine(
+        settings.CHAT_ENGINE,
+        completer=services.chat,
+        condense_enabled=settings.CONDENSE_ENABLED,
+        condense_max_tokens=settings.CONDENSE_MAX_TOKENS,
+    )
+    retriever = services.retriever(method)
+    try:
+        grounding = await run_in_threadpool(
+            ground, engine, retriever, question, history, settings.TOP_K
+        )
+    except ModelError as exc:
+        count_chat_turn(engine.name, retriever.method, "error")
+        raise ApiError(503, "model_unavailable", str(exc)) from exc
+    requested = body.max_completion_tokens or body.max_tokens or settings.LLM_MAX_TOKENS
+    turn = _Completion(
+        services,
+        engine,
+        retriever.method,
+        body.model,
+        grounding,
+        answer_tokens=min(requested, settings.LLM_CONTEXT_TOKENS // 2),
+        started=started,
+    )
+    if body.stream:
+        return StreamingResponse(_stream(request, turn), media_type="text/event-stream")
+    return await _complete(turn)

@@ -1,0 +1,269 @@
+"""Conversations over real HTTP: a two-turn chat, its saved evidence, aborts, groups, 404s."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+from prometheus_client import REGISTRY
+
+from tests.api.test_api import CORPUS, serve
+from tests.conftest import SettingsFactory
+from varagity.config import Settings
+from varagity.ingest.stages import ingest_file
+from varagity.services import Services
+from varagity.stores.conversation_store import AssistantReply, ConversationStore, new_id
+from varagity.stores.vector_store import PgVectorStore
+
+pytestmark = pytest.mark.integration
+
+Event = tuple[str, dict]
+
+
+def ingest_corpus(settings: Settings) -> None:
+    """Write test_api's small corpus into DOCS_PATH and index it (no Dagster)."""
+    for rel, text in CORPUS.items():
+        path = settings.docs_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    services = Services.open(settings)
+    try:
+        for rel in CORPUS:
+            ingest_file(services, rel)
+    finally:
+        services.close()
+
+
+@pytest.fixture
+def chat_settings(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+) -> Settings:
+    settings = make_settings(
+        DATABASE_URL=pg_url, LLM_MAX_TOKENS=32, CHAT_ENGINE="condense_context", **model_urls
+    )
+    ingest_corpus(settings)
+    return settings
+
+
+@pytest.fixture
+def chat_api(chat_settings: Settings) -> Iterator[str]:
+    with serve(chat_settings) as base:
+        yield base
+
+
+@pytest.fixture
+def history_api(make_settings: SettingsFactory, pg_url: str) -> Iterator[tuple[str, PgVectorStore]]:
+    """The API over an empty corpus (no model servers: nothing here generates)."""
+    settings = make_settings(DATABASE_URL=pg_url)
+    with serve(settings) as base:
+        pg = PgVectorStore(pg_url, embedding_dim=settings.EMBEDDING_DIM)
+        try:
+            yield base, pg
+        finally:
+            pg.close()
+
+
+def _chat(base: str, body: dict) -> list[Event]:
+    with (
+        httpx.Client(timeout=180) as client,
+        connect_sse(client, "POST", f"{base}/api/chat", json=body) as source,
+    ):
+        assert source.response.status_code == 200, source.response.read()
+        return [(e.event, json.loads(e.data)) for e in source.iter_sse()]
+
+
+def _check_order(events: list[Event]) -> tuple[dict, dict]:
+    names = [name for name, _ in events]
+    assert names[0] == "retrieval" and names[-1] == "done", names
+    assert set(names[1:-1]) <= {"token", "reasoning"}
+    return events[0][1], events[-1][1]
+
+
+def test_two_turn_condense_chat_is_saved_with_its_evidence(chat_api: str) -> None:
+    first_q = "What is the warranty of the Tern K2 kettle?"
+    retrieval1, done1 = _check_order(_chat(chat_api, {"question": first_q}))
+    cid = retrieval1["conversation_id"]
+    assert done1["conversation_id"] == cid
+    assert retrieval1["chat_engine"] == "condense_context"
+    assert retrieval1["condensed_query"] is None  # first turn: nothing to condense
+    assert retrieval1["query"] == first_q
+    assert "condense" not in retrieval1["timings_ms"]
+    assert retrieval1["sources"][0]["relative_path"] == "kettle.md"
+
+    follow_up = "How long does it last?"
+    events2 = _chat(chat_api, {"question": follow_up, "conversation_id": cid})
+    retrieval2, done2 = _check_order(events2)
+    assert retrieval2["conversation_id"] == done2["conversation_id"] == cid
+    assert "condense" in retrieval2["timings_ms"]  # the history made the engine ask the LLM
+    # the searched-for query is the rewrite when there is one, else the question as asked
+    assert retrieval2["query"] == (retrieval2["condensed_query"] or follow_up)
+    answer2 = "".join(d["delta"] for name, d in events2 if name == "token")
+    assert done2["answer"] == answer2
+    assert done2["message_id"] != done1["message_id"]
+    assert "condense" in done2["timings_ms"] and "generate" in done2["timings_ms"]
+
+    listed = httpx.get(f"{chat_api}/api/conversations", timeout=30).json()
+    assert [(c["conversation_id"], c["title"], c["message_count"]) for c in listed] == [
+        (cid, first_q, 4)
+    ]
+    found = httpx.get(f"{chat_api}/api/conversations", params={"q": "tern k2"}, timeout=30)
+    assert [c["conversation_id"] for c in found.json()] == [cid]
+
+    detail = httpx.get(f"{chat_api}/api/conversations/{cid}", timeout=30).json()
+    messages = detail["messages"]
+    assert [(m["role"], m["content"]) for m in messages[::2]] == [
+        ("user", first_q),
+        ("user", follow_up),
+    ]
+    first_answer, second_answer = messages[1], messages[3]
+    assert first_answer["message_id"] == done1["message_id"]
+    assert first_answer["content"] == done1["answer"]
+    assert first_answer["condensed_query"] is None
+    assert second_answer["message_id"] == done2["message_id"]
+    assert second_answer["content"] == answer2
+    assert second_answer["condensed_query"] == retrieval2["condensed_query"]
+    assert second_answer["chat_engine"] == "condense_context"
+    assert second_answer["retrieval_method"] == "hybrid"
+    assert second_answer["latency_ms"]["generate"] > 0
+    assert messages[0]["sources"] == [] and messages[0]["retrieval_method"] is None
+    # the evidence panel re-renders from the snapshot exactly as it streamed
+    for saved, streamed in zip(first_answer["sources"], retrieval1["sources"], strict=True):
+        assert saved["file_created_at"] is not None
+        for key, value in streamed.items():
+            assert saved[key] == value, key
+    assert first_answer["sources"][0]["trace"]["final_rank"] == 1
+
+
+def test_aborted_stream_saves_nothing(chat_settings: Settings) -> None:
+    labels = {"engine": "simple", "method": "hybrid", "outcome": "aborted"}
+    aborted_before = REGISTRY.get_sample_value("varagity_chat_turns_total", labels) or 0.0
+    # long answers, so the client is sure to leave while tokens are still coming
+    with serve(chat_settings.model_copy(update={"LLM_MAX_TOKENS": 512})) as base:
+        body = {"question": "Describe the Tern K2 kettle in detail.", "chat_engine": "simple"}
+        seen: list[str] = []
+        with (
+            httpx.Client(timeout=180) as client,
+            connect_sse(client, "POST", f"{base}/api/chat", json=body) as source,
+        ):
+            for event in source.iter_sse():
+                seen.append(event.event)
+                if event.event == "retrieval":
+                    assert json.loads(event.data)["chat_engine"] == "simple"
+                if event.event == "token":
+                    break  # leaving the block closes the connection mid-answer
+        assert seen[0] == "retrieval" and seen[-1] == "token"
+        deadline = time.monotonic() + 120
+        while REGISTRY.get_sample_value("varagity_chat_turns_total", labels) == aborted_before:
+            assert time.monotonic() < deadline, "the server never noticed the disconnect"
+            time.sleep(0.1)
+        assert httpx.get(f"{base}/api/conversations", timeout=30).json() == []
+    pg = PgVectorStore(chat_settings.DATABASE_URL or "", embedding_dim=384)
+    try:
+        with pg.connection() as conn:
+            assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    finally:
+        pg.close()
+
+
+def _seed(pg: PgVectorStore, question: str) -> str:
+    cid = new_id()
+    reply = AssistantReply(
+        content="An answer.", sources=[], retrieval_method="hybrid", chat_engine="simple"
+    )
+    ConversationStore(pg).append_turn(cid, question, reply)
+    return cid
+
+
+def test_groups_crud_and_moving_does_not_reorder(history_api: tuple[str, PgVectorStore]) -> None:
+    base, pg = history_api
+    older = _seed(pg, "Kettle warranty?")
+    newer = _seed(pg, "Aurora wind power")
+    with httpx.Client(base_url=base, timeout=30) as http:
+        created = http.post("/api/groups", json={"name": "Energy"})
+        assert created.status_code == 201, created.text
+        group = created.json()
+        assert group["name"] == "Energy" and group["conversation_count"] == 0
+        gid = group["group_id"]
+
+        before = {c["conversation_id"]: c for c in http.get("/api/conversations").json()}
+        moved = http.patch(f"/api/conversations/{older}", json={"group_id": gid})
+        assert moved.status_code == 200, moved.text
+        assert moved.json()["group_id"] == gid
+        assert moved.json()["updated_at"] == before[older]["updated_at"]
+        listed = http.get("/api/conversations").json()
+        assert [c["conversation_id"] for c in listed] == [newer, older]  # order unchanged
+        in_group = http.get("/api/conversations", params={"group_id": gid}).json()
+        assert [c["conversation_id"] for c in in_group] == [older]
+        assert http.get("/api/groups").json()[0]["conversation_count"] == 1
+
+        renamed = http.patch(f"/api/conversations/{older}", json={"title": "Kettle notes"})
+        assert renamed.json()["title"] == "Kettle notes"
+        assert renamed.json()["group_id"] == gid  # an absent field is left alone
+        assert renamed.json()["updated_at"] == before[older]["updated_at"]
+
+        assert http.patch(f"/api/groups/{gid}", json={"name": "Power"}).json()["name"] == "Power"
+        assert http.delete(f"/api/groups/{gid}").status_code == 204
+        detached = http.get(f"/api/conversations/{older}").json()
+        assert detached["group_id"] is None and len(detached["messages"]) == 2
+        assert http.get("/api/groups").json() == []
+
+        other = http.post("/api/groups", json={"name": "Misc"}).json()["group_id"]
+        http.patch(f"/api/conversations/{newer}", json={"group_id": other})
+        out = http.patch(f"/api/conversations/{newer}", json={"group_id": None})
+        assert out.status_code == 200 and out.json()["group_id"] is None
+
+        assert http.delete(f"/api/conversations/{newer}").status_code == 204
+        assert [c["conversation_id"] for c in http.get("/api/conversations").json()] == [older]
+
+        for bad in ({}, {"title": None}, {"title": "   "}, {"title": ""}):
+            r = http.patch(f"/api/conversations/{older}", json=bad)
+            assert r.status_code == 422, (bad, r.text)
+            assert r.json()["code"] == "invalid_request"
+        blank = http.post("/api/groups", json={"name": "   "})
+        assert blank.status_code == 422 and "blank" in blank.json()["message"]
+
+
+def test_unknown_ids_are_specific_404s(history_api: tuple[str, PgVectorStore]) -> None:
+    base, pg = history_api
+    cid = _seed(pg, "Kettle warranty?")
+    with httpx.Client(base_url=base, timeout=30) as http:
+        for method, path, body in (
+            ("GET", "/api/conversations/nope", None),
+            ("PATCH", "/api/conversations/nope", {"title": "x"}),
+            ("DELETE", "/api/conversations/nope", None),
+            ("POST", "/api/chat", {"question": "and then?", "conversation_id": "nope"}),
+        ):
+            r = http.request(method, path, json=body)
+            assert r.status_code == 404, (method, path, r.text)
+            assert r.json()["code"] == "conversation_not_found"
+            assert "'nope'" in r.json()["message"]
+        for method, path, body in (
+            ("PATCH", f"/api/conversations/{cid}", {"group_id": "nogroup"}),
+            ("PATCH", "/api/groups/nogroup", {"name": "x"}),
+            ("DELETE", "/api/groups/nogroup", None),
+            ("GET", "/api/conversations?group_id=nogroup", None),
+        ):
+            r = http.request(method, path, json=body)
+            assert r.status_code == 404, (method, path, r.text)
+            assert r.json()["code"] == "group_not_found"
+            assert "'nogroup'" in r.json()["message"]
+        assert http.get(f"/api/conversations/{cid}").json()["group_id"] is None
+        bad_engine = http.post("/api/chat", json={"question": "x", "chat_engine": "magic"})
+        assert bad_engine.status_code == 422 and "chat_engine" in bad_engine.json()["message"]
+
+
+def test_openapi_declares_the_conversation_models(history_api: tuple[str, PgVectorStore]) -> None:
+    base, _ = history_api
+    doc = httpx.get(f"{base}/openapi.json", timeout=30).json()
+    detail = doc["paths"]["/api/conversations/{conversation_id}"]["get"]["responses"]
+    assert detail["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/ConversationDetail"
+    )
+    assert detail["404"]["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorBody")
+    for name in ("Message", "SourceSnapshot", "Group", "ConversationPatch", "GroupCreate"):
+        assert name in doc["components"]["schemas"], name
+    assert {"get", "post"} <= set(doc["paths"]["/api/groups"])

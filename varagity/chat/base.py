@@ -1,0 +1,100 @@
+"""The chat-engine contract and its registry (``CHAT_ENGINE``).
+
+A chat engine runs before retrieval and decides what string the retriever searches
+with. The split is the invariant every engine keeps: :attr:`PreparedQuery.search_query`
+drives retrieval (query embedding and BM25), while the user's original question is
+what the answer prompt always receives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
+
+#: Registry names, in the order the settings document them.
+CHAT_ENGINES: tuple[str, ...] = ("simple", "condense_context")
+
+
+class Turn(NamedTuple):
+    """One earlier exchange of the conversation."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedQuery:
+    """What an engine decided for one turn.
+
+    Attributes:
+        question: The user's words, unchanged; the answer prompt gets these.
+        search_query: What retrieval searches with.
+        condensed_query: The rewrite when one drove retrieval; None when the question
+            was searched as asked (first turn, simple engine, kill switch, fallback).
+        engine: Registry name of the engine, reported even when it degraded.
+        history: Earlier turns the answer prompt should see (empty: none).
+        timings_ms: Stage timings, e.g. ``condense`` when an LLM call was made.
+    """
+
+    question: str
+    search_query: str
+    condensed_query: str | None
+    engine: str
+    history: tuple[Turn, ...] = ()
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Completer(Protocol):
+    """The slice of the chat client an engine may call."""
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        """One non-streaming chat completion."""
+        ...
+
+
+class ChatEngine(Protocol):
+    """Turns a question and its conversation into a :class:`PreparedQuery`."""
+
+    name: str
+
+    def prepare(self, question: str, history: Sequence[Turn]) -> PreparedQuery:
+        """Decide the search query for ``question`` given earlier ``history`` (oldest first)."""
+        ...
+
+
+def build_chat_engine(
+    name: str,
+    *,
+    completer: Completer,
+    condense_enabled: bool = True,
+    condense_max_tokens: int = 96,
+) -> ChatEngine:
+    """The engine registered under ``name``.
+
+    Args:
+        name: One of :data:`CHAT_ENGINES`.
+        completer: The chat model client (used by ``condense_context``).
+        condense_enabled: ``CONDENSE_ENABLED``; false makes ``condense_context``
+            search with the question as asked.
+        condense_max_tokens: ``CONDENSE_MAX_TOKENS``, the cap on a rewrite.
+
+    Raises:
+        ValueError: ``name`` is not a registered engine.
+    """
+    # imported here: the engines import this module for the contract
+    from varagity.chat.condense import CondenseContextEngine
+    from varagity.chat.simple import SimpleEngine
+
+    if name == "simple":
+        return SimpleEngine()
+    if name == "condense_context":
+        return CondenseContextEngine(
+            completer, enabled=condense_enabled, max_tokens=condense_max_tokens
+        )
+    raise ValueError(f"Unknown chat engine {name!r}; choose one of: {', '.join(CHAT_ENGINES)}")
