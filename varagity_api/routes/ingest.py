@@ -1,7 +1,295 @@
-"""`/api/ingest` routes (being built)."""
+"""``/api/ingest``: launch and follow ingest jobs (Dagster backfills) over GraphQL.
+
+No pipeline code runs here: ``POST`` validates the paths against ``DOCS_PATH``, asks
+the Dagster webserver to add any missing ``documents`` partitions and to backfill the
+ingest assets over them, and answers ``202`` with the backfill id. ``GET`` reads the
+backfill's progress back; ``/events`` streams it as SSE (``progress`` whenever it
+changes, then ``done``, or an in-band ``error``).
+
+When a route sees a reingest job that completed successfully after the corpus was
+flagged stale, it clears the flag, exactly as the folder sensor does; whichever of
+the two sees it first does the work and the other finds nothing left to do.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings
+from varagity.dagster_client import (
+    BackfillNotFound,
+    BackfillProgress,
+    DagsterClient,
+    DagsterError,
+    DagsterUnavailable,
+)
+from varagity.ingest.discovery import partition_key_for, resolve_in_corpus, scan
+from varagity.observability.metrics import INGEST_REQUESTS
+from varagity.records import normalize_relative_path
+from varagity.services import Services
+from varagity.stores.corpus_state import CorpusState
+from varagity_api.deps import ServicesDep, SettingsDep
+from varagity_api.errors import ApiError
+from varagity_api.schemas.common import ErrorBody
+from varagity_api.schemas.ingest import (
+    IngestJobList,
+    IngestLaunched,
+    IngestProgress,
+    IngestRequest,
+    JobKind,
+    job_from,
+    job_url,
+    progress_from,
+)
 
 router = APIRouter(tags=["ingest"])
+log = logging.getLogger(__name__)
+
+DAGSTER_TIMEOUT_S = 10.0
+"""Longest wait for one GraphQL answer before the route gives up with a 503."""
+POLL_SECONDS = 1.0
+"""How often the event stream re-reads a job's progress."""
+PING_SECONDS = 15
+"""Keep-alive comment interval of the event stream."""
+
+_DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
+_DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
+_NOT_FOUND = {"model": ErrorBody, "description": "No job has this id."}
+
+
+def _client(settings: Settings) -> DagsterClient:
+    return DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
+
+
+def _dagster_failure(exc: DagsterError) -> ApiError:
+    """The HTTP error for a failed Dagster call (404 for unknown jobs)."""
+    if isinstance(exc, BackfillNotFound):
+        return ApiError(404, "job_not_found", str(exc))
+    if isinstance(exc, DagsterUnavailable):
+        return ApiError(503, "dagster_unavailable", str(exc))
+    return ApiError(502, "dagster_error", str(exc))
+
+
+def _targets(settings: Settings, paths: list[str] | None, *, reingest: bool) -> list[str]:
+    """The corpus files a request targets, relative to ``DOCS_PATH`` and sorted.
+
+    Raises:
+        ApiError: 422 naming every path that is not an ingestible file or folder of
+            the corpus; 409 when nothing at all is left to ingest.
+    """
+    files, skipped = scan(settings.docs_path)
+    ingestible = [f.relative_path for f in files]
+    if paths is None:
+        if not ingestible:
+            what = "re-ingest" if reingest else "ingest"
+            raise ApiError(
+                409,
+                "empty_corpus",
+                f"Nothing to {what}: the corpus folder {settings.docs_path} has no ingestible "
+                "files.",
+            )
+        return ingestible
+    known = set(ingestible)
+    skipped_reasons = {s.relative_path: s.reason for s in skipped}
+    chosen: dict[str, None] = {}
+    problems: list[str] = []
+    for raw in paths:
+        if "\x00" in raw:
+            problems.append(f"{raw!r}: a path cannot contain a NUL character")
+            continue
+        try:
+            rel = normalize_relative_path(raw)
+            absolute = resolve_in_corpus(settings.docs_path, rel)
+        except ValueError as exc:  # the message names the path
+            problems.append(str(exc))
+            continue
+        if rel in known:
+            chosen[rel] = None
+        elif rel in skipped_reasons:
+            problems.append(f"{raw!r}: not ingestible ({skipped_reasons[rel]})")
+        else:
+            try:
+                is_dir, exists = absolute.is_dir(), absolute.exists()
+            except OSError as exc:  # a name too long, a folder we may not enter...
+                problems.append(f"{raw!r}: cannot be read ({exc.strerror})")
+                continue
+            below = [f for f in ingestible if f.startswith(f"{rel}/")] if is_dir else []
+            if below:
+                chosen.update(dict.fromkeys(below))
+            elif is_dir:
+                problems.append(f"{raw!r}: the folder holds no ingestible files")
+            elif not exists:
+                problems.append(f"{raw!r}: no such file or folder in {settings.docs_path}")
+            else:
+                problems.append(
+                    f"{raw!r}: never ingested (hidden files and the varagity-exports folder "
+                    "are not corpus)"
+                )
+    if problems:
+        raise ApiError(
+            422,
+            "invalid_paths",
+            f"{len(problems)} path(s) cannot be ingested: " + "; ".join(problems),
+        )
+    return sorted(chosen)
+
+
+def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
+    """Add the targets' missing partitions and launch the backfill; its id."""
+    client = _client(settings)
+    keys = [partition_key_for(rel) for rel in targets]
+    if reingest:
+        client.add_document_partitions(keys)
+        return client.launch_reingest(keys, source="api")
+    return client.launch_ingest(keys, source="api")
+
+
+@router.post(
+    "/ingest",
+    status_code=202,
+    response_model=IngestLaunched,
+    responses={
+        409: {"model": ErrorBody, "description": "The corpus folder has nothing to ingest."},
+        422: {"model": ErrorBody, "description": "Some paths are not ingestible corpus files."},
+        502: _DAGSTER_FAILED,
+        503: _DAGSTER_DOWN,
+    },
+)
+async def launch_ingest(body: IngestRequest, settings: SettingsDep) -> IngestLaunched:
+    """Ingest files of ``DOCS_PATH`` (or all of it) as a Dagster backfill.
+
+    A plain ingest skips files whose exact version is already indexed; ``reingest``
+    re-processes them all. Follow the returned job at ``/api/ingest/{job_id}``.
+    """
+    kind: JobKind = "reingest" if body.reingest else "ingest"
+    try:
+        targets = await run_in_threadpool(_targets, settings, body.paths, reingest=body.reingest)
+        job_id = await run_in_threadpool(_launch, settings, targets, reingest=body.reingest)
+    except ApiError:
+        INGEST_REQUESTS.labels(kind=kind, outcome="refused").inc()
+        raise
+    except DagsterError as exc:
+        outcome = "unavailable" if isinstance(exc, DagsterUnavailable) else "error"
+        INGEST_REQUESTS.labels(kind=kind, outcome=outcome).inc()
+        raise _dagster_failure(exc) from exc
+    INGEST_REQUESTS.labels(kind=kind, outcome="launched").inc()
+    log.info("%s job %s launched over %d file(s)", kind, job_id, len(targets))
+    return IngestLaunched(
+        job_id=job_id,
+        kind=kind,
+        paths=targets,
+        dagster_url=job_url(settings.dagster_url, job_id),
+    )
+
+
+@router.get(
+    "/ingest", response_model=IngestJobList, responses={502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN}
+)
+async def list_ingest_jobs(
+    settings: SettingsDep, limit: int = Query(default=20, ge=1, le=100)
+) -> IngestJobList:
+    """Recent ingest and reingest jobs launched through the API or the CLI, newest first."""
+    try:
+        jobs = await run_in_threadpool(_client(settings).recent_jobs, limit)
+    except DagsterError as exc:
+        raise _dagster_failure(exc) from exc
+    return IngestJobList(jobs=[job_from(j, settings.dagster_url) for j in jobs])
+
+
+def _observe(services: Services, progress: BackfillProgress) -> None:
+    """Clear the stale flag if this is a successful reingest launched after it was set."""
+    if progress.kind != "reingest" or not progress.succeeded:
+        return
+    corpus = CorpusState(services.pg)
+    flag = corpus.stale()
+    if flag is not None and progress.created_at > flag.since.timestamp():
+        corpus.rebuilt_with(services.settings)
+        log.info("reingest job %s completed: corpus no longer stale", progress.backfill_id)
+
+
+async def _progress(client: DagsterClient, services: Services, job_id: str) -> BackfillProgress:
+    progress = await run_in_threadpool(client.backfill_progress, job_id)
+    if progress.done:
+        await run_in_threadpool(_observe, services, progress)
+    return progress
+
+
+@router.get(
+    "/ingest/{job_id}",
+    response_model=IngestProgress,
+    responses={404: _NOT_FOUND, 502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN},
+)
+async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
+    """A job's status, file counts per stage, runs, and failed files with their errors."""
+    try:
+        progress = await _progress(_client(services.settings), services, job_id)
+    except DagsterError as exc:
+        raise _dagster_failure(exc) from exc
+    return progress_from(progress, services.settings.dagster_url)
+
+
+def _event(name: str, payload: BaseModel) -> ServerSentEvent:
+    return ServerSentEvent(event=name, data=payload.model_dump_json())
+
+
+async def _progress_events(
+    request: Request, client: DagsterClient, services: Services, first: BackfillProgress
+) -> AsyncIterator[ServerSentEvent]:
+    """``progress`` on every change, then ``done``; a failure ends with ``error``."""
+    url = services.settings.dagster_url
+    progress, sent = first, ""
+    try:
+        while True:
+            payload = progress_from(progress, url)
+            if progress.done:
+                yield _event("done", payload)
+                return
+            text = payload.model_dump_json()
+            if text != sent:
+                yield ServerSentEvent(event="progress", data=text)
+                sent = text
+            await asyncio.sleep(POLL_SECONDS)
+            if await request.is_disconnected():
+                log.info("ingest events for %s: client went away", progress.backfill_id)
+                return
+            progress = await _progress(client, services, progress.backfill_id)
+    except DagsterError as exc:
+        failure = _dagster_failure(exc)
+        yield _event("error", ErrorBody(code=failure.code, message=failure.message))
+    except Exception as exc:  # the stream must end with an event, never a torn connection
+        log.exception("ingest events failed")
+        yield _event(
+            "error", ErrorBody(code="internal_error", message=f"{type(exc).__name__}: {exc}")
+        )
+
+
+@router.get(
+    "/ingest/{job_id}/events",
+    response_class=EventSourceResponse,
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
+        404: _NOT_FOUND,
+        502: _DAGSTER_FAILED,
+        503: _DAGSTER_DOWN,
+    },
+)
+async def ingest_job_events(
+    job_id: str, request: Request, services: ServicesDep
+) -> EventSourceResponse:
+    """Stream a job's progress: ``progress`` events as it changes, then ``done`` with the
+    final state; an ``error`` event ends the stream if Dagster stops answering."""
+    client = _client(services.settings)
+    try:
+        first = await _progress(client, services, job_id)
+    except DagsterError as exc:
+        raise _dagster_failure(exc) from exc
+    return EventSourceResponse(
+        _progress_events(request, client, services, first), ping=PING_SECONDS
+    )

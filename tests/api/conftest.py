@@ -1,0 +1,79 @@
+"""API test fixtures that need more than the session's Postgres and model servers.
+
+``dagster_stack`` runs the real Dagster webserver and daemon (started by the same
+``varagity.stack.dagster_processes`` as ``varagity up``) for one test module, against
+a fresh database, a temporary home and corpus folder, and the session's model
+servers. The folder sensor is stopped before the daemon starts, so every run the
+tests see was launched through the API, and only the API clears the stale flag.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from varagity.config import Settings, load_settings
+from varagity.dagster_client import DagsterClient
+from varagity.models.local_servers import free_port
+from varagity.stack import dagster_processes, dagster_ready_url
+from varagity.stores.postgres import connect, ensure_database
+from varagity.stores.vector_store import PgVectorStore
+
+FOLDER_SENSOR = "docs_folder_sensor"
+
+
+def stop_folder_sensor(client: DagsterClient) -> None:
+    """Stop the corpus-folder sensor (it starts RUNNING by default) and check it stopped."""
+    selector = {**client.repository_selector(), "sensorName": FOLDER_SENSOR}
+    sensor = client.query(
+        "query Sensor($s: SensorSelector!) { sensorOrError(sensorSelector: $s) "
+        "{ __typename ... on Sensor { jobOriginId sensorState { selectorId } } "
+        "... on PythonError { message } ... on SensorNotFoundError { message } } }",
+        {"s": selector},
+    )["sensorOrError"]
+    assert sensor["__typename"] == "Sensor", sensor
+    stopped = client.query(
+        "mutation Stop($origin: String!, $selector: String!) "
+        "{ stopSensor(jobOriginId: $origin, jobSelectorId: $selector) { __typename "
+        "... on StopSensorMutationResult { instigationState { status } } "
+        "... on PythonError { message } ... on UnauthorizedError { message } } }",
+        {"origin": sensor["jobOriginId"], "selector": sensor["sensorState"]["selectorId"]},
+    )["stopSensor"]
+    assert stopped.get("instigationState", {}).get("status") == "STOPPED", stopped
+
+
+@pytest.fixture(scope="module")
+def dagster_stack(
+    tmp_path_factory: pytest.TempPathFactory, pg_server_url: str, model_urls: dict[str, str]
+) -> Iterator[Settings]:
+    """Settings of a running Dagster webserver + daemon with an empty corpus folder."""
+    root = tmp_path_factory.mktemp("dg")
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    db_url = ensure_database(pg_server_url, name)
+    settings = load_settings(
+        VARAGITY_HOME=root / "home",
+        DOCS_PATH=root / "docs",
+        DATABASE_URL=db_url,
+        DAGSTER_PORT=free_port(),
+        CONTEXTUALIZE=False,
+        LLM_MAX_TOKENS=32,
+        LOG_LEVEL="INFO",
+        **model_urls,
+    )
+    settings.docs_path.mkdir(parents=True)
+    settings.home.mkdir(parents=True)
+    PgVectorStore(db_url, embedding_dim=settings.EMBEDDING_DIM).close()  # migrate up front
+    web, daemon = dagster_processes(settings, db_url, settings.home / "logs")
+    try:
+        web.start()
+        web.wait_ready(dagster_ready_url(settings), timeout=300)
+        stop_folder_sensor(DagsterClient(settings.dagster_url))
+        daemon.start()
+        yield settings
+    finally:
+        daemon.stop()
+        web.stop()
+        with connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

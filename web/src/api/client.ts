@@ -1,0 +1,76 @@
+/** A small typed client for the Varagity API: JSON requests and POST event streams. */
+import { readSse, type SseMessage } from "./sse";
+import type { HealthResponse } from "./types";
+
+/** Every API failure, in the service's `{"code", "message"}` shape. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function errorFrom(response: Response): Promise<ApiError> {
+  const text = await response.text();
+  try {
+    const body: unknown = JSON.parse(text);
+    if (body && typeof body === "object" && "code" in body && "message" in body) {
+      return new ApiError(response.status, String(body.code), String(body.message));
+    }
+  } catch {
+    // not JSON: a proxy or a crashed server answered; report its text below
+  }
+  const detail = text.trim().slice(0, 200) || response.statusText;
+  return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${detail}`);
+}
+
+async function send(path: string, init: RequestInit): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(path, init);
+  } catch (exc) {
+    if (exc instanceof DOMException && exc.name === "AbortError") throw exc;
+    throw new ApiError(0, "network_error", `Cannot reach the API at ${path}: ${String(exc)}`);
+  }
+  if (!response.ok) throw await errorFrom(response);
+  return response;
+}
+
+/** GET a JSON resource. */
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const response = await send(path, { headers: { accept: "application/json" }, signal });
+  return (await response.json()) as T;
+}
+
+/** POST a JSON body and read the response as server-sent events until it ends. */
+export async function* postEvents(
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+): AsyncGenerator<SseMessage> {
+  const response = await send(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  const type = response.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || response.body === null) {
+    throw new ApiError(
+      response.status,
+      "not_a_stream",
+      `${path} answered ${type || "no body"}, not an event stream`,
+    );
+  }
+  yield* readSse(response.body);
+}
+
+/** `GET /api/health`: each component's state. */
+export function getHealth(signal?: AbortSignal): Promise<HealthResponse> {
+  return getJson<HealthResponse>("/api/health", signal);
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest";
+
+import { done as doneEvent, retrieval } from "../test/fixtures";
+import { chatReducer, initialChatState, isLive, type ChatAction, type ChatState } from "./state";
+
+function run(...actions: ChatAction[]): ChatState {
+  return actions.reduce(chatReducer, initialChatState);
+}
+
+const ask: ChatAction = { type: "ask", id: "t1", question: "How long is the warranty?" };
+
+describe("chatReducer", () => {
+  it("streams a turn from retrieval through tokens to done", () => {
+    let state = run(ask);
+    expect(state.turns[0]?.status).toBe("retrieving");
+    expect(state.shownTurnId).toBe("t1");
+
+    state = run(
+      ask,
+      { type: "event", id: "t1", event: { type: "retrieval", data: retrieval(2) } },
+      { type: "event", id: "t1", event: { type: "token", data: { delta: "27 months" } } },
+      { type: "event", id: "t1", event: { type: "token", data: { delta: " [1]." } } },
+    );
+    const streaming = state.turns[0]!;
+    expect(streaming.status).toBe("answering");
+    expect(streaming.answer).toBe("27 months [1].");
+    expect(streaming.retrieval?.sources).toHaveLength(2);
+
+    state = chatReducer(state, {
+      type: "event",
+      id: "t1",
+      event: {
+        type: "done",
+        data: doneEvent("27 months [1].", { cited: [1], timings_ms: { generate: 40 } }),
+      },
+    });
+    const done = state.turns[0]!;
+    expect(done.status).toBe("done");
+    expect(done.cited).toEqual([1]);
+    expect(done.timings_ms).toEqual({ retrieve: 12.5, generate: 40 });
+    expect(isLive(done)).toBe(false);
+  });
+
+  it("keeps reasoning apart from the answer, and done's reasoning wins", () => {
+    const state = run(
+      ask,
+      { type: "event", id: "t1", event: { type: "reasoning", data: { delta: "The kettle " } } },
+      { type: "event", id: "t1", event: { type: "reasoning", data: { delta: "doc says." } } },
+      { type: "event", id: "t1", event: { type: "token", data: { delta: "27" } } },
+    );
+    expect(state.turns[0]?.reasoning).toBe("The kettle doc says.");
+    expect(state.turns[0]?.answer).toBe("27");
+    const done = chatReducer(state, {
+      type: "event",
+      id: "t1",
+      event: { type: "done", data: doneEvent("27", { reasoning: "cleaned" }) },
+    });
+    expect(done.turns[0]?.reasoning).toBe("cleaned");
+  });
+
+  it("records an in-band error and ignores events after the turn ended", () => {
+    const state = run(
+      ask,
+      {
+        type: "event",
+        id: "t1",
+        event: { type: "error", data: { code: "model_unavailable", message: "down" } },
+      },
+      { type: "event", id: "t1", event: { type: "token", data: { delta: "late" } } },
+      { type: "stopped", id: "t1" },
+    );
+    expect(state.turns[0]).toMatchObject({
+      status: "error",
+      answer: "",
+      error: { code: "model_unavailable" },
+    });
+  });
+
+  it("stops a live turn but keeps what it streamed", () => {
+    const state = run(
+      ask,
+      { type: "event", id: "t1", event: { type: "token", data: { delta: "partial" } } },
+      { type: "stopped", id: "t1" },
+    );
+    expect(state.turns[0]).toMatchObject({ status: "stopped", answer: "partial" });
+  });
+
+  it("retries a failed turn in place, from scratch", () => {
+    const state = run(
+      ask,
+      { type: "ask", id: "t2", question: "Second?" },
+      { type: "failed", id: "t1", error: { code: "network_error", message: "offline" } },
+      { type: "focus", id: "t2", source: 1 },
+      { type: "retry", id: "t1" },
+    );
+    expect(state.turns.map((t) => t.id)).toEqual(["t1", "t2"]);
+    expect(state.turns[0]).toMatchObject({
+      status: "retrieving",
+      error: null,
+      question: "How long is the warranty?",
+    });
+    expect(state.shownTurnId).toBe("t1");
+    expect(state.focusedSource).toBeNull();
+  });
+
+  it("focus shows a turn's evidence and highlights one source", () => {
+    const state = run(
+      ask,
+      { type: "ask", id: "t2", question: "Next" },
+      { type: "focus", id: "t1", source: 3 },
+    );
+    expect(state.shownTurnId).toBe("t1");
+    expect(state.focusedSource).toBe(3);
+    // a new question shows its own evidence with nothing highlighted
+    const next = chatReducer(state, { type: "ask", id: "t3", question: "Third" });
+    expect(next.shownTurnId).toBe("t3");
+    expect(next.focusedSource).toBeNull();
+  });
+
+  it("continues the server's conversation once a turn is saved", () => {
+    const retrieved = run(ask, {
+      type: "event",
+      id: "t1",
+      event: { type: "retrieval", data: retrieval(1, { conversation_id: "c9" }) },
+    });
+    // not before `done`: a turn that fails is not saved, nor is a new conversation
+    expect(retrieved.conversationId).toBeNull();
+    const saved = chatReducer(retrieved, {
+      type: "event",
+      id: "t1",
+      event: { type: "done", data: doneEvent("x", { conversation_id: "c9" }) },
+    });
+    expect(saved.conversationId).toBe("c9");
+    const next = chatReducer(saved, { type: "ask", id: "t2", question: "And the kettle?" });
+    expect(
+      chatReducer(next, { type: "failed", id: "t2", error: { code: "x", message: "y" } }).conversationId,
+    ).toBe("c9");
+  });
+});

@@ -1,0 +1,126 @@
+/** The chat screen's state: questions, their streamed answers and which evidence is shown. */
+import type { ChatEvent } from "../api/chat";
+import type { ErrorEvent, RetrievalEvent } from "../api/types";
+
+export type TurnStatus = "retrieving" | "answering" | "done" | "stopped" | "error";
+
+/** One question and everything streamed back for it. */
+export interface Turn {
+  id: string;
+  question: string;
+  status: TurnStatus;
+  answer: string;
+  reasoning: string;
+  retrieval: RetrievalEvent | null;
+  cited: number[];
+  timings_ms: Record<string, number>;
+  error: ErrorEvent | null;
+}
+
+export interface ChatState {
+  turns: Turn[];
+  /** The turn whose evidence the panel shows. */
+  shownTurnId: string | null;
+  /** The source a citation pointed at, highlighted in the panel. */
+  focusedSource: number | null;
+  /** The server's conversation these turns belong to; the next question continues it. */
+  conversationId: string | null;
+}
+
+export type ChatAction =
+  | { type: "ask"; id: string; question: string }
+  | { type: "retry"; id: string }
+  | { type: "event"; id: string; event: ChatEvent }
+  | { type: "stopped"; id: string }
+  | { type: "failed"; id: string; error: ErrorEvent }
+  | { type: "focus"; id: string; source: number | null };
+
+export const initialChatState: ChatState = {
+  turns: [],
+  shownTurnId: null,
+  focusedSource: null,
+  conversationId: null,
+};
+
+/** True while a turn still expects events. */
+export function isLive(turn: Turn): boolean {
+  return turn.status === "retrieving" || turn.status === "answering";
+}
+
+function fresh(id: string, question: string): Turn {
+  return {
+    id,
+    question,
+    status: "retrieving",
+    answer: "",
+    reasoning: "",
+    retrieval: null,
+    cited: [],
+    timings_ms: {},
+    error: null,
+  };
+}
+
+function applyEvent(turn: Turn, event: ChatEvent): Turn {
+  switch (event.type) {
+    case "retrieval":
+      return {
+        ...turn,
+        status: "answering",
+        retrieval: event.data,
+        timings_ms: { ...event.data.timings_ms },
+      };
+    case "token":
+      return { ...turn, status: "answering", answer: turn.answer + event.data.delta };
+    case "reasoning":
+      return { ...turn, status: "answering", reasoning: turn.reasoning + event.data.delta };
+    case "done":
+      return {
+        ...turn,
+        status: "done",
+        answer: event.data.answer,
+        reasoning: event.data.reasoning ?? turn.reasoning,
+        cited: event.data.cited,
+        timings_ms: { ...turn.timings_ms, ...event.data.timings_ms },
+      };
+    case "error":
+      return { ...turn, status: "error", error: event.data };
+  }
+}
+
+function update(state: ChatState, id: string, change: (turn: Turn) => Turn): ChatState {
+  return { ...state, turns: state.turns.map((turn) => (turn.id === id ? change(turn) : turn)) };
+}
+
+/** The reducer behind `useChat`; events for a turn that is no longer live are dropped. */
+export function chatReducer(state: ChatState, action: ChatAction): ChatState {
+  switch (action.type) {
+    case "ask":
+      return {
+        ...state,
+        turns: [...state.turns, fresh(action.id, action.question)],
+        shownTurnId: action.id,
+        focusedSource: null,
+      };
+    case "retry": {
+      const next = update(state, action.id, (turn) => fresh(turn.id, turn.question));
+      return { ...next, shownTurnId: action.id, focusedSource: null };
+    }
+    case "event": {
+      const turn = state.turns.find((t) => t.id === action.id);
+      if (turn === undefined || !isLive(turn)) return state;
+      const next = update(state, action.id, () => applyEvent(turn, action.event));
+      // only `done` means the turn was saved: a failed turn's conversation may not exist
+      const { type, data } = action.event;
+      return type === "done" ? { ...next, conversationId: data.conversation_id } : next;
+    }
+    case "stopped":
+      return update(state, action.id, (turn) => (isLive(turn) ? { ...turn, status: "stopped" } : turn));
+    case "failed":
+      return update(state, action.id, (turn) =>
+        isLive(turn) ? { ...turn, status: "error", error: action.error } : turn,
+      );
+    case "focus":
+      return { ...state, shownTurnId: action.id, focusedSource: action.source };
+  }
+}

@@ -1,0 +1,84 @@
+/** The chat screen's controller: one streamed answer at a time, stoppable and retryable. */
+import { useCallback, useEffect, useReducer, useRef } from "react";
+
+import { streamChat } from "../api/chat";
+import { ApiError } from "../api/client";
+import type { ErrorEvent } from "../api/types";
+import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "./state";
+
+function asError(exc: unknown): ErrorEvent {
+  if (exc instanceof ApiError) return { code: exc.code, message: exc.message };
+  return { code: "client_error", message: exc instanceof Error ? exc.message : String(exc) };
+}
+
+export interface ChatController {
+  state: ChatState;
+  dispatch: (action: ChatAction) => void;
+  ask: (question: string) => void;
+  retry: (turn: Turn) => void;
+  stop: () => void;
+}
+
+/** State plus the actions the screen calls; aborting the fetch is what "stop" means. */
+export function useChat(): ChatController {
+  const [state, dispatch] = useReducer(chatReducer, initialChatState);
+  const inFlight = useRef<AbortController | null>(null);
+  const nextId = useRef(1);
+  // read when a question is sent, so asking never waits on a render
+  const conversationId = useRef<string | null>(null);
+  useEffect(() => {
+    conversationId.current = state.conversationId;
+  }, [state.conversationId]);
+
+  const run = useCallback(async (id: string, question: string) => {
+    inFlight.current?.abort();
+    const abort = new AbortController();
+    inFlight.current = abort;
+    let finished = false;
+    try {
+      const request = { question, conversation_id: conversationId.current };
+      for await (const event of streamChat(request, abort.signal)) {
+        dispatch({ type: "event", id, event });
+        finished ||= event.type === "done" || event.type === "error";
+      }
+      if (!finished) {
+        dispatch({
+          type: "failed",
+          id,
+          error: {
+            code: "stream_incomplete",
+            message: "The answer stream closed before the server finished it.",
+          },
+        });
+      }
+    } catch (exc) {
+      if (abort.signal.aborted) dispatch({ type: "stopped", id });
+      else dispatch({ type: "failed", id, error: asError(exc) });
+    } finally {
+      if (inFlight.current === abort) inFlight.current = null;
+    }
+  }, []);
+
+  useEffect(() => () => inFlight.current?.abort(), []);
+
+  const ask = useCallback(
+    (question: string) => {
+      const id = `t${nextId.current++}`;
+      dispatch({ type: "ask", id, question });
+      void run(id, question);
+    },
+    [run],
+  );
+
+  const retry = useCallback(
+    (turn: Turn) => {
+      dispatch({ type: "retry", id: turn.id });
+      void run(turn.id, turn.question);
+    },
+    [run],
+  );
+
+  const stop = useCallback(() => inFlight.current?.abort(), []);
+
+  return { state, dispatch, ask, retry, stop };
+}

@@ -1,0 +1,14 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+
+import { App } from "./App";
+import { dagsterUrlFrom } from "./evidence/dagster";
+import "./styles.css";
+
+const root = document.getElementById("root");
+if (root === null) throw new Error("index.html has no #root element");
+createRoot(root).render(
+  <StrictMode>
+    <App dagsterUrl={dagsterUrlFrom(document)} />
+  </StrictMode>,
+);
