@@ -162,6 +162,19 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
             oldest = conn.execute("SELECT min(created_at) FROM chunks").fetchone()[0]
         assert oldest > before  # every chunk was rebuilt
 
+        # the service tour: upload a folder, chat with condense_context, settings, stale
+        # flag, reingest through Dagster, delete with the file — over plain HTTP
+        tour = subprocess.run(
+            [sys.executable, str(REPO / "examples" / "service_tour.py"), "--api", api],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert tour.returncode == 0, tour.stdout[-4000:] + tour.stderr[-2000:]
+        assert "Tour complete." in tour.stdout
+        assert (docs / "tour-ferries" / "timetable.md").is_file()
+        assert not (docs / "tour-ferries" / "tickets" / "lost-property.txt").exists()
+
         children = psutil.Process(proc.pid).children(recursive=True)
         assert len(children) >= 5
     finally:

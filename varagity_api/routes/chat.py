@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Generator
 
 import psycopg
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
@@ -46,13 +45,10 @@ from varagity_api.schemas.chat import (
     TokenEvent,
 )
 from varagity_api.schemas.common import ErrorBody, source_from
+from varagity_api.sse import PING_SECONDS, sse_event
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
-
-
-def _event(name: str, payload: BaseModel) -> ServerSentEvent:
-    return ServerSentEvent(event=name, data=payload.model_dump_json())
 
 
 def _ms(since: float) -> float:
@@ -92,7 +88,7 @@ async def turn_events(
         timings.update(grounding.timings_ms)
         prepared, chunks = grounding.prepared, grounding.retrieval.chunks
         sources = [source_from(c, n) for n, c in enumerate(chunks, start=1)]
-        yield _event(
+        yield sse_event(
             "retrieval",
             RetrievalEvent(
                 conversation_id=conversation_id,
@@ -120,10 +116,10 @@ async def turn_events(
             timings.setdefault("first_token", _ms(generating))
             if piece.kind == "reasoning":
                 reasoning.append(piece.text)
-                yield _event("reasoning", ReasoningEvent(delta=piece.text))
+                yield sse_event("reasoning", ReasoningEvent(delta=piece.text))
             else:
                 answer.append(piece.text)
-                yield _event("token", TokenEvent(delta=piece.text))
+                yield sse_event("token", TokenEvent(delta=piece.text))
         timings["generate"] = _ms(generating)
         timings["total"] = _ms(started)
         text, thought = "".join(answer), "".join(reasoning) or None
@@ -142,10 +138,10 @@ async def turn_events(
             outcome = "error"
             log.error("saving the turn of conversation %s failed: %s", conversation_id, exc)
             message = f"The answer was generated but could not be saved: {exc}"
-            yield _event("error", ErrorEvent(code="persistence_failed", message=message))
+            yield sse_event("error", ErrorEvent(code="persistence_failed", message=message))
             return
         outcome = "ok"
-        yield _event(
+        yield sse_event(
             "done",
             DoneEvent(
                 conversation_id=conversation_id,
@@ -158,15 +154,15 @@ async def turn_events(
         )
     except ModelError as exc:
         outcome = "error"
-        yield _event("error", ErrorEvent(code="model_unavailable", message=str(exc)))
+        yield sse_event("error", ErrorEvent(code="model_unavailable", message=str(exc)))
     except ValueError as exc:
         outcome = "error"
-        yield _event("error", ErrorEvent(code="invalid_request", message=str(exc)))
+        yield sse_event("error", ErrorEvent(code="invalid_request", message=str(exc)))
     except Exception as exc:  # the stream must end with an event, never a torn connection
         outcome = "error"
         log.exception("chat failed")
         message = f"{type(exc).__name__}: {exc}"
-        yield _event("error", ErrorEvent(code="internal_error", message=message))
+        yield sse_event("error", ErrorEvent(code="internal_error", message=message))
     finally:
         if pieces is not None:
             close_quietly(pieces)
@@ -209,4 +205,4 @@ async def chat(
     )
     history = [Turn(question, answer) for question, answer in pairs]
     events = turn_events(request, body, services, store, engine, conversation_id, history)
-    return EventSourceResponse(events, ping=15)
+    return EventSourceResponse(events, ping=PING_SECONDS)

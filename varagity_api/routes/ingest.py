@@ -18,7 +18,6 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
@@ -48,6 +47,7 @@ from varagity_api.schemas.ingest import (
     job_url,
     progress_from,
 )
+from varagity_api.sse import PING_SECONDS, sse_event
 
 router = APIRouter(tags=["ingest"])
 log = logging.getLogger(__name__)
@@ -56,8 +56,6 @@ DAGSTER_TIMEOUT_S = 10.0
 """Longest wait for one GraphQL answer before the route gives up with a 503."""
 POLL_SECONDS = 1.0
 """How often the event stream re-reads a job's progress."""
-PING_SECONDS = 15
-"""Keep-alive comment interval of the event stream."""
 
 _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
@@ -235,10 +233,6 @@ async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
     return progress_from(progress, services.settings.dagster_url)
 
 
-def _event(name: str, payload: BaseModel) -> ServerSentEvent:
-    return ServerSentEvent(event=name, data=payload.model_dump_json())
-
-
 async def _progress_events(
     request: Request, client: DagsterClient, services: Services, first: BackfillProgress
 ) -> AsyncIterator[ServerSentEvent]:
@@ -249,7 +243,7 @@ async def _progress_events(
         while True:
             payload = progress_from(progress, url)
             if progress.done:
-                yield _event("done", payload)
+                yield sse_event("done", payload)
                 return
             text = payload.model_dump_json()
             if text != sent:
@@ -262,10 +256,10 @@ async def _progress_events(
             progress = await _progress(client, services, progress.backfill_id)
     except DagsterError as exc:
         failure = _dagster_failure(exc)
-        yield _event("error", ErrorBody(code=failure.code, message=failure.message))
+        yield sse_event("error", ErrorBody(code=failure.code, message=failure.message))
     except Exception as exc:  # the stream must end with an event, never a torn connection
         log.exception("ingest events failed")
-        yield _event(
+        yield sse_event(
             "error", ErrorBody(code="internal_error", message=f"{type(exc).__name__}: {exc}")
         )
 
