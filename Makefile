@@ -12,7 +12,7 @@ WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test
+.PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test web-e2e
 
 install: $(STAMP) $(WEB_BUILD)
 
@@ -46,6 +46,11 @@ web: $(WEB_BUILD)
 # is tests/web/test_e2e.py, run by pytest)
 web-test: $(WEB_BUILD)
 	cd web && npm run check:api && npm run lint && npm run typecheck && npm test
+
+# the browser tests alone (also part of `make test`): the chat against the API, then the
+# whole client against `varagity up`; screenshots in tests/.artifacts/web/
+web-e2e: install
+	$(BIN)/pytest -q tests/web
 
 ## Command 1: install, start the embedded stack, ingest ./docs, print the URLs.
 up: install

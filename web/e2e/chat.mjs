@@ -8,66 +8,20 @@
 // server is down) the in-band error with its retry. Any console error fails the run.
 // Screenshots and report.json go to E2E_OUT. Tests tests/web/test_e2e.py runs it.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 
-import { chromium } from "playwright-core";
+import { overflow, required, withBrowser } from "./browser.mjs";
 
-/** @param {string} name */
-function required(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`set ${name} (see the header of e2e/chat.mjs)`);
-  return value;
-}
-
-const BASE = required("VARAGITY_URL").replace(/\/+$/, "");
-const OUT = required("E2E_OUT");
+const SCRIPT = "e2e/chat.mjs";
+const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
+const OUT = required("E2E_OUT", SCRIPT);
 const FAILING = process.env.VARAGITY_FAILING_URL?.replace(/\/+$/, "");
 const QUESTION = process.env.E2E_QUESTION ?? "How long is the warranty of the Tern K2 kettle?";
 const EXPECT_FILE = process.env.E2E_EXPECT_FILE;
 const DAGSTER = process.env.E2E_DAGSTER_URL?.replace(/\/+$/, "");
 const ANSWER_TIMEOUT = 180_000;
-// the flags this machine's chromium needs: no sandbox as root, and no background
-// network traffic (the network is closed; chromium's own requests would be refused)
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
-mkdirSync(OUT, { recursive: true });
-const profile = mkdtempSync(join(tmpdir(), "varagity-e2e-"));
-/** @type {string[]} */
-const consoleErrors = [];
-/** @type {{ path: string, what: string }[]} */
-const screenshots = [];
-/** @type {{ question: string, screenshots: typeof screenshots, sources: { title: string, badges: string[], lineage: string | null, context: number }[], [more: string]: unknown }} */
-const report = { question: QUESTION, screenshots, sources: [] };
-
-/**
- * @param {import("playwright-core").Page} page
- * @param {string} name
- * @param {string} what
- */
-async function shot(page, name, what) {
-  const path = join(OUT, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  screenshots.push({ path, what });
-  console.log(`screenshot: ${path} (${what})`);
-}
-
-/** @param {import("playwright-core").Page} page */
-function watch(page) {
-  page.on("console", (msg) => {
-    if (msg.type() === "error") consoleErrors.push(`${msg.location().url || page.url()}: ${msg.text()}`);
-  });
-  page.on("pageerror", (err) => consoleErrors.push(`${page.url()}: uncaught ${err.message}`));
-}
+/** @type {{ question: string, sources: { title: string, badges: string[], lineage: string | null, context: number }[], [more: string]: unknown }} */
+const report = { question: QUESTION, sources: [] };
 
 /**
  * Waits until turn `index` (0-based) is no longer live; returns its status.
@@ -105,16 +59,14 @@ async function ask(page, question) {
   await box.press("Enter");
 }
 
-/** @param {import("playwright-core").BrowserContext} context */
-async function chat(context) {
-  const page = await context.newPage();
-  watch(page);
-  await page.setViewportSize({ width: 1280, height: 900 });
+/** @param {import("./browser.mjs").Session} session */
+async function chat(session) {
+  const page = await session.page();
   await page.goto(`${BASE}/`);
   await page.getByRole("heading", { level: 1, name: "Varagity" }).waitFor();
   await page.waitForFunction(() => !document.querySelector(".health")?.textContent?.startsWith("Checking"));
   report.health = await page.locator(".health").innerText();
-  await shot(page, "01-chat-empty", "chat screen before the first question, health in the header");
+  await session.shot(page, "01-chat-empty", "chat screen before the first question, health in the header");
 
   // keyboard only: the skip link leads to the question box, Enter asks
   await page.keyboard.press("Tab");
@@ -180,7 +132,7 @@ async function chat(context) {
     highlighted: document.activeElement?.classList.contains("is-focused"),
   }));
   assert.deepEqual(focused, { id: `source-t1-${cited}`, highlighted: true });
-  await shot(
+  await session.shot(
     page,
     "02-chat-answer",
     `streamed answer with citation [${cited}] followed to its highlighted source`,
@@ -190,49 +142,35 @@ async function chat(context) {
   await ask(page, "What peak power do the Aurora station wind turbines deliver?");
   await page.getByRole("button", { name: "Stop" }).click();
   assert.equal(await settled(page, 1), "stopped");
-  await shot(page, "03-chat-stopped", "second answer stopped by the user, with a Retry button");
+  await session.shot(page, "03-chat-stopped", "second answer stopped by the user, with a Retry button");
   await page.locator(".turn").nth(1).getByRole("button", { name: "Retry" }).click();
   const retried = await settled(page, 1);
   assert.equal(retried, "done", `retried answer ended ${retried}: ${await errorText(page, 1)}`);
 
   // narrow screen: one column, nothing wider than the viewport
   await page.setViewportSize({ width: 375, height: 812 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 375px screen`);
-  await shot(page, "04-chat-narrow", "the same conversation at 375px width, evidence below the chat");
+  const wider = await overflow(page);
+  assert.ok(wider <= 0, `the page is ${wider}px wider than a 375px screen`);
+  await session.shot(page, "04-chat-narrow", "the same conversation at 375px width, evidence below the chat");
   await page.close();
 }
 
-/** @param {import("playwright-core").BrowserContext} context */
-async function failure(context) {
-  const page = await context.newPage();
-  watch(page);
-  await page.setViewportSize({ width: 1280, height: 900 });
+/** @param {import("./browser.mjs").Session} session */
+async function failure(session) {
+  const page = await session.page();
   await page.goto(`${FAILING}/`);
   await ask(page, QUESTION);
   assert.equal(await settled(page, 0), "error");
   const text = await errorText(page, 0);
   assert.match(text, /model_unavailable/);
   report.error = text;
-  await shot(page, "05-chat-error", "in-band model error shown with a Retry button");
+  await session.shot(page, "05-chat-error", "in-band model error shown with a Retry button");
   await page.getByRole("button", { name: "Retry" }).click();
   assert.equal(await settled(page, 0), "error", "the retry ran again and failed again");
   await page.close();
 }
 
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  headless: true,
-  args: CHROMIUM_ARGS,
+await withBrowser(OUT, report, async (session) => {
+  await chat(session);
+  if (FAILING) await failure(session);
 });
-try {
-  await chat(context);
-  if (FAILING) await failure(context);
-  assert.deepEqual(consoleErrors, [], "console errors");
-} finally {
-  report.consoleErrors = consoleErrors;
-  writeFileSync(join(OUT, "report.json"), JSON.stringify(report, null, 2));
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-console.log(`e2e passed: ${screenshots.length} screenshots in ${OUT}`);

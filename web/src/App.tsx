@@ -1,35 +1,151 @@
-/** The chat screen: conversation and composer beside the evidence for the shown answer. */
-import { flushSync } from "react-dom";
+/**
+ * The app shell: the header with the screens and tools, the corpus status (stale
+ * banner, ingest progress), the conversations sidebar, the open screen (chat or
+ * corpus) and the settings drawer. The URL's hash names the screen.
+ */
+import { useCallback, useEffect, useState, type MouseEvent } from "react";
 
-import { sourceElementId } from "./chat/citations";
-import { isLive, type Turn } from "./chat/state";
+import { describeError } from "./api/client";
+import { getConversation } from "./api/resources";
+import { routeHash, type Route } from "./app/route";
+import { useRoute } from "./app/useRoute";
 import { useChat } from "./chat/useChat";
-import { Composer, QUESTION_INPUT_ID } from "./components/Composer";
-import { Conversation } from "./components/Conversation";
-import { EvidencePanel } from "./components/EvidencePanel";
+import { ChatScreen, type HistoryState } from "./components/ChatScreen";
+import { QUESTION_INPUT_ID } from "./components/Composer";
+import { CorpusScreen } from "./components/CorpusScreen";
+import { CorpusStatus } from "./components/CorpusStatus";
 import { HealthStatus } from "./components/HealthStatus";
+import { SettingsDrawer } from "./components/SettingsDrawer";
+import { Sidebar } from "./components/Sidebar";
+import { useIngestJob } from "./ingest/useIngestJob";
+import { useSettings } from "./settings/useSettings";
+
+const SIDEBAR_ID = "conversations";
+const MAIN_ID = "main";
+
+/** Moves focus to an element by id (skip links must not touch the hash: it is the route). */
+function focusById(event: MouseEvent<HTMLAnchorElement>, id: string) {
+  event.preventDefault();
+  document.getElementById(id)?.focus();
+}
 
 export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
-  const { state, dispatch, ask, retry, stop } = useChat();
-  const shown = state.turns.find((turn) => turn.id === state.shownTurnId) ?? null;
-  const busy = state.turns.some(isLive);
+  const { route, navigate } = useRoute();
+  const chat = useChat();
+  const { state, load, reset } = chat;
+  const [history, setHistory] = useState<HistoryState>({ state: "ready" });
+  const [sidebarOpen, setSidebarOpen] = useState(false);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  const [corpusVersion, setCorpusVersion] = useState(0);
+  const settings = useSettings();
+  const { reload: reloadSettings } = settings;
+  const ingest = useIngestJob(
+    useCallback(() => {
+      // a finished job may have cleared the stale flag and changed every document
+      reloadSettings();
+      setCorpusVersion((v) => v + 1);
+    }, [reloadSettings]),
+  );
 
-  const cite = (turn: Turn, n: number) => {
-    // render the panel for this turn first, then move focus to the cited source
-    flushSync(() => dispatch({ type: "focus", id: turn.id, source: n }));
-    const target = document.getElementById(sourceElementId(turn.id, n));
-    target?.scrollIntoView({ block: "nearest", behavior: "smooth" });
-    target?.focus({ preventScroll: true });
+  // open the conversation the URL names (a reload, a sidebar link, back/forward)
+  const routeId = route.view === "chat" ? route.conversationId : null;
+  useEffect(() => {
+    if (route.view !== "chat") return;
+    if (routeId === null) {
+      if (state.conversationId !== null) reset();
+      setHistory({ state: "ready" });
+      return;
+    }
+    if (routeId === state.conversationId) return;
+    const abort = new AbortController();
+    setHistory({ state: "loading" });
+    getConversation(routeId, abort.signal).then(
+      (detail) => {
+        load(detail);
+        setHistory({ state: "ready" });
+      },
+      (exc: unknown) => {
+        if (!abort.signal.aborted) {
+          setHistory({ state: "failed", message: `Cannot open this conversation: ${describeError(exc)}` });
+        }
+      },
+    );
+    return () => abort.abort();
+    // only the route decides what to open; the conversation id changing is handled below
+  }, [route.view, routeId]);
+
+  // a new chat got saved by its first answer: its address becomes the conversation's
+  useEffect(() => {
+    if (state.conversationId !== null && route.view === "chat" && routeId === null) {
+      navigate({ view: "chat", conversationId: state.conversationId }, true);
+    }
+    // only a change of conversation id moves the URL; route changes are handled above
+  }, [state.conversationId]);
+
+  const newChat = () => {
+    reset();
+    setSidebarOpen(false);
+    navigate({ view: "chat", conversationId: null });
+    requestAnimationFrame(() => document.getElementById(QUESTION_INPUT_ID)?.focus());
   };
 
+  const chatRoute: Route = { view: "chat", conversationId: state.conversationId };
+  const finished = state.turns.filter((t) => t.status === "done").length;
+  const onChat = route.view === "chat";
+
   return (
-    <>
-      <a className="skip-link" href={`#${QUESTION_INPUT_ID}`}>
-        Skip to the question box
-      </a>
+    <div
+      className="app"
+      onKeyDown={(event) => {
+        if (event.key === "Escape" && sidebarOpen) {
+          setSidebarOpen(false);
+          document.getElementById("sidebar-toggle")?.focus();
+        }
+      }}
+    >
+      {onChat ? (
+        <a
+          className="skip-link"
+          href={`#${QUESTION_INPUT_ID}`}
+          onClick={(e) => focusById(e, QUESTION_INPUT_ID)}
+        >
+          Skip to the question box
+        </a>
+      ) : (
+        <a className="skip-link" href={`#${MAIN_ID}`} onClick={(e) => focusById(e, MAIN_ID)}>
+          Skip to the corpus
+        </a>
+      )}
       <header className="topbar">
+        <button
+          type="button"
+          id="sidebar-toggle"
+          className="sidebar-toggle"
+          aria-expanded={sidebarOpen}
+          aria-controls={SIDEBAR_ID}
+          onClick={() => setSidebarOpen((open) => !open)}
+        >
+          <span aria-hidden="true">{"\u2630"}</span> Conversations
+        </button>
         <h1>Varagity</h1>
-        <nav aria-label="Tools">
+        <nav aria-label="Screens" className="screens">
+          <ul>
+            <li>
+              <a href={routeHash(chatRoute)} aria-current={onChat ? "page" : undefined}>
+                Chat
+              </a>
+            </li>
+            <li>
+              <a href={routeHash({ view: "corpus" })} aria-current={onChat ? undefined : "page"}>
+                Corpus
+              </a>
+            </li>
+          </ul>
+        </nav>
+        <button type="button" className="settings-button" onClick={() => setSettingsOpen(true)}>
+          Settings
+        </button>
+        <nav aria-label="Tools" className="tools">
           <ul>
             <li>
               <a href="/docs">API reference</a>
@@ -45,22 +161,33 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
         </nav>
         <HealthStatus />
       </header>
-      <main className="layout">
-        <section className="chat" aria-labelledby="chat-heading">
-          <h2 id="chat-heading" className="visually-hidden">
-            Chat
-          </h2>
-          <Conversation
-            turns={state.turns}
-            shownTurnId={state.shownTurnId}
-            onCite={cite}
-            onShowEvidence={(turn) => dispatch({ type: "focus", id: turn.id, source: null })}
-            onRetry={retry}
-          />
-          <Composer busy={busy} onAsk={ask} onStop={stop} />
-        </section>
-        <EvidencePanel turn={shown} focusedSource={state.focusedSource} dagsterUrl={dagsterUrl} />
-      </main>
-    </>
+      <CorpusStatus stale={settings.settings?.stale ?? null} ingest={ingest} />
+      <div className={`shell${sidebarOpen ? " sidebar-open" : ""}`}>
+        <Sidebar
+          id={SIDEBAR_ID}
+          currentId={onChat ? state.conversationId : null}
+          refreshToken={`${state.conversationId}:${finished}`}
+          onNewChat={newChat}
+          onNavigate={() => setSidebarOpen(false)}
+          onDeleted={(id) => {
+            if (id === state.conversationId) newChat();
+          }}
+        />
+        <main id={MAIN_ID} tabIndex={-1}>
+          {onChat ? (
+            <ChatScreen chat={chat} history={history} dagsterUrl={dagsterUrl} onNewChat={newChat} />
+          ) : (
+            <CorpusScreen version={corpusVersion} />
+          )}
+        </main>
+      </div>
+      <SettingsDrawer
+        open={settingsOpen}
+        onClose={() => setSettingsOpen(false)}
+        settings={settings.settings}
+        loadError={settings.error}
+        onSaved={settings.replace}
+      />
+    </div>
   );
 }

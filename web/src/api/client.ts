@@ -1,4 +1,4 @@
-/** A small typed client for the Varagity API: JSON requests and POST event streams. */
+/** A small typed client for the Varagity API: JSON requests, uploads and event streams. */
 import { readSse, type SseMessage } from "./sse";
 import type { HealthResponse } from "./types";
 
@@ -6,12 +6,15 @@ import type { HealthResponse } from "./types";
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
+  /** The whole parsed error body (a refused settings patch adds an `errors` list). */
+  readonly body: unknown;
 
-  constructor(status: number, code: string, message: string) {
+  constructor(status: number, code: string, message: string, body: unknown = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.code = code;
+    this.body = body;
   }
 }
 
@@ -20,7 +23,7 @@ async function errorFrom(response: Response): Promise<ApiError> {
   try {
     const body: unknown = JSON.parse(text);
     if (body && typeof body === "object" && "code" in body && "message" in body) {
-      return new ApiError(response.status, String(body.code), String(body.message));
+      return new ApiError(response.status, String(body.code), String(body.message), body);
     }
   } catch {
     // not JSON: a proxy or a crashed server answered; report its text below
@@ -47,6 +50,56 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
   return (await response.json()) as T;
 }
 
+/** Send `method` with an optional JSON body and read the JSON answer. */
+export async function sendJson<T>(
+  method: "POST" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<T> {
+  const response = await send(path, jsonInit(method, body, signal));
+  return (await response.json()) as T;
+}
+
+/** Send `method` to an endpoint that answers `204 No Content`. */
+export async function sendCommand(
+  method: "POST" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<void> {
+  await send(path, jsonInit(method, body, signal));
+}
+
+function jsonInit(method: string, body: unknown, signal: AbortSignal | undefined): RequestInit {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  return { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal };
+}
+
+/** POST a multipart form (the browser writes its boundary) and read the JSON answer. */
+export async function postForm<T>(path: string, form: FormData, signal?: AbortSignal): Promise<T> {
+  const response = await send(path, {
+    method: "POST",
+    headers: { accept: "application/json" },
+    body: form,
+    signal,
+  });
+  return (await response.json()) as T;
+}
+
+async function* eventsOf(path: string, response: Response): AsyncGenerator<SseMessage> {
+  const type = response.headers.get("content-type") ?? "";
+  if (!type.startsWith("text/event-stream") || response.body === null) {
+    throw new ApiError(
+      response.status,
+      "not_a_stream",
+      `${path} answered ${type || "no body"}, not an event stream`,
+    );
+  }
+  yield* readSse(response.body);
+}
+
 /** POST a JSON body and read the response as server-sent events until it ends. */
 export async function* postEvents(
   path: string,
@@ -59,18 +112,22 @@ export async function* postEvents(
     body: JSON.stringify(body),
     signal,
   });
-  const type = response.headers.get("content-type") ?? "";
-  if (!type.startsWith("text/event-stream") || response.body === null) {
-    throw new ApiError(
-      response.status,
-      "not_a_stream",
-      `${path} answered ${type || "no body"}, not an event stream`,
-    );
-  }
-  yield* readSse(response.body);
+  yield* eventsOf(path, response);
+}
+
+/** GET an event stream (like `EventSource`, but abortable and never reconnecting by itself). */
+export async function* getEvents(path: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
+  const response = await send(path, { headers: { accept: "text/event-stream" }, signal });
+  yield* eventsOf(path, response);
 }
 
 /** `GET /api/health`: each component's state. */
 export function getHealth(signal?: AbortSignal): Promise<HealthResponse> {
   return getJson<HealthResponse>("/api/health", signal);
+}
+
+/** A failure as one readable sentence (an `ApiError`'s message is the service's own). */
+export function describeError(exc: unknown): string {
+  if (exc instanceof Error) return exc.message;
+  return String(exc);
 }

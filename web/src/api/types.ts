@@ -16,3 +16,25 @@ export type RetrievalEvent = Schemas["RetrievalEvent"];
 export type RetrievalTrace = Schemas["RetrievalTrace"];
 export type Source = Schemas["Source"];
 export type TokenEvent = Schemas["TokenEvent"];
+
+export type ConversationSummary = Schemas["ConversationSummary"];
+export type ConversationDetail = Schemas["ConversationDetail"];
+export type ConversationPatch = Schemas["ConversationPatch"];
+export type Message = Schemas["Message"];
+export type Group = Schemas["Group"];
+
+export type SettingField = Schemas["SettingField"];
+export type SettingValue = SettingField["value"];
+export type SettingsResponse = Schemas["SettingsResponse"];
+export type SettingsPatchResponse = Schemas["SettingsPatchResponse"];
+export type SettingError = Schemas["SettingError"];
+export type StaleFlag = Schemas["StaleFlag"];
+
+export type DocumentInfo = Schemas["DocumentInfo"];
+export type DocumentStatus = DocumentInfo["status"];
+export type DocumentList = Schemas["DocumentList"];
+export type DeleteResponse = Schemas["DeleteResponse"];
+export type UploadResponse = Schemas["UploadResponse"];
+
+export type IngestLaunched = Schemas["IngestLaunched"];
+export type IngestProgress = Schemas["IngestProgress"];

@@ -136,4 +136,25 @@ describe("chatReducer", () => {
       chatReducer(next, { type: "failed", id: "t2", error: { code: "x", message: "y" } }).conversationId,
     ).toBe("c9");
   });
+
+  it("loads a saved conversation on its last answer, drops stale events, and resets", () => {
+    const streaming = run(ask);
+    const saved = { ...streaming.turns[0]!, id: "m-a1", status: "done" as const };
+    const loaded = chatReducer(streaming, {
+      type: "load",
+      conversationId: "c7",
+      turns: [{ ...saved, id: "m-a0" }, saved],
+    });
+    expect(loaded.conversationId).toBe("c7");
+    expect(loaded.shownTurnId).toBe("m-a1");
+    expect(loaded.turns.map((t) => t.id)).toEqual(["m-a0", "m-a1"]);
+    // the aborted stream of the replaced turn changes nothing
+    const late = chatReducer(loaded, {
+      type: "event",
+      id: "t1",
+      event: { type: "token", data: { delta: "x" } },
+    });
+    expect(late).toBe(loaded);
+    expect(chatReducer(loaded, { type: "reset" })).toEqual(initialChatState);
+  });
 });

@@ -1,8 +1,20 @@
 /** The chat screen's state: questions, their streamed answers and which evidence is shown. */
 import type { ChatEvent } from "../api/chat";
-import type { ErrorEvent, RetrievalEvent } from "../api/types";
+import type { ErrorEvent, Source } from "../api/types";
 
 export type TurnStatus = "retrieving" | "answering" | "done" | "stopped" | "error";
+
+/**
+ * The evidence behind an answer: a live `retrieval` event, or the snapshot a saved
+ * conversation keeps (whose method and engine are plain strings, null on old turns).
+ */
+export interface Evidence {
+  query: string;
+  condensed_query: string | null;
+  method: string | null;
+  chat_engine: string | null;
+  sources: Source[];
+}
 
 /** One question and everything streamed back for it. */
 export interface Turn {
@@ -11,7 +23,7 @@ export interface Turn {
   status: TurnStatus;
   answer: string;
   reasoning: string;
-  retrieval: RetrievalEvent | null;
+  retrieval: Evidence | null;
   cited: number[];
   timings_ms: Record<string, number>;
   error: ErrorEvent | null;
@@ -33,7 +45,9 @@ export type ChatAction =
   | { type: "event"; id: string; event: ChatEvent }
   | { type: "stopped"; id: string }
   | { type: "failed"; id: string; error: ErrorEvent }
-  | { type: "focus"; id: string; source: number | null };
+  | { type: "focus"; id: string; source: number | null }
+  | { type: "load"; conversationId: string; turns: Turn[] }
+  | { type: "reset" };
 
 export const initialChatState: ChatState = {
   turns: [],
@@ -63,13 +77,15 @@ function fresh(id: string, question: string): Turn {
 
 function applyEvent(turn: Turn, event: ChatEvent): Turn {
   switch (event.type) {
-    case "retrieval":
+    case "retrieval": {
+      const { query, condensed_query, method, chat_engine, sources } = event.data;
       return {
         ...turn,
         status: "answering",
-        retrieval: event.data,
+        retrieval: { query, condensed_query, method, chat_engine, sources },
         timings_ms: { ...event.data.timings_ms },
       };
+    }
     case "token":
       return { ...turn, status: "answering", answer: turn.answer + event.data.delta };
     case "reasoning":
@@ -122,5 +138,17 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
       );
     case "focus":
       return { ...state, shownTurnId: action.id, focusedSource: action.source };
+    case "load": {
+      // a saved conversation opens on its latest answer's evidence
+      const last = action.turns.at(-1);
+      return {
+        turns: action.turns,
+        shownTurnId: last?.id ?? null,
+        focusedSource: null,
+        conversationId: action.conversationId,
+      };
+    }
+    case "reset":
+      return initialChatState;
   }
 }

@@ -3,7 +3,8 @@ import { useCallback, useEffect, useReducer, useRef } from "react";
 
 import { streamChat } from "../api/chat";
 import { ApiError } from "../api/client";
-import type { ErrorEvent } from "../api/types";
+import type { ConversationDetail, ErrorEvent } from "../api/types";
+import { turnsFrom } from "../conversations/history";
 import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "./state";
 
 function asError(exc: unknown): ErrorEvent {
@@ -17,9 +18,13 @@ export interface ChatController {
   ask: (question: string) => void;
   retry: (turn: Turn) => void;
   stop: () => void;
+  /** Show a saved conversation (stopping any answer in flight); the next question continues it. */
+  load: (detail: ConversationDetail) => void;
+  /** Start over with an empty, unsaved conversation. */
+  reset: () => void;
 }
 
-/** State plus the actions the screen calls; aborting the fetch is what "stop" means. */
+/** State plus the actions the screens call; aborting the fetch is what "stop" means. */
 export function useChat(): ChatController {
   const [state, dispatch] = useReducer(chatReducer, initialChatState);
   const inFlight = useRef<AbortController | null>(null);
@@ -80,5 +85,17 @@ export function useChat(): ChatController {
 
   const stop = useCallback(() => inFlight.current?.abort(), []);
 
-  return { state, dispatch, ask, retry, stop };
+  const load = useCallback((detail: ConversationDetail) => {
+    inFlight.current?.abort();
+    conversationId.current = detail.conversation_id;
+    dispatch({ type: "load", conversationId: detail.conversation_id, turns: turnsFrom(detail) });
+  }, []);
+
+  const reset = useCallback(() => {
+    inFlight.current?.abort();
+    conversationId.current = null;
+    dispatch({ type: "reset" });
+  }, []);
+
+  return { state, dispatch, ask, retry, stop, load, reset };
 }

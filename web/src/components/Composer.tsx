@@ -3,19 +3,21 @@ import { useState, type FormEvent, type KeyboardEvent } from "react";
 
 interface ComposerProps {
   busy: boolean;
+  /** No question can be asked (a saved conversation is still loading). */
+  disabled?: boolean;
   onAsk: (question: string) => void;
   onStop: () => void;
 }
 
 export const QUESTION_INPUT_ID = "question";
 
-export function Composer({ busy, onAsk, onStop }: ComposerProps) {
+export function Composer({ busy, disabled = false, onAsk, onStop }: ComposerProps) {
   const [text, setText] = useState("");
   const question = text.trim();
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();
-    if (!question || busy) return;
+    if (!question || busy || disabled) return;
     onAsk(question);
     setText("");
   };
@@ -43,7 +45,7 @@ export function Composer({ busy, onAsk, onStop }: ComposerProps) {
             Stop
           </button>
         ) : (
-          <button type="submit" className="primary" disabled={!question}>
+          <button type="submit" className="primary" disabled={!question || disabled}>
             Ask
           </button>
         )}

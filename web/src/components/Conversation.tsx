@@ -18,8 +18,29 @@ const STATUS_TEXT: Record<Turn["status"], string> = {
   error: "Failed.",
 };
 
+// pipeline order; a saved turn's timings come back from the database in another order
+const STAGES = [
+  "condense",
+  "hyde_generate",
+  "hyde_embed",
+  "embed",
+  "semantic",
+  "bm25",
+  "fusion",
+  "rerank",
+  "hydrate",
+  "first_token",
+  "generate",
+  "total",
+];
+
+function stageRank(stage: string): number {
+  const i = STAGES.indexOf(stage);
+  return i === -1 ? STAGES.length - 1 : i; // unknown stages just before the total
+}
+
 function Timings({ timings }: { timings: Record<string, number> }) {
-  const entries = Object.entries(timings);
+  const entries = Object.entries(timings).sort(([a], [b]) => stageRank(a) - stageRank(b));
   if (entries.length === 0) return null;
   return (
     <p className="timings">

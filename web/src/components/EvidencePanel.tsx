@@ -113,10 +113,11 @@ export function EvidencePanel({ turn, focusedSource, dagsterUrl }: EvidencePanel
             {retrieval.condensed_query && (
               <span className="muted">(your question, rewritten with the conversation)</span>
             )}
-            <span className="method">
-              {retrieval.method}
-              {retrieval.chat_engine ? ` \u00b7 ${retrieval.chat_engine}` : ""}
-            </span>
+            {(retrieval.method || retrieval.chat_engine) && (
+              <span className="method">
+                {[retrieval.method, retrieval.chat_engine].filter(Boolean).join(" \u00b7 ")}
+              </span>
+            )}
           </p>
           {retrieval.sources.length === 0 ? (
             <p className="muted">Nothing in the corpus matched.</p>

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+
+import { parseRoute, routeHash } from "./route";
+
+describe("routes", () => {
+  it("reads the screens from the hash", () => {
+    expect(parseRoute("")).toEqual({ view: "chat", conversationId: null });
+    expect(parseRoute("#/")).toEqual({ view: "chat", conversationId: null });
+    expect(parseRoute("#/corpus")).toEqual({ view: "corpus" });
+    expect(parseRoute("#/c/abc123")).toEqual({ view: "chat", conversationId: "abc123" });
+    expect(parseRoute("#/nowhere")).toEqual({ view: "chat", conversationId: null });
+  });
+
+  it("leaves in-page anchors alone", () => {
+    expect(parseRoute("#question")).toBeNull();
+    expect(parseRoute("#source-t1-2")).toBeNull();
+  });
+
+  it("round-trips conversation ids, escaping what a hash cannot hold", () => {
+    for (const id of ["c1", "a b/c#d", "\u00e9t\u00e9"]) {
+      expect(parseRoute(routeHash({ view: "chat", conversationId: id }))).toEqual({
+        view: "chat",
+        conversationId: id,
+      });
+    }
+    expect(routeHash({ view: "chat", conversationId: "a b/c" })).toBe("#/c/a%20b%2Fc");
+    expect(routeHash({ view: "corpus" })).toBe("#/corpus");
+    expect(parseRoute("#/c/%E0%A4%A")).toEqual({ view: "chat", conversationId: null });
+  });
+});

@@ -1,0 +1,434 @@
+/** The conversations sidebar: search, groups, and each conversation's actions. */
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type SyntheticEvent } from "react";
+
+import { describeError } from "../api/client";
+import {
+  createGroup,
+  deleteConversation,
+  deleteGroup,
+  listConversations,
+  listGroups,
+  patchConversation,
+  renameGroup,
+} from "../api/resources";
+import type { ConversationSummary, Group } from "../api/types";
+import { routeHash } from "../app/route";
+import { arrange, formatWhen } from "../conversations/list";
+import { ConfirmDialog } from "./Modal";
+
+interface SidebarProps {
+  id: string;
+  /** The open conversation, highlighted. */
+  currentId: string | null;
+  /** Any change re-reads the list (a turn finished, a conversation was opened). */
+  refreshToken: string;
+  onNewChat: () => void;
+  /** A conversation link was followed (the narrow layout closes the sidebar). */
+  onNavigate: () => void;
+  /** A conversation was deleted. */
+  onDeleted: (conversationId: string) => void;
+}
+
+type Pending =
+  { kind: "conversation"; item: ConversationSummary } | { kind: "group"; item: Group; count: number };
+
+/** Closes the `<details>` menu an event came from, focusing its summary. */
+function closeMenu(event: SyntheticEvent<HTMLElement>, focusSummary = false) {
+  const menu = event.currentTarget.closest("details");
+  if (menu === null) return;
+  menu.open = false;
+  if (focusSummary) menu.querySelector("summary")?.focus();
+}
+
+function onMenuKey(event: KeyboardEvent<HTMLDetailsElement>) {
+  if (event.key === "Escape" && event.currentTarget.open) {
+    event.stopPropagation();
+    closeMenu(event, true);
+  }
+}
+
+/** An inline name editor: Enter saves, Escape cancels. */
+function NameForm({
+  label,
+  initial,
+  submitLabel,
+  onSave,
+  onCancel,
+}: {
+  label: string;
+  initial: string;
+  submitLabel: string;
+  onSave: (name: string) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const [name, setName] = useState(initial);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!name.trim()) {
+      setError("Enter a name.");
+      return;
+    }
+    setBusy(true);
+    try {
+      await onSave(name.trim());
+    } catch (exc) {
+      setError(describeError(exc));
+      setBusy(false);
+    }
+  };
+  const errorId = `${label.replace(/\W+/g, "-")}-error`;
+  return (
+    <form className="name-form" onSubmit={submit}>
+      <label>
+        <span className="visually-hidden">{label}</span>
+        <input
+          ref={input}
+          value={name}
+          maxLength={200}
+          aria-invalid={error !== null}
+          aria-describedby={error ? errorId : undefined}
+          onChange={(event) => setName(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === "Escape") {
+              event.stopPropagation();
+              onCancel();
+            }
+          }}
+        />
+      </label>
+      <button type="submit" disabled={busy}>
+        {submitLabel}
+      </button>
+      <button type="button" className="link-button" onClick={onCancel}>
+        Cancel
+      </button>
+      {error && (
+        <p id={errorId} className="field-error" role="alert">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+export function Sidebar({ id, currentId, refreshToken, onNewChat, onNavigate, onDeleted }: SidebarProps) {
+  const [conversations, setConversations] = useState<ConversationSummary[]>([]);
+  const [groups, setGroups] = useState<Group[]>([]);
+  const [loaded, setLoaded] = useState(false);
+  const [query, setQuery] = useState("");
+  const [searched, setSearched] = useState("");
+  const [version, setVersion] = useState(0);
+  const [error, setError] = useState<string | null>(null);
+  const [renaming, setRenaming] = useState<string | null>(null);
+  const [addingGroup, setAddingGroup] = useState(false);
+  const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [deleting, setDeleting] = useState(false);
+
+  // search as the user types, once they pause
+  useEffect(() => {
+    const timer = window.setTimeout(() => setSearched(query), 250);
+    return () => window.clearTimeout(timer);
+  }, [query]);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    Promise.all([listConversations(searched, abort.signal), listGroups(abort.signal)]).then(
+      ([list, groupList]) => {
+        setConversations(list);
+        setGroups(groupList);
+        setLoaded(true);
+        setError(null);
+      },
+      (exc: unknown) => {
+        if (!abort.signal.aborted) setError(`Cannot list conversations: ${describeError(exc)}`);
+      },
+    );
+    return () => abort.abort();
+  }, [searched, refreshToken, version]);
+
+  const reload = () => setVersion((v) => v + 1);
+  const act = async (what: string, action: () => Promise<unknown>) => {
+    try {
+      await action();
+      setError(null);
+    } catch (exc) {
+      setError(`${what} failed: ${describeError(exc)}`);
+    }
+    reload();
+  };
+
+  const confirmDelete = async () => {
+    if (pending === null) return;
+    setDeleting(true);
+    if (pending.kind === "conversation") {
+      const target = pending.item.conversation_id;
+      await act("Deleting the conversation", async () => {
+        await deleteConversation(target);
+        onDeleted(target);
+      });
+    } else {
+      await act("Deleting the group", () => deleteGroup(pending.item.group_id));
+    }
+    setDeleting(false);
+    setPending(null);
+  };
+
+  const filtered = searched.trim() !== "";
+  const sections = arrange(conversations, groups, filtered);
+  const now = new Date();
+
+  const item = (c: ConversationSummary) => (
+    <li key={c.conversation_id} className="conversation" data-conversation-id={c.conversation_id}>
+      {renaming === c.conversation_id ? (
+        <NameForm
+          label={`New title for ${c.title}`}
+          initial={c.title}
+          submitLabel="Save"
+          onCancel={() => setRenaming(null)}
+          onSave={async (title) => {
+            await patchConversation(c.conversation_id, { title });
+            setRenaming(null);
+            reload();
+          }}
+        />
+      ) : (
+        <a
+          className="conversation-link"
+          href={routeHash({ view: "chat", conversationId: c.conversation_id })}
+          aria-current={c.conversation_id === currentId ? "page" : undefined}
+          onClick={onNavigate}
+        >
+          <span className="conversation-title">{c.title}</span>
+          <span className="when">
+            <time dateTime={c.updated_at}>{formatWhen(c.updated_at, now)}</time>
+          </span>
+        </a>
+      )}
+      <details className="row-menu" onKeyDown={onMenuKey}>
+        <summary aria-label={`Actions for \u201c${c.title}\u201d`}>
+          <span aria-hidden="true">{"\u22ef"}</span>
+        </summary>
+        <div className="menu">
+          <button
+            type="button"
+            onClick={(event) => {
+              closeMenu(event);
+              setRenaming(c.conversation_id);
+            }}
+          >
+            Rename
+          </button>
+          <label>
+            Move to group
+            <select
+              value={c.group_id ?? ""}
+              onChange={(event) => {
+                const groupId = event.target.value || null;
+                closeMenu(event, true);
+                void act("Moving the conversation", () =>
+                  patchConversation(c.conversation_id, { group_id: groupId }),
+                );
+              }}
+            >
+              <option value="">No group</option>
+              {groups.map((g) => (
+                <option key={g.group_id} value={g.group_id}>
+                  {g.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button
+            type="button"
+            className="danger-text"
+            onClick={(event) => {
+              closeMenu(event);
+              setPending({ kind: "conversation", item: c });
+            }}
+          >
+            Delete
+          </button>
+        </div>
+      </details>
+    </li>
+  );
+
+  return (
+    <nav className="sidebar" id={id} aria-labelledby="sidebar-heading">
+      <div className="sidebar-head">
+        <h2 id="sidebar-heading">Conversations</h2>
+        <button type="button" className="primary" onClick={onNewChat}>
+          New chat
+        </button>
+      </div>
+      <div className="sidebar-tools">
+        <label htmlFor="conversation-search" className="visually-hidden">
+          Search conversation titles
+        </label>
+        <input
+          id="conversation-search"
+          type="search"
+          placeholder="Search titles"
+          value={query}
+          onChange={(event) => setQuery(event.target.value)}
+        />
+        {!addingGroup && (
+          <button type="button" onClick={() => setAddingGroup(true)}>
+            New group
+          </button>
+        )}
+      </div>
+      {addingGroup && (
+        <NameForm
+          label="Name of the new group"
+          initial=""
+          submitLabel="Create group"
+          onCancel={() => setAddingGroup(false)}
+          onSave={async (name) => {
+            await createGroup(name);
+            setAddingGroup(false);
+            reload();
+          }}
+        />
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {loaded && conversations.length === 0 && (
+        <p className="muted sidebar-empty">
+          {filtered
+            ? `No conversation title contains \u201c${searched.trim()}\u201d.`
+            : "No conversations yet: ask a question to start one."}
+        </p>
+      )}
+      <ul className="sections">
+        {sections.map((section) => {
+          if (section.group === null) {
+            if (section.conversations.length === 0) return null;
+            return (
+              <li key="ungrouped" className="section">
+                {groups.length > 0 && <h3 className="section-title">Ungrouped</h3>}
+                <ul className="conversations">{section.conversations.map(item)}</ul>
+              </li>
+            );
+          }
+          const group = section.group;
+          const open = !collapsed.has(group.group_id);
+          const listId = `group-${group.group_id}`;
+          return (
+            <li key={group.group_id} className="section group" data-group={group.name}>
+              <div className="group-head">
+                {renaming === group.group_id ? (
+                  <NameForm
+                    label={`New name for group ${group.name}`}
+                    initial={group.name}
+                    submitLabel="Save"
+                    onCancel={() => setRenaming(null)}
+                    onSave={async (name) => {
+                      await renameGroup(group.group_id, name);
+                      setRenaming(null);
+                      reload();
+                    }}
+                  />
+                ) : (
+                  <h3 className="section-title">
+                    <button
+                      type="button"
+                      className="group-toggle"
+                      aria-expanded={open}
+                      aria-controls={listId}
+                      onClick={() =>
+                        setCollapsed((prev) => {
+                          const next = new Set(prev);
+                          if (open) next.add(group.group_id);
+                          else next.delete(group.group_id);
+                          return next;
+                        })
+                      }
+                    >
+                      <span className="chevron" aria-hidden="true">
+                        {open ? "\u25be" : "\u25b8"}
+                      </span>
+                      {group.name}
+                      <span className="count">
+                        {section.conversations.length}
+                        <span className="visually-hidden">
+                          {section.conversations.length === 1 ? " conversation" : " conversations"}
+                        </span>
+                      </span>
+                    </button>
+                  </h3>
+                )}
+                <details className="row-menu" onKeyDown={onMenuKey}>
+                  <summary aria-label={`Actions for group ${group.name}`}>
+                    <span aria-hidden="true">{"\u22ef"}</span>
+                  </summary>
+                  <div className="menu">
+                    <button
+                      type="button"
+                      onClick={(event) => {
+                        closeMenu(event);
+                        setRenaming(group.group_id);
+                      }}
+                    >
+                      Rename group
+                    </button>
+                    <button
+                      type="button"
+                      className="danger-text"
+                      onClick={(event) => {
+                        closeMenu(event);
+                        setPending({ kind: "group", item: group, count: group.conversation_count });
+                      }}
+                    >
+                      Delete group
+                    </button>
+                  </div>
+                </details>
+              </div>
+              {open && (
+                <ul className="conversations" id={listId}>
+                  {section.conversations.length === 0 ? (
+                    <li className="muted group-empty">
+                      Empty: move a conversation here from its {"\u22ef"} menu.
+                    </li>
+                  ) : (
+                    section.conversations.map(item)
+                  )}
+                </ul>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+      <ConfirmDialog
+        open={pending !== null}
+        title={
+          pending?.kind === "group"
+            ? `Delete the group \u201c${pending.item.name}\u201d?`
+            : `Delete \u201c${pending?.kind === "conversation" ? pending.item.title : ""}\u201d?`
+        }
+        confirmLabel="Delete"
+        busy={deleting}
+        onConfirm={() => void confirmDelete()}
+        onClose={() => setPending(null)}
+      >
+        <p>
+          {pending?.kind === "group"
+            ? `Its ${pending.count} conversation${pending.count === 1 ? "" : "s"} stay, ungrouped.`
+            : "Its questions, answers and their evidence are deleted for good."}
+        </p>
+      </ConfirmDialog>
+    </nav>
+  );
+}
