@@ -11,21 +11,18 @@ a clean shutdown with no child left behind.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
 from httpx_sse import connect_sse
 
 from tests.assets.test_documents_pipeline import ALL_ASSETS
-from tests.conftest import free_port
+from tests.running_stack import varagity_up
 from varagity.config import load_settings
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
 from varagity.stores.postgres import connect, ensure_embedded_postgres
@@ -63,30 +60,9 @@ def _gql(dagster: str, query: str) -> dict:
 def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(REPO / "docs", docs)
-    ports = {k: free_port() for k in ("API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT")}
-    env = {
-        **os.environ,
-        **{k: str(v) for k, v in ports.items()},
-        "VARAGITY_HOME": str(tmp_path / "home"),
-        "DOCS_PATH": str(docs),
-        "CONTEXTUALIZE": "false",
-    }
-    for key in ("DATABASE_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "ELASTICSEARCH_URL"):
-        env.pop(key, None)
-    api = f"http://127.0.0.1:{ports['API_PORT']}"
-    dagster = f"http://127.0.0.1:{ports['DAGSTER_PORT']}"
-    log = (tmp_path / "up.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "varagity.cli", "up"],
-        cwd=tmp_path,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        _wait(lambda: "Corpus indexed" in (tmp_path / "up.log").read_text(), 400, "ingest", proc)
-        out = (tmp_path / "up.log").read_text()
+    with varagity_up(tmp_path / "home", docs, CONTEXTUALIZE="false") as stack:
+        api, dagster, env, proc = stack.api, stack.dagster, stack.env, stack.proc
+        out = stack.log()
         assert f"{api}/" in out and dagster in out
 
         health = httpx.get(f"{api}/api/health", timeout=30).json()
@@ -175,16 +151,4 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
         assert (docs / "tour-ferries" / "timetable.md").is_file()
         assert not (docs / "tour-ferries" / "tickets" / "lost-property.txt").exists()
 
-        children = psutil.Process(proc.pid).children(recursive=True)
-        assert len(children) >= 5
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(90)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        log.close()
-    assert code == 0, (tmp_path / "up.log").read_text()[-3000:]
-    time.sleep(1)
-    assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        assert len(stack.children) >= 5

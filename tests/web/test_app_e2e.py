@@ -15,19 +15,12 @@ stack must shut down cleanly.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
 
-from tests.conftest import free_port
+from tests.running_stack import varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -42,63 +35,6 @@ UPLOAD = "velo-drone.txt"
 UPLOAD_TEXT = "The Velo-9 drone battery lasts 47 minutes on a full charge.\n"
 UPLOAD_MTIME = 1_700_000_000  # the file's own clock, which the upload must keep
 QUESTION = "How long does the Velo-9 drone battery last?"
-STARTUP_TIMEOUT_S = 400
-
-
-@contextmanager
-def varagity_up(home: Path, docs: Path, **settings: str) -> Iterator[str]:
-    """``varagity up`` as a subprocess on free ports until the corpus is indexed; yields
-    the API's URL. On exit it sends SIGTERM and checks the stack stopped cleanly, with
-    no child process left behind."""
-    ports = {
-        k: str(free_port()) for k in ("API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT")
-    }
-    env = {
-        **os.environ,
-        **ports,
-        **settings,
-        "VARAGITY_HOME": str(home),
-        "DOCS_PATH": str(docs),
-    }
-    for external in (
-        "DATABASE_URL",
-        "LLM_BASE_URL",
-        "EMBEDDING_BASE_URL",
-        "RERANK_BASE_URL",
-        "ELASTICSEARCH_URL",
-        "DAGSTER_URL",
-    ):
-        env.pop(external, None)
-    log_path = home.parent / "up.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "varagity.cli", "up"],
-            cwd=home.parent,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        children: list[psutil.Process] = []
-        try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            while "Corpus indexed" not in log_path.read_text():
-                assert proc.poll() is None, f"varagity up exited:\n{log_path.read_text()[-3000:]}"
-                assert time.monotonic() < deadline, "varagity up did not index the corpus in time"
-                time.sleep(0.5)
-            children = psutil.Process(proc.pid).children(recursive=True)
-            yield f"http://127.0.0.1:{ports['API_PORT']}"
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                code = proc.wait(90)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                raise
-    assert code == 0, log_path.read_text()[-3000:]
-    time.sleep(1)
-    left = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
-    assert not left, f"still running after shutdown: {left}"
 
 
 def test_the_web_client_on_the_embedded_stack(tmp_path: Path) -> None:
@@ -115,7 +51,8 @@ def test_the_web_client_on_the_embedded_stack(tmp_path: Path) -> None:
     os.utime(picked / UPLOAD, (UPLOAD_MTIME, UPLOAD_MTIME))
     (picked / "tool.exe").write_bytes(b"MZ\x90\x00 not a document")
 
-    with varagity_up(tmp_path / "home", docs, CONTEXTUALIZE="false", LLM_MAX_TOKENS="32") as api:
+    with varagity_up(tmp_path / "home", docs, CONTEXTUALIZE="false", LLM_MAX_TOKENS="32") as stack:
+        api = stack.api
         report = run_script(
             "app.mjs",
             OUT,
