@@ -7,6 +7,17 @@
 #   docker build -t varagity:latest .
 
 ARG PYTHON_IMAGE=python:3.11-slim
+# Vite 8 needs Node >= 20.19
+ARG NODE_IMAGE=node:22-slim
+
+# --- web: the client's static build (served by the API at /) -----------------------------
+FROM ${NODE_IMAGE} AS web
+WORKDIR /src/web
+COPY web/package.json web/package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY web/ ./
+# vite writes to ../varagity_api/static/app
+RUN mkdir -p /src/varagity_api/static && npm run build
 
 # --- build: a virtual environment with Varagity and its dependencies ----------------------
 FROM ${PYTHON_IMAGE} AS build
@@ -33,8 +44,9 @@ RUN --mount=type=cache,target=/root/.cache/pip \
     && pip install --extra-index-url https://download.pytorch.org/whl/cpu \
         "torch==2.13.0" -r /tmp/requirements.txt
 
-# Then the project itself.
+# Then the project itself, with the web client's build in its package data.
 COPY . .
+COPY --from=web /src/varagity_api/static/app ./varagity_api/static/app
 RUN --mount=type=cache,target=/root/.cache/pip \
     pip install --no-deps --extra-index-url https://download.pytorch.org/whl/cpu . \
     && pip check \
