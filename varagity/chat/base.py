@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from varagity.models.clients import Completer
+
 #: Registry names, in the order the settings document them.
 CHAT_ENGINES: tuple[str, ...] = ("simple", "condense_context")
 
@@ -43,19 +45,6 @@ class PreparedQuery:
     engine: str
     history: tuple[Turn, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
-
-
-class Completer(Protocol):
-    """The slice of the chat client an engine may call."""
-
-    def complete(
-        self,
-        messages: Sequence[dict[str, str]],
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> str:
-        """One non-streaming chat completion."""
-        ...
 
 
 class ChatEngine(Protocol):

@@ -17,9 +17,9 @@ import logging
 import time
 from collections.abc import Sequence
 
-from varagity.chat.base import Completer, PreparedQuery, Turn
+from varagity.chat.base import PreparedQuery, Turn
 from varagity.chat.prompts import clean_condensed, condense_messages
-from varagity.models.clients import ModelError
+from varagity.models.clients import Completer, ModelError
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Protocol
 
+from varagity.models.clients import Completer
 from varagity.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)
@@ -32,19 +32,6 @@ _DOCUMENT_SHARE = 0.55
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 # small models sometimes echo the prompt's markup back
 _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
-
-
-class Completer(Protocol):
-    """The slice of the chat client the contextualizer needs."""
-
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> str:
-        """One non-streaming chat completion."""
-        ...
 
 
 def fit_document(document: str, *, context_tokens: int, reserve_tokens: int) -> str:

@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from varagity.chunking.base import PassageEmbedder, build_chunker
 from varagity.chunking.headings import heading_index
 from varagity.config import Settings
-from varagity.context.contextual import Completer, contextualize_chunks, contextualized_text
+from varagity.context.contextual import contextualize_chunks, contextualized_text
 from varagity.ingest.parsers import ParsedDocument
+from varagity.models.clients import Completer
 from varagity.records import ChunkRecord, chunk_id_for
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore

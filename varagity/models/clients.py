@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 import openai
@@ -32,6 +32,21 @@ from varagity.config import Settings, get_settings
 T = TypeVar("T")
 
 Message = Mapping[str, Any]
+
+
+class Completer(Protocol):
+    """The non-streaming slice of a chat client, all that the contextualizer, HyDE and
+    the chat engines call: :class:`ChatClient` or anything with this method."""
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        """One non-streaming chat completion."""
+        ...
+
 
 #: Status codes worth another try: request timeout, rate limiting, server errors.
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})

@@ -21,8 +21,8 @@ from varagity.stores.bm25 import BM25Store
 from varagity.stores.vector_store import PgVectorStore
 
 if TYPE_CHECKING:
+    from varagity.models.clients import Completer
     from varagity.models.rerank import RerankClient
-    from varagity.retrieval.hyde import Completer
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from varagity.models.clients import ModelError
+from varagity.models.clients import Completer, ModelError
 from varagity.retrieval.base import (
     HybridRetriever,
     Retrieval,
@@ -45,19 +45,6 @@ _LABEL = re.compile(
     r"(?:\*\*)?\s*:(?:\*\*)?\s*",
     re.IGNORECASE,
 )
-
-
-class Completer(Protocol):
-    """The slice of the chat client HyDE needs."""
-
-    def complete(
-        self,
-        messages: Sequence[dict[str, str]],
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> str:
-        """One non-streaming chat completion."""
-        ...
 
 
 class PassageEmbedder(Protocol):
