@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,18 +29,23 @@ CORPUS = {
 }
 
 
-@pytest.fixture
-def api(stack_settings: Settings) -> Iterator[str]:
-    for rel, text in CORPUS.items():
-        path = stack_settings.docs_path / rel
+def index_files(settings: Settings, files: Mapping[str, str] = CORPUS) -> dict[str, str]:
+    """Write ``files`` (relative path -> text) into DOCS_PATH and index them directly
+    (no Dagster); returns each path's doc_id."""
+    for rel, text in files.items():
+        path = settings.docs_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    services = Services.open(stack_settings)
+    services = Services.open(settings)
     try:
-        for rel in CORPUS:
-            ingest_file(services, rel)
+        return {rel: ingest_file(services, rel).doc_id for rel in files}
     finally:
         services.close()
+
+
+@pytest.fixture
+def api(stack_settings: Settings) -> Iterator[str]:
+    index_files(stack_settings)
     with serve(stack_settings) as base:
         yield base
 

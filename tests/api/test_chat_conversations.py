@@ -11,31 +11,15 @@ import pytest
 from httpx_sse import connect_sse
 from prometheus_client import REGISTRY
 
-from tests.api.test_api import CORPUS, serve
+from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
 from varagity.stores.conversation_store import AssistantReply, ConversationStore, new_id
 from varagity.stores.vector_store import PgVectorStore
 
 pytestmark = pytest.mark.integration
 
 Event = tuple[str, dict]
-
-
-def ingest_corpus(settings: Settings) -> None:
-    """Write test_api's small corpus into DOCS_PATH and index it (no Dagster)."""
-    for rel, text in CORPUS.items():
-        path = settings.docs_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    services = Services.open(settings)
-    try:
-        for rel in CORPUS:
-            ingest_file(services, rel)
-    finally:
-        services.close()
 
 
 @pytest.fixture
@@ -45,7 +29,7 @@ def chat_settings(
     settings = make_settings(
         DATABASE_URL=pg_url, LLM_MAX_TOKENS=32, CHAT_ENGINE="condense_context", **model_urls
     )
-    ingest_corpus(settings)
+    index_files(settings)
     return settings
 
 

@@ -13,11 +13,9 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.api.test_api import serve
+from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
 
 pytestmark = pytest.mark.integration
 
@@ -63,14 +61,7 @@ def _bm25_paths(base: str, query: str) -> set[str]:
 def corpus(stack_settings: Settings) -> Iterator[tuple[str, Settings, dict[str, str]]]:
     """The corpus ingested for real, then changed on disk; yields (base URL, settings, ids)."""
     docs = stack_settings.docs_path
-    for rel, text in CORPUS.items():
-        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
-        (docs / rel).write_text(text, encoding="utf-8")
-    services = Services.open(stack_settings)
-    try:
-        ids = {rel: ingest_file(services, rel).doc_id for rel in CORPUS}
-    finally:
-        services.close()
+    ids = index_files(stack_settings, CORPUS)
     (docs / "gone.md").unlink()
     (docs / "changed.md").write_text("# Changed\n\nThe second version says nine.\n")
     stat = (docs / "changed.md").stat()

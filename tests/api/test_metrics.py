@@ -6,9 +6,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.api.test_api import serve
+from tests.api.test_api import index_files, serve
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
 from varagity.services import Services
 
 pytestmark = pytest.mark.integration
@@ -23,15 +22,15 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def test_metrics_report_stages_counters_and_corpus(stack_settings: Settings) -> None:
-    for name, text in {
-        "a.md": "# Pumps\n\nThe Orca pump moves 12 litres a minute.\n",
-        "b.txt": "Basil needs six hours of sun.\n",
-    }.items():
-        (stack_settings.docs_path / name).write_text(text, encoding="utf-8")
+    index_files(
+        stack_settings,
+        {
+            "a.md": "# Pumps\n\nThe Orca pump moves 12 litres a minute.\n",
+            "b.txt": "Basil needs six hours of sun.\n",
+        },
+    )
     services = Services.open(stack_settings)
     try:
-        for name in ("a.md", "b.txt"):
-            ingest_file(services, name)
         chunks = services.pg.count_chunks()
     finally:
         services.close()

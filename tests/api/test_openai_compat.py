@@ -8,8 +8,7 @@ import httpx
 import openai
 import pytest
 
-from tests.api.test_api import serve
-from tests.api.test_chat_conversations import ingest_corpus
+from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory, free_port
 from varagity.config import RETRIEVAL_METHODS
 
@@ -23,7 +22,7 @@ def base(make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
     settings = make_settings(
         DATABASE_URL=pg_url, LLM_MAX_TOKENS=32, CHAT_ENGINE="condense_context", **model_urls
     )
-    ingest_corpus(settings)
+    index_files(settings)
     with serve(settings) as url:
         yield url
 

@@ -8,9 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_api import serve
+from tests.api.test_api import index_files, serve
 from varagity.config import RUNTIME_EDITABLE, Settings
-from varagity.ingest.stages import ingest_file
 from varagity.services import Services
 from varagity.stores.settings_overrides import SettingsOverrideStore
 
@@ -30,17 +29,6 @@ def _search_method(base: str) -> str:
     assert r.status_code == 200, r.text
     method: str = r.json()["method"]
     return method
-
-
-def _ingest(settings: Settings, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (settings.docs_path / rel).write_text(text, encoding="utf-8")
-    services = Services.open(settings)
-    try:
-        for rel in files:
-            ingest_file(services, rel)
-    finally:
-        services.close()
 
 
 def test_get_describes_every_setting_for_a_form(stack_settings: Settings) -> None:
@@ -75,7 +63,7 @@ def test_get_describes_every_setting_for_a_form(stack_settings: Settings) -> Non
 
 
 def test_patch_applies_at_once_and_null_removes(stack_settings: Settings) -> None:
-    _ingest(stack_settings, {"kettle.md": "# Kettle\n\nThe kettle has a 27 month warranty.\n"})
+    index_files(stack_settings, {"kettle.md": "# Kettle\n\nThe kettle has a 27 month warranty.\n"})
     with serve(stack_settings) as base:
         assert _search_method(base) == "hybrid"
         r = _patch(base, {"RETRIEVAL_METHOD": "bm25", "TOP_K": 8})
@@ -163,7 +151,7 @@ def test_stale_flag_only_when_a_reingest_setting_changes_on_a_non_empty_corpus(
     with serve(stack_settings) as base:
         r = _patch(base, {"CHUNK_SIZE": 600})
         assert r.status_code == 200 and r.json()["stale"] is None  # nothing indexed yet
-    _ingest(stack_settings, {"soup.txt": "Red lentil soup simmers for 25 minutes.\n"})
+    index_files(stack_settings, {"soup.txt": "Red lentil soup simmers for 25 minutes.\n"})
     with serve(stack_settings) as base:
         r = _patch(base, {"TOP_K": 4})
         assert r.status_code == 200 and r.json()["stale"] is None

@@ -12,12 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.api.test_api import CORPUS, serve
+from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory, free_port
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
 
 pytestmark = pytest.mark.integration
 
@@ -42,16 +40,7 @@ def web_settings(
         CONTEXT_MAX_TOKENS=40,
         **model_urls,
     )
-    for rel, text in CORPUS.items():
-        path = settings.docs_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    services = Services.open(settings)
-    try:
-        for rel in CORPUS:
-            ingest_file(services, rel)
-    finally:
-        services.close()
+    index_files(settings)
     yield settings
 
 
