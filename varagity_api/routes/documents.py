@@ -52,23 +52,7 @@ async def list_documents(services: ServicesDep) -> DocumentList:
     """Every indexed document and every file of ``DOCS_PATH`` waiting to be, by path."""
     entries = await run_in_threadpool(list_corpus, services.pg, services.settings.docs_path)
     return DocumentList(
-        documents=[
-            DocumentInfo(
-                doc_id=e.doc_id,
-                relative_path=e.relative_path,
-                file_name=e.file_name,
-                file_type=e.file_type,
-                status=e.status,
-                n_chunks=e.n_chunks,
-                extractions=list(e.extractions),
-                content_hash=e.content_hash,
-                size_bytes=e.size_bytes,
-                file_created_at=e.file_created_at,
-                file_modified_at=e.file_modified_at,
-                ingested_at=e.ingested_at,
-            )
-            for e in entries
-        ],
+        documents=[DocumentInfo.model_validate(e, from_attributes=True) for e in entries],
         counts=dict(Counter(e.status for e in entries)),
     )
 
@@ -333,17 +317,6 @@ async def upload_documents(request: Request, settings: SettingsDep) -> UploadRes
     for r in results:
         UPLOADED_FILES.labels(outcome=r.status).inc()
     return UploadResponse(
-        results=[
-            UploadFileResult(
-                index=r.index,
-                name=r.name,
-                status=r.status,
-                relative_path=r.relative_path,
-                size_bytes=r.size_bytes,
-                code=r.code,
-                message=r.message,
-            )
-            for r in results
-        ],
+        results=[UploadFileResult.model_validate(r, from_attributes=True) for r in results],
         counts=dict(Counter(r.status for r in results)),
     )
