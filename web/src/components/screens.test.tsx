@@ -2,31 +2,15 @@ import type { ReactElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 
-import type { DocumentInfo, SettingField, SettingsResponse } from "../api/types";
+import type { DocumentInfo, SettingsResponse } from "../api/types";
 import { buildTree } from "../corpus/tree";
 import { DocumentTree } from "./DocumentTree";
 import { SettingsDrawer } from "./SettingsDrawer";
-
-function setting(name: string, overrides: Partial<SettingField>): SettingField {
-  return {
-    name,
-    value: null,
-    environment_value: null,
-    default: null,
-    overridden: false,
-    runtime_editable: true,
-    reingest_affecting: false,
-    secret: false,
-    type: "string",
-    nullable: false,
-    description: null,
-    ...overrides,
-  };
-}
+import { settingField } from "../settings/testing";
 
 const SETTINGS: SettingsResponse = {
   settings: [
-    setting("CHUNK_SIZE", {
+    settingField("CHUNK_SIZE", {
       type: "integer",
       value: 600,
       environment_value: 800,
@@ -36,9 +20,9 @@ const SETTINGS: SettingsResponse = {
       maximum: 20000,
       description: "Chunk size.",
     }),
-    setting("RETRIEVAL_METHOD", { type: "enum", value: "hybrid", choices: ["bm25", "hybrid"] }),
-    setting("CONTEXTUALIZE", { type: "boolean", value: false, reingest_affecting: true }),
-    setting("API_PORT", { type: "integer", value: 8000, runtime_editable: false }),
+    settingField("RETRIEVAL_METHOD", { type: "enum", value: "hybrid", choices: ["bm25", "hybrid"] }),
+    settingField("CONTEXTUALIZE", { type: "boolean", value: false, reingest_affecting: true }),
+    settingField("API_PORT", { type: "integer", value: 8000, runtime_editable: false }),
   ],
   stale: {
     reason: "ingest settings changed since the corpus was built: CHUNK_SIZE 800->600",

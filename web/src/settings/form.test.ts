@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 
-import type { SettingField } from "../api/types";
 import {
   describeBounds,
   diffDrafts,
@@ -10,25 +9,9 @@ import {
   patchErrorsOf,
   settingLabel,
 } from "./form";
+import { settingField } from "./testing";
 
-function field(name: string, overrides: Partial<SettingField>): SettingField {
-  return {
-    name,
-    value: null,
-    environment_value: null,
-    default: null,
-    overridden: false,
-    runtime_editable: true,
-    reingest_affecting: false,
-    secret: false,
-    type: "string",
-    nullable: false,
-    description: null,
-    ...overrides,
-  };
-}
-
-const CHUNK_SIZE = field("CHUNK_SIZE", {
+const CHUNK_SIZE = settingField("CHUNK_SIZE", {
   type: "integer",
   value: 800,
   environment_value: 800,
@@ -37,22 +20,22 @@ const CHUNK_SIZE = field("CHUNK_SIZE", {
   maximum: 20000,
   reingest_affecting: true,
 });
-const TEMPERATURE = field("LLM_TEMPERATURE", { type: "number", value: 0, minimum: 0, maximum: 2 });
-const PERCENTILE = field("SEMANTIC_BREAKPOINT_PERCENTILE", {
+const TEMPERATURE = settingField("LLM_TEMPERATURE", { type: "number", value: 0, minimum: 0, maximum: 2 });
+const PERCENTILE = settingField("SEMANTIC_BREAKPOINT_PERCENTILE", {
   type: "number",
   value: 90,
   exclusive_minimum: 0,
   exclusive_maximum: 100,
 });
-const METHOD = field("RETRIEVAL_METHOD", {
+const METHOD = settingField("RETRIEVAL_METHOD", {
   type: "enum",
   value: "bm25",
   environment_value: "hybrid",
   overridden: true,
   choices: ["semantic", "bm25", "hybrid"],
 });
-const CONTEXTUALIZE = field("CONTEXTUALIZE", { type: "boolean", value: false });
-const PORT = field("API_PORT", { type: "integer", value: 8000, runtime_editable: false });
+const CONTEXTUALIZE = settingField("CONTEXTUALIZE", { type: "boolean", value: false });
+const PORT = settingField("API_PORT", { type: "integer", value: 8000, runtime_editable: false });
 const FIELDS = [CHUNK_SIZE, TEMPERATURE, PERCENTILE, METHOD, CONTEXTUALIZE, PORT];
 
 describe("parseDraft", () => {
