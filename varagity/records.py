@@ -81,6 +81,11 @@ class ChunkRecord(BaseModel):
     file_modified_at: datetime | None = None
     extraction: str = "text"
     heading_path: str | None = None
+    header: str | None = Field(
+        default=None,
+        description="Deterministic contextual header (path, headings, code symbol) indexed "
+        "with the chunk.",
+    )
 
 
 class RetrievalTrace(BaseModel):

@@ -1,8 +1,9 @@
 """Situating context for chunks (Anthropic's Contextual Retrieval).
 
 The model sees the whole document and one chunk and writes a short blurb placing the
-chunk in the document; ``contextualized_content = context + "\\n\\n" + content`` is
-what gets embedded and BM25-indexed. The prompt is the one Anthropic published with
+chunk in the document; ``contextualized_content`` (the chunk's deterministic header,
+then the blurb, then the chunk, see :func:`contextualized_text`) is what gets embedded
+and BM25-indexed. The prompt is the one Anthropic published with
 the technique. A document's chunks are sent one after another with an identical
 document preamble, so a llama.cpp-style server reuses its prompt cache for it.
 """
@@ -78,6 +79,10 @@ def contextualize_chunks(
     return blurbs
 
 
-def contextualized_text(context: str | None, content: str) -> str:
-    """What gets embedded and indexed: the blurb, a blank line, then the chunk."""
-    return f"{context}\n\n{content}" if context else content
+def contextualized_text(header: str | None, context: str | None, content: str) -> str:
+    """What gets embedded and indexed: the deterministic header, the LLM blurb, the chunk.
+
+    Each present part is separated from the next by a blank line; a chunk with neither
+    header nor blurb is indexed as it is.
+    """
+    return "\n\n".join(part for part in (header, context, content) if part)

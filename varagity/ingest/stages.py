@@ -41,7 +41,12 @@ class Embedder(Protocol):
 
 
 class ChunkDraft(BaseModel):
-    """A chunk before it is stored: text, offsets, page, and (once contextualized) its blurb."""
+    """A chunk before it is stored: text, offsets, page, header and (later) its blurb.
+
+    ``header`` is the deterministic contextual header (file path, heading path,
+    enclosing code symbol) written at chunk time at no model cost; ``context`` is the
+    LLM-written blurb.
+    """
 
     chunk_index: int
     content: str
@@ -51,12 +56,13 @@ class ChunkDraft(BaseModel):
     page: int | None = None
     extraction: str = "text"
     heading_path: str | None = None
+    header: str | None = None
     context: str | None = None
 
     @property
     def contextualized_content(self) -> str:
-        """The text embedded and indexed."""
-        return contextualized_text(self.context, self.content)
+        """The text embedded and indexed: header, blurb, then the chunk."""
+        return contextualized_text(self.header, self.context, self.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,7 @@ def build_records(
             file_modified_at=parsed.file_modified_at,
             extraction=d.extraction,
             heading_path=d.heading_path,
+            header=d.header,
         )
         for d, idx in zip(drafts, original_indexes, strict=True)
     ]
