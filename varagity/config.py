@@ -15,6 +15,8 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from varagity.models.catalog import LOCAL_MODELS
+
 RetrievalMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 BaseMethod = Literal["semantic", "bm25", "hybrid", "hyde"]
 HydeBaseMethod = Literal["semantic", "hybrid"]
@@ -23,6 +25,8 @@ ChunkingStrategy = Literal[
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
+# the keys of varagity.models.catalog.LOCAL_MODELS, default first (a test keeps them equal)
+LocalLlmName = Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")
 
@@ -101,9 +105,23 @@ class Settings(BaseSettings):
     # --- models -----------------------------------------------------------
     LLM_BASE_URL: str | None = Field(
         default=None,
-        description="OpenAI-compatible chat server; unset starts the packaged SmolLM2 server.",
+        description="OpenAI-compatible chat server; unset starts the local LOCAL_LLM server.",
     )
-    LLM_MODEL: str = "smollm2-135m-instruct"
+    LOCAL_LLM: LocalLlmName = Field(
+        default="qwen2.5-coder-0.5b",
+        description="Chat model the embedded stack serves when LLM_BASE_URL is unset "
+        "(docs/models.md); qwen2.5-coder-1.5b needs `pip install -e '.[llm-1.5b]'`.",
+    )
+    MODEL_CACHE_PATH: Path = Field(
+        default=Path("~/.cache/varagity/models"),
+        description="Where GGUFs shipped in several packages are assembled once and verified "
+        "(shared by every VARAGITY_HOME).",
+    )
+    LLM_MODEL: str = Field(
+        default="",
+        description="Model name sent to the chat server; unset: LOCAL_LLM's served alias "
+        "(e.g. qwen2.5-coder-0.5b-instruct).",
+    )
     LLM_API_KEY: str = "sk-local"
     LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
     LLM_MAX_TOKENS: int = Field(default=384, ge=1)
@@ -234,6 +252,12 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _llm_model_default(self) -> Settings:
+        if not self.LLM_MODEL.strip():
+            self.LLM_MODEL = LOCAL_MODELS[self.LOCAL_LLM].alias
+        return self
+
+    @model_validator(mode="after")
     def _cross_checks(self) -> Settings:
         total = self.SEMANTIC_WEIGHT + self.BM25_WEIGHT
         if not math.isclose(total, 1.0, abs_tol=1e-9):
@@ -270,6 +294,11 @@ class Settings(BaseSettings):
     def docs_path(self) -> Path:
         """Absolute corpus folder."""
         return self.DOCS_PATH.expanduser().resolve()
+
+    @property
+    def model_cache_path(self) -> Path:
+        """Absolute model cache folder."""
+        return self.MODEL_CACHE_PATH.expanduser().resolve()
 
     @property
     def bm25_path(self) -> Path:

