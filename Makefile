@@ -10,6 +10,12 @@ WEB_SOURCES := $(shell find web/src -type f 2>/dev/null) web/index.html web/vite
 # llama-cpp-python compiles llama.cpp (~5 min on 2 cores) the first time; pip keeps the
 # built wheel in its cache (~/.cache/pip/wheels), so later installs reuse it.
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
+# Portable llama.cpp (AVX2/FMA/F16C, as in the Dockerfile), not -march=native: on a CPU that
+# reports AMX a native build repacks weights for AMX tiles, which trap (SIGILL on the first
+# batched prompt) where the hypervisor does not enable AMX state (measured on the dev VM).
+# pip's wheel cache ignores CMAKE_ARGS: after changing them, rebuild with
+# `pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python==0.3.36`.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test web-e2e

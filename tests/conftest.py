@@ -2,7 +2,8 @@
 
 * ``pg_server_url`` - one embedded PostgreSQL + pgvector for the session;
 * ``pg_url`` - a fresh, empty database on it for each test;
-* ``model_urls`` - the packaged SmolLM2 (llama.cpp) and MiniLM servers, started once;
+* ``model_urls`` - the local chat server (llama.cpp serving the default ``LOCAL_LLM``,
+  Qwen2.5-Coder-0.5B-Instruct) and the MiniLM server, started once;
 * ``stack_settings`` - settings for a temporary corpus and home wired to all of the
   above, exported to the environment so ``get_settings()`` (Dagster resources, the
   API) sees exactly what the test built.

@@ -146,8 +146,8 @@ def test_unreachable_model_falls_back_with_a_warning(caplog: pytest.LogCaptureFi
 
 
 @pytest.mark.integration
-def test_smollm2_rewrites_a_pronoun_follow_up(model_urls: dict[str, str]) -> None:
-    model = ChatClient(base_url=model_urls["LLM_BASE_URL"], model="smollm2", max_retries=0)
+def test_the_local_model_rewrites_a_pronoun_follow_up(model_urls: dict[str, str]) -> None:
+    model = ChatClient(base_url=model_urls["LLM_BASE_URL"], model="local", max_retries=0)
     try:
         engine = build_chat_engine("condense_context", completer=model, condense_max_tokens=48)
         prepared = engine.prepare(FOLLOW_UP, [KETTLE])

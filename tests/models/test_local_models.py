@@ -1,4 +1,7 @@
-"""Integration tests on the real local model servers (llama.cpp SmolLM2 + MiniLM).
+"""Integration tests on the real local model servers (llama.cpp + MiniLM).
+
+The chat server serves the default ``LOCAL_LLM`` (Qwen2.5-Coder-0.5B-Instruct), assembled
+into the shared model cache on first use.
 
 A module-scoped fixture starts both servers on free ports as supervised child
 processes and stops them afterwards. Nothing here asserts on wall-clock time.
@@ -41,7 +44,8 @@ def local_settings(home: Path, **overrides: object) -> Settings:
         "HOST": "127.0.0.1",
         "LLM_BASE_URL": "",
         "EMBEDDING_BASE_URL": "",
-        "LLM_MODEL": "smollm2-135m-instruct",
+        "LOCAL_LLM": Settings.model_fields["LOCAL_LLM"].default,
+        "LLM_MODEL": "",
         "EMBEDDING_MODEL": "all-MiniLM-L6-v2",
         "EMBEDDING_DIM": 384,
         "LLM_CONTEXT_TOKENS": 2048,
@@ -134,7 +138,23 @@ def test_a_queued_request_does_not_cut_a_stream_short(chat: ChatClient) -> None:
 
 
 def test_chat_ping_lists_the_alias(chat: ChatClient, settings: Settings) -> None:
+    assert settings.LLM_MODEL == "qwen2.5-coder-0.5b-instruct"
     assert settings.LLM_MODEL in chat.ping()
+
+
+def test_the_ggufs_chat_template_is_applied(chat: ChatClient) -> None:
+    """llama_cpp.server formats messages with the GGUF's own (ChatML) template."""
+    text = chat.complete(
+        [
+            {"role": "system", "content": "You answer with one word."},
+            {"role": "user", "content": "What is the capital of France?"},
+        ],
+        max_tokens=16,
+        temperature=0.0,
+    )
+    assert "paris" in text.lower()
+    for marker in ("<|im_start|>", "<|im_end|>", "<|endoftext|>", "assistant\n"):
+        assert marker not in text
 
 
 # --- embeddings -------------------------------------------------------------

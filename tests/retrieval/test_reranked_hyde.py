@@ -1,6 +1,6 @@
 """Reranking and HyDE on real parts.
 
-Embedded Postgres + pgvector, a Tantivy index in a temp dir, the packaged SmolLM2 and
+Embedded Postgres + pgvector, a Tantivy index in a temp dir, the local chat and
 MiniLM servers (whose ``/v1/rerank`` is the embedding-similarity scorer, not a
 cross-encoder). The only stand-in is :class:`ProtocolRecorder`, a tiny HTTP server
 that answers in TEI's bare-list shape and records what the client sent.

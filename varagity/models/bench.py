@@ -6,7 +6,7 @@ port, a temporary log folder) and measures:
 
 * prepare: seconds to verify (or assemble) the GGUF;
 * ready: server start until ``GET /v1/models`` answers (weights loaded);
-* prompt eval: tokens/s over a ~600-token prompt the server has not seen, answered
+* prompt eval: tokens/s over a ~300-token prompt the server has not seen, answered
   with one token (so the time is prompt evaluation);
 * generation: tokens/s of a streamed answer, first token to last (prompt excluded);
 * RSS: the server's resident memory after loading and its peak (``VmHWM``) at the end;
@@ -122,7 +122,7 @@ def bench_model(name: str, base: Settings, log_dir: Path, seed: int = 7) -> Mode
         with httpx.Client(timeout=600) as client:
             _complete(client, url, model.alias, "Say hi.", max_tokens=2)  # warm-up
             t0 = time.perf_counter()
-            out = _complete(client, url, model.alias, _unseen_prompt(rng, 30), max_tokens=1)
+            out = _complete(client, url, model.alias, _unseen_prompt(rng, 15), max_tokens=1)
             prompt_s = time.perf_counter() - t0
             prompt_tokens = int(out["usage"]["prompt_tokens"])
             gen_tokens, gen_s = _stream_rate(
@@ -130,7 +130,7 @@ def bench_model(name: str, base: Settings, log_dir: Path, seed: int = 7) -> Mode
                 url,
                 model.alias,
                 "Write a detailed essay of at least 400 words about the history of bread.",
-                128,
+                64,
             )
             sample = _complete(
                 client, url, model.alias, SAMPLE_QUESTION, max_tokens=48, temperature=0.0
