@@ -326,12 +326,16 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
       the server reuses only the prefix shared with the *previous* request; with it,
       interleaved prefixes (chunks of two documents being contextualised, a chat turn
       between ingest calls) skip their prompt eval too (measured: 6 interleaved
-      ~950-token prompts 10 s instead of 35 s). ``--cache_size`` counts only KV
-      bytes (~23 KB a token for SmolLM2), so it is kept small.
+      ~950-token prompts 10 s instead of 35 s, SmolLM2). ``--cache_size`` counts only
+      KV bytes (~23 KB a token for SmolLM2, ~12 KB for Qwen-0.5B, ~28 KB for
+      Qwen-1.5B), so it is kept small.
     * ``--n_batch 128 --n_ubatch 128``: each cached state also copies an
-      ``n_batch x vocab`` float32 score buffer (100 MB at 512, 25 MB at 128) that the
-      cache size does not count; 128 halved the server's RSS with the cache on and
-      did not slow prompt eval measurably on 2 cores.
+      ``n_batch x vocab`` float32 score buffer that the cache size does not count
+      (SmolLM2: 100 MB at 512, 25 MB at 128; Qwen's 152k vocabulary: 78 MB at 128);
+      128 halved SmolLM2's RSS with the cache on and did not slow prompt eval
+      measurably on 2 cores. Kept for Qwen (Qwen-0.5B: 1.4 GB RSS after six
+      interleaved ~1,000-token prompts); not re-tuned, because the shared machine was
+      too loaded for a fair prompt-speed comparison.
     * ``--logits_all False``: logits only for the last position (no logprobs needed):
       less compute per prompt token and no ``n_ctx x vocab`` score buffer.
     * ``--n_threads/--n_threads_batch``: every core, for generation and prompt eval.
