@@ -255,6 +255,8 @@ class Settings(BaseSettings):
     def _llm_model_default(self) -> Settings:
         if not self.LLM_MODEL.strip():
             self.LLM_MODEL = LOCAL_MODELS[self.LOCAL_LLM].alias
+            # derived, not set: settings_env leaves it out and children derive it alike
+            self.__pydantic_fields_set__.discard("LLM_MODEL")
         return self
 
     @model_validator(mode="after")

@@ -268,3 +268,26 @@ def test_the_default_models_packages_are_installed_with_the_recorded_sizes() -> 
     model = LOCAL_MODELS[Settings.model_fields["LOCAL_LLM"].default]
     paths = catalog._locate_parts(model)
     assert [p.stat().st_size for p in paths] == [p.size for p in model.parts]
+
+
+def test_the_models_command_lists_the_catalog_and_refuses_unknown_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from varagity.cli import main
+    from varagity.config import reset_settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MODEL_CACHE_PATH", str(tmp_path / "cache"))
+    reset_settings()
+    try:
+        assert main(["models"]) == 0
+        listed = capsys.readouterr().out
+        assert main(["models", "prepare", "--model", "gpt-5-local"]) == 2
+        refused = capsys.readouterr().err
+    finally:
+        reset_settings()
+    for name in LOCAL_MODELS:
+        assert name in listed
+    assert "* qwen2.5-coder-0.5b" in listed
+    assert str(tmp_path / "cache") in listed
+    assert "unknown model(s) gpt-5-local" in refused
