@@ -169,9 +169,14 @@ def cmd_models(args: argparse.Namespace) -> int:
         for name in names:
             print(model_gguf_path(LOCAL_MODELS[name], settings.model_cache_path))
         return 0
+    import signal
+
     from varagity.models.bench import format_table, run_models_bench
 
-    print(format_table(run_models_bench(names, settings)))
+    # a timeout's SIGTERM must still stop the model server (it runs in its own session)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    for row in run_models_bench(names, settings):
+        print(format_table([row]), flush=True)
     return 0
 
 

@@ -21,6 +21,7 @@ import json
 import random
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def _complete(client: httpx.Client, url: str, model: str, content: str, **params
     return dict(resp.json())
 
 
-def _stream_rate(client: httpx.Client, url: str, model: str, content: str, max_tokens: int):
+def _stream_rate(
+    client: httpx.Client, url: str, model: str, content: str, max_tokens: int
+) -> tuple[int, float]:
     """(tokens after the first, seconds from first to last token) of a streamed answer."""
     body = {
         "model": model,
@@ -171,7 +174,8 @@ def format_table(rows: list[ModelBench]) -> str:
     return "\n".join(lines)
 
 
-def run_models_bench(names: list[str], settings: Settings) -> list[ModelBench]:
-    """Bench each model in turn (one server at a time) and return the rows."""
+def run_models_bench(names: list[str], settings: Settings) -> Iterator[ModelBench]:
+    """Bench each model in turn (one server at a time), yielding each row when done."""
     with tempfile.TemporaryDirectory(prefix="varagity-models-bench-") as tmp:
-        return [bench_model(name, settings, Path(tmp)) for name in names]
+        for name in names:
+            yield bench_model(name, settings, Path(tmp))
