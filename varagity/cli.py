@@ -184,6 +184,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     with local_model_servers(settings, settings.home / "logs"):
         results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+        if args.naive:
+            from varagity.eval.naive import run_naive
+            from varagity.models.clients import EmbeddingClient
+
+            print("[naive] fixed 800-char windows, bm25s + MiniLM, RRF 0.5/0.5")
+            results.append(run_naive(suite, EmbeddingClient.from_settings(settings), ks))
     print()
     print(runner.format_table(results, ks))
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
@@ -250,6 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--k", default="5,10,20", help="comma-separated cut-offs (default 5,10,20)")
     ev.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    ev.add_argument(
+        "--naive",
+        action="store_true",
+        help="also score the naive baseline script (varagity.eval.naive) for comparison",
+    )
     which.add_argument(
         "--drop",
         action="store_true",

@@ -19,7 +19,12 @@ RetrievalMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 BaseMethod = Literal["semantic", "bm25", "hybrid", "hyde"]
 HydeBaseMethod = Literal["semantic", "hybrid"]
 ChunkingStrategy = Literal[
-    "recursive_character", "token_based", "markdown_aware", "semantic", "docling_hybrid"
+    "structure_aware",
+    "recursive_character",
+    "token_based",
+    "markdown_aware",
+    "semantic",
+    "docling_hybrid",
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
@@ -31,6 +36,7 @@ REINGEST_AFFECTING = (
     "CHUNKING_STRATEGY",
     "CHUNK_SIZE",
     "CHUNK_OVERLAP",
+    "CHUNK_HEADERS",
     "CONTEXTUALIZE",
     "OCR_ENGINE",
 )
@@ -132,6 +138,11 @@ class Settings(BaseSettings):
         "and markdown_aware, tokens for token_based, semantic and docling_hybrid.",
     )
     CHUNK_OVERLAP: int = Field(default=100, ge=0)
+    CHUNK_HEADERS: bool = Field(
+        default=True,
+        description="Prefix every chunk's embedded and BM25-indexed text with a "
+        "deterministic header: file path, heading path, enclosing class/function.",
+    )
     SEMANTIC_BREAKPOINT_PERCENTILE: float = Field(
         default=90.0,
         gt=0,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from varagity.chunking.base import PassageEmbedder, build_chunker
+from varagity.chunking.header import chunk_header
 from varagity.chunking.headings import heading_index
 from varagity.config import Settings
 from varagity.context.contextual import contextualize_chunks, contextualized_text
@@ -79,12 +80,17 @@ def chunk_document(
 ) -> list[ChunkDraft]:
     """Split a parsed document; each chunk gets its own page, extraction and headings."""
     chunker = build_chunker(settings, embedder)
-    spans = chunker.split(parsed.text)
+    spans = chunker.split(parsed.text, path=parsed.relative_path, markdown=parsed.markdown)
     headings = heading_index(parsed.text) if parsed.markdown else None
     drafts = []
     for i, s in enumerate(spans):
         page = parsed.span_at(s.char_start)
         heading = s.heading_path or (headings.path_at(s.char_start) if headings else None)
+        header = (
+            chunk_header(parsed.relative_path, heading, s.symbol_path)
+            if settings.CHUNK_HEADERS
+            else None
+        )
         drafts.append(
             ChunkDraft(
                 chunk_index=i,
@@ -95,6 +101,7 @@ def chunk_document(
                 page=page.page if page else None,
                 extraction=page.extraction if page else "text",
                 heading_path=heading,
+                header=header,
             )
         )
     return drafts
