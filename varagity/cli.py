@@ -170,7 +170,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         chosen = eval_configs.chunker_sweep("hybrid")
     else:
         try:
-            chosen = [eval_configs.get_config(args.config or "hybrid")]
+            names = [n.strip() for n in (args.config or "hybrid").split(",") if n.strip()]
+            chosen = [eval_configs.get_config(name) for name in names]
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
@@ -249,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
     ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
     which = ev.add_mutually_exclusive_group()
-    which.add_argument("--config", help="one named config (default hybrid)")
+    which.add_argument("--config", help="named config(s), comma-separated (default hybrid)")
     which.add_argument("--matrix", action="store_true", help="every named config")
     which.add_argument(
         "--sweep-chunkers", action="store_true", help="hybrid over every chunking strategy"

@@ -65,6 +65,7 @@ RUNTIME_EDITABLE = (
     "HYDE_BASE_METHOD",
     "HYDE_MAX_TOKENS",
     "ARM_CANDIDATES",
+    "RRF_K",
     "CHAT_ENGINE",
     "CONDENSE_ENABLED",
     "CONDENSE_MAX_TOKENS",
@@ -131,13 +132,13 @@ class Settings(BaseSettings):
     # --- ingest -----------------------------------------------------------
     CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"
     CHUNK_SIZE: int = Field(
-        default=800,
+        default=1200,
         ge=16,
         le=20000,
         description="Chunk size in the strategy's unit: characters for recursive_character "
         "and markdown_aware, tokens for token_based, semantic and docling_hybrid.",
     )
-    CHUNK_OVERLAP: int = Field(default=100, ge=0)
+    CHUNK_OVERLAP: int = Field(default=200, ge=0)
     CHUNK_HEADERS: bool = Field(
         default=True,
         description="Prefix every chunk's embedded and BM25-indexed text with a "
@@ -165,8 +166,8 @@ class Settings(BaseSettings):
 
     # --- retrieval --------------------------------------------------------
     RETRIEVAL_METHOD: RetrievalMethod = "hybrid"
-    SEMANTIC_WEIGHT: float = Field(default=0.8, ge=0.0, le=1.0)
-    BM25_WEIGHT: float = Field(default=0.2, ge=0.0, le=1.0)
+    SEMANTIC_WEIGHT: float = Field(default=0.4, ge=0.0, le=1.0)
+    BM25_WEIGHT: float = Field(default=0.6, ge=0.0, le=1.0)
     TOP_K: int = Field(default=5, ge=1, le=100)
     RERANK_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes `reranked` return its base ranking."
@@ -190,6 +191,13 @@ class Settings(BaseSettings):
     HYDE_MAX_TOKENS: int = Field(default=160, ge=16, le=2048)
     ARM_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
+    )
+    RRF_K: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Reciprocal-rank fusion constant: an arm's rank-r chunk adds "
+        "weight / (RRF_K + r); 0 lets one arm's first hit dominate, 60 flattens the lists.",
     )
 
     # --- chat ---------------------------------------------------------------
