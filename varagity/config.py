@@ -141,8 +141,8 @@ class Settings(BaseSettings):
     CHUNK_OVERLAP: int = Field(default=200, ge=0)
     CHUNK_HEADERS: bool = Field(
         default=True,
-        description="Prefix every chunk's embedded and BM25-indexed text with a "
-        "deterministic header: file path, heading path, enclosing class/function.",
+        description="Prefix every chunk's BM25-indexed text with a deterministic header: "
+        "file path, heading path, enclosing class/function (the embedding leaves it out).",
     )
     SEMANTIC_BREAKPOINT_PERCENTILE: float = Field(
         default=90.0,

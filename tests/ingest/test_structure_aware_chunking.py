@@ -14,7 +14,7 @@ from varagity.chunking.recursive_character import ChunkSpan, split_recursive
 from varagity.chunking.structure_aware import StructureAwareChunker, split_markdown_sections
 from varagity.config import load_settings
 from varagity.ingest.parsers import ParsedDocument
-from varagity.ingest.stages import chunk_document
+from varagity.ingest.stages import chunk_document, embed_drafts
 
 PYTHON = '''"""Harbour pumps."""
 
@@ -295,6 +295,28 @@ def test_chunk_document_writes_headers_into_the_indexed_text() -> None:
     plain = chunk_document(_parsed("harbour/pump.py", PYTHON), off)
     assert all(d.header is None and d.contextualized_content == d.content for d in plain)
     assert [d.content for d in plain] == [d.content for d in drafts]
+
+
+class RecordingEmbedder:
+    model = "recording"
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_the_embedding_sees_blurb_and_chunk_but_not_the_header() -> None:
+    settings = load_settings(CHUNKING_STRATEGY="structure_aware", CHUNK_SIZE=260, CHUNK_OVERLAP=20)
+    drafts = chunk_document(_parsed("harbour/pump.py", PYTHON), settings)
+    drafts[0] = drafts[0].model_copy(update={"context": "Module docstring and imports."})
+    embedder = RecordingEmbedder()
+    embed_drafts(drafts, embedder)
+    assert embedder.texts[0] == f"Module docstring and imports.\n\n{drafts[0].content}"
+    assert embedder.texts[1:] == [d.content for d in drafts[1:]]
+    assert all("File: harbour/pump.py" in d.contextualized_content for d in drafts)
 
 
 def test_chunk_document_markdown_header_has_the_section() -> None:

@@ -5,8 +5,9 @@ embedding and indexing it. Much of what such a blurb says is known without a mod
 the file the chunk comes from, the Markdown headings above it, the class and function
 around it. :func:`chunk_header` writes that as a few short labelled lines, which
 :func:`~varagity.context.contextual.contextualized_text` puts before the blurb and the
-chunk. It stays short on purpose: the embedding model reads a bounded window
-(MiniLM: 256 word pieces), and every header word pushes a word of the chunk's tail out.
+chunk in the text BM25 indexes. The embedding leaves it out: the model reads a bounded
+window (MiniLM: 256 word pieces) that a chunk already fills, so header words would push
+the chunk's tail out (measured: -6 Pass@5 for the dense arm, +2 for BM25).
 """
 
 from __future__ import annotations

@@ -62,8 +62,18 @@ class ChunkDraft(BaseModel):
 
     @property
     def contextualized_content(self) -> str:
-        """The text embedded and indexed: header, blurb, then the chunk."""
+        """The text stored and BM25-indexed: header, blurb, then the chunk."""
         return contextualized_text(self.header, self.context, self.content)
+
+    @property
+    def embedding_text(self) -> str:
+        """The text embedded: blurb, then the chunk, without the header.
+
+        Measured on the code suite with 1200-character chunks, the header lifts BM25
+        (Pass@5 +2) but costs MiniLM 6 points of Pass@5: the model reads 256 word pieces,
+        a chunk already fills them, and the header's path words push its tail out.
+        """
+        return contextualized_text(None, self.context, self.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +139,7 @@ def embed_drafts(drafts: Sequence[ChunkDraft], embedder: Embedder) -> list[list[
     """One vector per chunk, over its contextualized text."""
     if not drafts:
         return []
-    return embedder.embed_passages([d.contextualized_content for d in drafts])
+    return embedder.embed_passages([d.embedding_text for d in drafts])
 
 
 def build_records(
