@@ -135,8 +135,9 @@ class Settings(BaseSettings):
         default=1200,
         ge=16,
         le=20000,
-        description="Chunk size in the strategy's unit: characters for recursive_character "
-        "and markdown_aware, tokens for token_based, semantic and docling_hybrid.",
+        description="Chunk size in the strategy's unit: characters for recursive_character, "
+        "markdown_aware and structure_aware, tokens for token_based, semantic and "
+        "docling_hybrid.",
     )
     CHUNK_OVERLAP: int = Field(default=200, ge=0)
     CHUNK_HEADERS: bool = Field(
