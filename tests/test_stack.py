@@ -113,7 +113,7 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
         with connect(pg_url, autocommit=True) as conn:
             conn.execute(
                 "UPDATE app_settings SET value = replace(value, %s, %s) WHERE key = %s",
-                ('"CHUNK_SIZE": "800"', '"CHUNK_SIZE": "400"', INGEST_SETTINGS_KEY),
+                ('"CHUNK_SIZE": "1200"', '"CHUNK_SIZE": "400"', INGEST_SETTINGS_KEY),
             )
             before = conn.execute("SELECT max(created_at) FROM chunks").fetchone()[0]
 

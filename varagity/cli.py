@@ -211,7 +211,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         chosen = eval_configs.chunker_sweep("hybrid")
     else:
         try:
-            chosen = [eval_configs.get_config(args.config or "hybrid")]
+            names = [n.strip() for n in (args.config or "hybrid").split(",") if n.strip()]
+            chosen = [eval_configs.get_config(name) for name in names]
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
@@ -225,6 +226,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     with local_model_servers(settings, settings.home / "logs"):
         results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+        if args.naive:
+            from varagity.eval.naive import run_naive
+            from varagity.models.clients import EmbeddingClient
+
+            print("[naive] fixed 800-char windows, bm25s + MiniLM, RRF 0.5/0.5")
+            results.append(run_naive(suite, EmbeddingClient.from_settings(settings), ks))
     print()
     print(runner.format_table(results, ks))
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
@@ -293,13 +300,18 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
     ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
     which = ev.add_mutually_exclusive_group()
-    which.add_argument("--config", help="one named config (default hybrid)")
+    which.add_argument("--config", help="named config(s), comma-separated (default hybrid)")
     which.add_argument("--matrix", action="store_true", help="every named config")
     which.add_argument(
         "--sweep-chunkers", action="store_true", help="hybrid over every chunking strategy"
     )
     ev.add_argument("--k", default="5,10,20", help="comma-separated cut-offs (default 5,10,20)")
     ev.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    ev.add_argument(
+        "--naive",
+        action="store_true",
+        help="also score the naive baseline script (varagity.eval.naive) for comparison",
+    )
     which.add_argument(
         "--drop",
         action="store_true",

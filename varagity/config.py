@@ -21,7 +21,12 @@ RetrievalMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 BaseMethod = Literal["semantic", "bm25", "hybrid", "hyde"]
 HydeBaseMethod = Literal["semantic", "hybrid"]
 ChunkingStrategy = Literal[
-    "recursive_character", "token_based", "markdown_aware", "semantic", "docling_hybrid"
+    "structure_aware",
+    "recursive_character",
+    "token_based",
+    "markdown_aware",
+    "semantic",
+    "docling_hybrid",
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
@@ -35,6 +40,7 @@ REINGEST_AFFECTING = (
     "CHUNKING_STRATEGY",
     "CHUNK_SIZE",
     "CHUNK_OVERLAP",
+    "CHUNK_HEADERS",
     "CONTEXTUALIZE",
     "OCR_ENGINE",
 )
@@ -63,6 +69,7 @@ RUNTIME_EDITABLE = (
     "HYDE_BASE_METHOD",
     "HYDE_MAX_TOKENS",
     "ARM_CANDIDATES",
+    "RRF_K",
     "CHAT_ENGINE",
     "CONDENSE_ENABLED",
     "CONDENSE_MAX_TOKENS",
@@ -143,13 +150,19 @@ class Settings(BaseSettings):
     # --- ingest -----------------------------------------------------------
     CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"
     CHUNK_SIZE: int = Field(
-        default=800,
+        default=1200,
         ge=16,
         le=20000,
-        description="Chunk size in the strategy's unit: characters for recursive_character "
-        "and markdown_aware, tokens for token_based, semantic and docling_hybrid.",
+        description="Chunk size in the strategy's unit: characters for recursive_character, "
+        "markdown_aware and structure_aware, tokens for token_based, semantic and "
+        "docling_hybrid.",
     )
-    CHUNK_OVERLAP: int = Field(default=100, ge=0)
+    CHUNK_OVERLAP: int = Field(default=200, ge=0)
+    CHUNK_HEADERS: bool = Field(
+        default=True,
+        description="Prefix every chunk's BM25-indexed text with a deterministic header: "
+        "file path, heading path, enclosing class/function (the embedding leaves it out).",
+    )
     SEMANTIC_BREAKPOINT_PERCENTILE: float = Field(
         default=90.0,
         gt=0,
@@ -172,8 +185,8 @@ class Settings(BaseSettings):
 
     # --- retrieval --------------------------------------------------------
     RETRIEVAL_METHOD: RetrievalMethod = "hybrid"
-    SEMANTIC_WEIGHT: float = Field(default=0.8, ge=0.0, le=1.0)
-    BM25_WEIGHT: float = Field(default=0.2, ge=0.0, le=1.0)
+    SEMANTIC_WEIGHT: float = Field(default=0.4, ge=0.0, le=1.0)
+    BM25_WEIGHT: float = Field(default=0.6, ge=0.0, le=1.0)
     TOP_K: int = Field(default=5, ge=1, le=100)
     RERANK_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes `reranked` return its base ranking."
@@ -197,6 +210,13 @@ class Settings(BaseSettings):
     HYDE_MAX_TOKENS: int = Field(default=160, ge=16, le=2048)
     ARM_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
+    )
+    RRF_K: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Reciprocal-rank fusion constant: an arm's rank-r chunk adds "
+        "weight / (RRF_K + r); 0 lets one arm's first hit dominate, 60 flattens the lists.",
     )
 
     # --- chat ---------------------------------------------------------------

@@ -100,6 +100,7 @@ class Services:
                     semantic_weight=s.SEMANTIC_WEIGHT,
                     bm25_weight=s.BM25_WEIGHT,
                     arm_candidates=s.ARM_CANDIDATES,
+                    rrf_k=s.RRF_K,
                     chat=self.chat,
                     reranker=self.reranker,
                     rerank_enabled=s.RERANK_ENABLED,

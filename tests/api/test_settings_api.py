@@ -42,7 +42,7 @@ def test_get_describes_every_setting_for_a_form(stack_settings: Settings) -> Non
     assert {n for n, f in fields.items() if f["runtime_editable"]} == set(RUNTIME_EDITABLE)
 
     chunk = fields["CHUNK_SIZE"]
-    assert chunk["type"] == "integer" and chunk["value"] == 800 and chunk["default"] == 800
+    assert chunk["type"] == "integer" and chunk["value"] == 1200 and chunk["default"] == 1200
     assert (chunk["minimum"], chunk["maximum"]) == (16, 20000)
     assert chunk["reingest_affecting"] and not chunk["overridden"]
     assert "characters" in chunk["description"]

@@ -204,7 +204,8 @@ def test_reranked_traces(make_services: Any, base_method: str) -> None:
     pre = {cid: i for i, cid in enumerate(_ids(base), start=1)}
     base_traces = {c.record.chunk_id: c.trace for c in base.chunks}
     assert result.method == "reranked"
-    assert len(result.chunks) == 3  # min(k=5, RERANK_TOP_N=3)
+    assert len(result.chunks) == min(3, len(base.chunks))  # min(k=5, RERANK_TOP_N=3, found)
+    assert len(result.chunks) >= 2
     assert "rerank" in result.timings_ms and "bm25" in result.timings_ms
     assert result.chunks[0].record.relative_path == "volcano.md"
     scores = [c.score for c in result.chunks]
@@ -222,9 +223,8 @@ def test_reranked_traces(make_services: Any, base_method: str) -> None:
             old.fused_rank,
             old.fused_score,
         )
-    if base_method == "bm25":  # BM25 puts sourdough/coffee above the 2nd volcano chunk
-        assert any(c.trace and c.trace.rerank_delta for c in result.chunks)
-        assert result.chunks[1].record.relative_path == "volcano.md"
+    if base_method == "bm25":  # stop words ("what", "a") no longer match sourdough/coffee
+        assert {c.record.relative_path for c in base.chunks} == {"volcano.md"}
     # the score is the reranker's judgement of the ORIGINAL content
     direct = services.reranker.rerank(QUERY, [result.chunks[0].record.content])
     assert direct[0].score == pytest.approx(result.chunks[0].score, abs=1e-5)

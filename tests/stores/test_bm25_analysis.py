@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from varagity.stores.bm25.analysis import (
+    ENGLISH_STOPWORDS,
     expand_identifiers,
     identifier_subwords,
     query_terms,
     sanitize_query,
+    search_text,
     split_identifier,
 )
 
@@ -140,3 +142,23 @@ def test_empty_queries_have_no_terms() -> None:
     for query in ["", "   ", "***", "(:)", "~^"]:
         assert query_terms(query) == []
         assert sanitize_query(query) == ""
+
+
+def test_search_text_is_the_contextualized_text_with_identifier_parts() -> None:
+    content = "fn run_target(&mut self)"
+    ctx = f"File: src/diff.rs\n\n{content}"
+    assert search_text(content, ctx) == f"{ctx} diff rs run target"
+    # the chunk's words are not repeated when the contextualized text already holds them
+    assert search_text(content, ctx).count("run_target") == 1
+
+
+def test_search_text_adds_the_chunk_when_the_context_lacks_it() -> None:
+    assert search_text("DiffExecutor compares", "Fuzzing notes.") == (
+        "Fuzzing notes.\n\nDiffExecutor compares Diff Executor"
+    )
+    assert search_text("plain words", "") == "plain words"
+
+
+def test_stopwords_are_lucenes_english_list() -> None:
+    assert len(ENGLISH_STOPWORDS) == 33
+    assert {"the", "of", "is", "what", "how"} & set(ENGLISH_STOPWORDS) == {"the", "of", "is"}

@@ -8,7 +8,7 @@ Two groups of tests live here:
   sends and answers with canned, Elasticsearch-shaped JSON (including the
   ``X-Elastic-Product: Elasticsearch`` header the 8.x/9.x clients insist on).  It is not an
   Elasticsearch: it does no analysis and no scoring.  These tests pin what the store sends
-  (the index-creation body against the data-model spec, bulk NDJSON, multi_match, the terms
+  (the index-creation body against the data-model spec, bulk NDJSON, match, the terms
   delete_by_query) and how it reads the answers.
 * **Live tests (only with a real cluster).**  They are skipped unless ``ELASTICSEARCH_URL`` is
   set; run them with e.g. ``ELASTICSEARCH_URL=http://localhost:9200 python -m pytest
@@ -34,6 +34,7 @@ import pytest
 
 from tests.stores.bm25_corpus import CORPUS, doc
 from varagity.models.local_servers import free_port
+from varagity.stores.bm25.analysis import search_text
 from varagity.stores.bm25.base import BM25Error, BM25Store
 from varagity.stores.bm25.elasticsearch import INDEX_BODY, ElasticsearchBM25Store
 
@@ -280,9 +281,9 @@ def test_index_creation_body_matches_spec(
     spec_props = SPEC_INDEX_BODY["mappings"]["properties"]
     for name, definition in spec_props.items():
         assert props[name] == definition, name
-    # The only addition: the analyzed, identifier-expansion field.
-    assert set(props) - set(spec_props) == {"identifiers"}
-    assert props["identifiers"] == {"type": "text", "analyzer": "english"}
+    # The only addition: the one searched field (contextualized text + identifier parts).
+    assert set(props) - set(spec_props) == {"search_text"}
+    assert props["search_text"] == {"type": "text", "analyzer": "english"}
     assert body == INDEX_BODY
 
 
@@ -329,10 +330,12 @@ def test_bulk_index_wire_format(
         "original_index": 0,
         "content": CORPUS[0].content,
         "contextualized_content": CORPUS[0].contextualized_content,
-        "identifiers": "",
+        "search_text": search_text(CORPUS[0].content, CORPUS[0].contextualized_content),
     }
     by_id = {a["index"]["_id"]: s for a, s in zip(actions, sources, strict=True)}
-    assert by_id["fz-1"]["identifiers"] == "Diff Executor run target"
+    fz1 = by_id["fz-1"]["search_text"]
+    assert fz1.startswith("Fuzzing harness API.\n\nConstruct a DiffExecutor")
+    assert fz1.endswith("Diff Executor run target")
     # Upsert by _id: indexing again overwrites in place.
     recorded_store.index(CORPUS[:1])
     assert recorded_store.count() == len(CORPUS)
@@ -365,12 +368,12 @@ def test_search_wire_format_and_hit_parsing(
     assert search.path == "/chunks-test/_search"
     body = search.json()
     assert body["size"] == 3
-    multi_match = body["query"]["multi_match"]
-    assert multi_match["fields"] == ["content", "contextualized_content", "identifiers"]
-    assert multi_match["query"] == "DiffExecutor and run Diff Executor"
-    assert multi_match.get("operator", "or") == "or"
+    match = body["query"]["match"]
+    assert list(match) == ["search_text"]
+    assert match["search_text"]["query"] == "DiffExecutor and run Diff Executor"
+    assert match["search_text"].get("operator", "or") == "or"
     requested_source = search.params.get("_source_includes", [""])[0].split(",")
-    assert "identifiers" not in requested_source
+    assert "search_text" not in requested_source
     assert set(requested_source) == {
         "chunk_id",
         "doc_id",

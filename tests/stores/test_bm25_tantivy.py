@@ -308,3 +308,15 @@ def test_two_processes_write_concurrently(tmp_path: Path) -> None:
         assert len(hits) == per_proc
         assert {h.chunk_id.split("-")[0] for h in hits} == {tag}
     store.close()
+
+
+def test_stop_words_neither_match_nor_score(store: TantivyBM25Store) -> None:
+    store.index(
+        [
+            doc("a", "a.md", 0, "the pump of the harbour is the one that is on"),
+            doc("b", "b.md", 0, "pump"),
+        ]
+    )
+    assert store.search("the of is", 5) == []
+    # with stop words out, the short chunk is the better match for "the pump"
+    assert ids(store.search("the pump", 5)) == ["b", "a"]

@@ -45,7 +45,7 @@ def test_valid_overrides_apply_over_the_base_and_count_as_set() -> None:
     )
     assert (effective.CHUNK_SIZE, effective.CONTEXTUALIZE) == (400, False)
     assert effective.RETRIEVAL_METHOD == "bm25" and effective.TOP_K == 3
-    assert base.CHUNK_SIZE == 800  # the base is untouched
+    assert base.CHUNK_SIZE == 1200  # the base is untouched
     # child processes started from the effective settings inherit the overrides
     assert settings_env(effective) == {
         "CHUNK_SIZE": "400",

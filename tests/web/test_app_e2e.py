@@ -88,7 +88,7 @@ def test_the_web_client_on_the_embedded_stack(tmp_path: Path) -> None:
     assert any(UPLOAD in title for title in report["sources"])
     assert report["conversationUrl"] == f"#/c/{conversations[0]['conversation_id']}"
     assert "must be smaller than CHUNK_SIZE" in report["settingsError"]
-    assert "CHUNK_SIZE 800->600" in report["stale"]
+    assert "CHUNK_SIZE 1200->600" in report["stale"]
     assert "Re-ingest complete" in report["ingest"]
     assert screenshot_names(report) == {
         "01-corpus-tree.png",

@@ -29,8 +29,14 @@ class Chunker(Protocol):
     name: str
     unit: Literal["characters", "tokens"]
 
-    def split(self, text: str) -> list[ChunkSpan]:
-        """The document's chunks, in order."""
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
+        """The document's chunks, in order.
+
+        ``path`` (the document's relative path) and ``markdown`` (the parser produced
+        Markdown) let structure-aware chunkers pick a parser; the others ignore them.
+        """
         ...
 
 
@@ -62,7 +68,9 @@ class RecursiveCharacterChunker:
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
 
-    def split(self, text: str) -> list[ChunkSpan]:
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
         """Recursive character split."""
         return split_recursive(text, self.chunk_size, self.chunk_overlap)
 
@@ -72,7 +80,13 @@ def _recursive(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker
     return RecursiveCharacterChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)
 
 
-_STRATEGY_MODULES: tuple[str, ...] = ("token_based", "markdown_aware", "semantic", "docling_hybrid")
+_STRATEGY_MODULES: tuple[str, ...] = (
+    "token_based",
+    "markdown_aware",
+    "semantic",
+    "docling_hybrid",
+    "structure_aware",
+)
 
 
 def build_chunker(settings: Settings, embedder: PassageEmbedder | None = None) -> Chunker:

@@ -270,7 +270,9 @@ class DoclingHybridChunker:
         """
         return len(self.tokenizer.tokenize(text))
 
-    def split(self, text: str) -> list[ChunkSpan]:
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
         """docling's hybrid chunks, as offsets into ``text``.
 
         Args:

@@ -46,7 +46,9 @@ class MarkdownAwareChunker:
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
 
-    def split(self, text: str) -> list[ChunkSpan]:
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
         """Section-aligned chunks with heading breadcrumbs.
 
         Args:

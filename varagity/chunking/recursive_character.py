@@ -17,12 +17,18 @@ SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
 
 @dataclass(frozen=True, slots=True)
 class ChunkSpan:
-    """One chunk: its text, where it sits in the parsed text, and its heading breadcrumb."""
+    """One chunk: its text, where it sits in the parsed text, and its context.
+
+    ``heading_path`` is the Markdown breadcrumb of its section (``"Operations >
+    Dredging"``); ``symbol_path`` the code definitions enclosing it (``"class Pump >
+    def start"``). Either is None where the chunker does not know it.
+    """
 
     text: str
     char_start: int
     char_end: int
     heading_path: str | None = None
+    symbol_path: str | None = None
 
 
 def _pieces(

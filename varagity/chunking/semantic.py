@@ -139,7 +139,9 @@ class SemanticChunker:
         threshold = float(np.percentile(distances, self.breakpoint_percentile))
         return [int(i) for i in np.flatnonzero(distances > threshold)]
 
-    def split(self, text: str) -> list[ChunkSpan]:
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
         """Topic-coherent chunks of at most ``chunk_size`` tokens.
 
         Args:

@@ -160,7 +160,9 @@ class TokenChunker:
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
 
-    def split(self, text: str) -> list[ChunkSpan]:
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
         """Token windows over ``text``.
 
         Args:

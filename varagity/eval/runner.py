@@ -348,7 +348,8 @@ def estimate(
         derived = derive_settings(base, config.overrides)
         name = store_name(suite, derived)
         stride = max(1, derived.CHUNK_SIZE - derived.CHUNK_OVERLAP)
-        unit = 1 if derived.CHUNKING_STRATEGY in ("recursive_character", "markdown_aware") else 4
+        in_chars = ("recursive_character", "markdown_aware", "structure_aware")
+        unit = 1 if derived.CHUNKING_STRATEGY in in_chars else 4
         chunks = chars / unit / stride
         ingest_s = 0.0
         note = "shared store"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from varagity.chunking.base import PassageEmbedder, build_chunker
+from varagity.chunking.header import chunk_header
 from varagity.chunking.headings import heading_index
 from varagity.config import Settings
 from varagity.context.contextual import contextualize_chunks, contextualized_text
@@ -61,8 +62,18 @@ class ChunkDraft(BaseModel):
 
     @property
     def contextualized_content(self) -> str:
-        """The text embedded and indexed: header, blurb, then the chunk."""
+        """The text stored and BM25-indexed: header, blurb, then the chunk."""
         return contextualized_text(self.header, self.context, self.content)
+
+    @property
+    def embedding_text(self) -> str:
+        """The text embedded: blurb, then the chunk, without the header.
+
+        Measured on the code suite with 1200-character chunks, the header lifts BM25
+        (Pass@5 +2) but costs MiniLM 6 points of Pass@5: the model reads 256 word pieces,
+        a chunk already fills them, and the header's path words push its tail out.
+        """
+        return contextualized_text(None, self.context, self.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +90,17 @@ def chunk_document(
 ) -> list[ChunkDraft]:
     """Split a parsed document; each chunk gets its own page, extraction and headings."""
     chunker = build_chunker(settings, embedder)
-    spans = chunker.split(parsed.text)
+    spans = chunker.split(parsed.text, path=parsed.relative_path, markdown=parsed.markdown)
     headings = heading_index(parsed.text) if parsed.markdown else None
     drafts = []
     for i, s in enumerate(spans):
         page = parsed.span_at(s.char_start)
         heading = s.heading_path or (headings.path_at(s.char_start) if headings else None)
+        header = (
+            chunk_header(parsed.relative_path, heading, s.symbol_path)
+            if settings.CHUNK_HEADERS
+            else None
+        )
         drafts.append(
             ChunkDraft(
                 chunk_index=i,
@@ -95,6 +111,7 @@ def chunk_document(
                 page=page.page if page else None,
                 extraction=page.extraction if page else "text",
                 heading_path=heading,
+                header=header,
             )
         )
     return drafts
@@ -122,7 +139,7 @@ def embed_drafts(drafts: Sequence[ChunkDraft], embedder: Embedder) -> list[list[
     """One vector per chunk, over its contextualized text."""
     if not drafts:
         return []
-    return embedder.embed_passages([d.contextualized_content for d in drafts])
+    return embedder.embed_passages([d.embedding_text for d in drafts])
 
 
 def build_records(

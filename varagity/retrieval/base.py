@@ -168,8 +168,9 @@ class HybridRetriever:
         semantic_weight: float,
         bm25_weight: float,
         arm_candidates: int,
+        rrf_k: int,
     ) -> None:
-        """Validate the weights eagerly: they must be non-negative and sum to one."""
+        """Validate eagerly: weights non-negative summing to one, positive depth, k >= 0."""
         if semantic_weight < 0 or bm25_weight < 0 or abs(semantic_weight + bm25_weight - 1) > 1e-9:
             raise ValueError(
                 "hybrid weights must be non-negative and sum to 1, got "
@@ -177,10 +178,13 @@ class HybridRetriever:
             )
         if arm_candidates <= 0:
             raise ValueError(f"arm_candidates must be positive, got {arm_candidates}")
+        if rrf_k < 0:
+            raise ValueError(f"rrf_k must be non-negative, got {rrf_k}")
         self.semantic = semantic
         self.bm25 = bm25
         self.weights = {"semantic": semantic_weight, "bm25": bm25_weight}
         self.arm_candidates = arm_candidates
+        self.rrf_k = rrf_k
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hybrid-arm")
 
     def retrieve(self, query: str, k: int, *, query_vector: list[float] | None = None) -> Retrieval:
@@ -207,6 +211,7 @@ class HybridRetriever:
             lambda: weighted_rrf(
                 {"semantic": [((r.doc_id, r.original_index), s) for r, s in sem], "bm25": bm},
                 self.weights,
+                k=self.rrf_k,
             ),
         )
         missing = [f.key for f in fused[: k * 2] if f.key not in known]
@@ -246,6 +251,7 @@ def build_retriever(
     semantic_weight: float,
     bm25_weight: float,
     arm_candidates: int,
+    rrf_k: int,
     chat: Completer | None = None,
     reranker: RerankClient | None = None,
     rerank_enabled: bool = True,
@@ -266,6 +272,7 @@ def build_retriever(
         semantic_weight: Hybrid weight of the dense arm.
         bm25_weight: Hybrid weight of the BM25 arm.
         arm_candidates: Chunks each hybrid arm contributes to fusion.
+        rrf_k: ``RRF_K``: the reciprocal-rank constant (``weight / (k + rank)``).
         chat: Chat client HyDE writes its passage with (``hyde``, or ``reranked`` over
             ``hyde``).
         reranker: The ``/rerank`` client (``reranked`` only).
@@ -296,6 +303,7 @@ def build_retriever(
             semantic_weight=semantic_weight,
             bm25_weight=bm25_weight,
             arm_candidates=arm_candidates,
+            rrf_k=rrf_k,
         )
     common = {
         "pg": pg,
@@ -304,6 +312,7 @@ def build_retriever(
         "semantic_weight": semantic_weight,
         "bm25_weight": bm25_weight,
         "arm_candidates": arm_candidates,
+        "rrf_k": rrf_k,
         "chat": chat,
         "hyde_enabled": hyde_enabled,
         "hyde_base_method": hyde_base_method,

@@ -13,7 +13,7 @@
 // The sidebar: a new group, the conversation moved into it and renamed, the title
 // search. The 375px layout. Any console error fails the run. Screenshots and
 // report.json go to E2E_OUT; the corpus must hold manuals/kettle.md and
-// station/power.md, indexed, with CHUNK_SIZE 800.
+// station/power.md, indexed, with CHUNK_SIZE 1200.
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 
@@ -208,7 +208,7 @@ async function settingsAndReingest(session, page) {
   const drawer = page.getByRole("dialog", { name: "Settings" });
   await drawer.waitFor();
   // an overlap as large as the chunk passes the field's own bounds; the server refuses it
-  await drawer.getByLabel("Chunk overlap", { exact: true }).fill("900");
+  await drawer.getByLabel("Chunk overlap", { exact: true }).fill("1200");
   session.expectFailedRequest("/api/settings", 422);
   await drawer.getByRole("button", { name: /^Save/ }).click();
   const overlapError = drawer.locator('[data-setting="CHUNK_OVERLAP"] .field-error');

@@ -1,4 +1,12 @@
-"""Text preparation shared by the BM25 backends: identifier expansion and query sanitizing.
+"""Text preparation shared by the BM25 backends: what is indexed, identifier expansion,
+stop words and query sanitizing.
+
+Both backends index one analysed field, :func:`search_text`: the chunk's
+contextualized text (header, blurb, chunk) followed by the sub-words of its compound
+identifiers, analysed as lower-cased words without :data:`ENGLISH_STOPWORDS`,
+Snowball/Porter-stemmed. One field means one length normalisation and no word counted
+twice (the contextualized text already holds the chunk); the stop words are Lucene's
+English list, which Elasticsearch's ``english`` analyzer removes too.
 
 Code-heavy corpora are full of identifiers (``DiffExecutor``, ``run_target``,
 ``HTTPServer2``) that a word tokenizer keeps whole, so a user asking about "diff executor"
@@ -16,12 +24,20 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ENGLISH_STOPWORDS",
     "expand_identifiers",
     "identifier_subwords",
     "query_terms",
     "sanitize_query",
+    "search_text",
     "split_identifier",
 ]
+
+#: Lucene's English stop words (Elasticsearch's ``_english_``, Tantivy's ``english``).
+ENGLISH_STOPWORDS: tuple[str, ...] = tuple(
+    "a an and are as at be but by for if in into is it no not of on or such that the "
+    "their then there these they this to was will with".split()
+)
 
 # An identifier-ish token: word characters (letters, digits, underscore) optionally joined
 # by ``-``, ``.`` or ``::`` (kebab-case, dotted paths, C++/Rust paths).
@@ -131,6 +147,26 @@ def expand_identifiers(text: str) -> str:
     """
     extra = identifier_subwords(text)
     return f"{text} {extra}" if extra else text
+
+
+def search_text(content: str, contextualized_content: str) -> str:
+    """The one text a BM25 backend analyses for a chunk: context, chunk, identifier parts.
+
+    Args:
+        content: The chunk as stored.
+        contextualized_content: Header, blurb and chunk (see
+            :func:`~varagity.context.contextual.contextualized_text`); when it does not
+            hold the chunk (a caller that indexes a bare context) the chunk is added.
+
+    Returns:
+        The text with the sub-words of its compound identifiers appended.
+    """
+    text = (
+        contextualized_content
+        if content in contextualized_content
+        else (f"{contextualized_content}\n\n{content}" if contextualized_content else content)
+    )
+    return expand_identifiers(text)
 
 
 def query_terms(query: str) -> list[str]:

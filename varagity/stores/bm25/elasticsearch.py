@@ -6,10 +6,13 @@ with BM25 similarity, identity fields kept as doc values but not indexed, docume
 by ``_id = chunk_id`` so re-indexing overwrites, and search as a ``multi_match`` over
 ``content`` and ``contextualized_content``.
 
-One addition to the spec's mapping: a derived ``identifiers`` text field (same analyzer)
-holding the sub-words of compound identifiers (``DiffExecutor`` -> ``Diff Executor``), which
-the ``multi_match`` also covers; queries get the same expansion (see
-:mod:`varagity.stores.bm25.analysis`).
+One departure from the spec's search: the query is a ``match`` on a derived
+``search_text`` field (same analyzer, left out of search hits) holding the contextualized
+text and the sub-words of its compound identifiers (``DiffExecutor`` -> ``Diff Executor``),
+exactly what the Tantivy backend searches (see
+:func:`varagity.stores.bm25.analysis.search_text`). A ``multi_match`` over ``content`` and
+``contextualized_content`` would count the chunk's words twice. Queries get the same
+identifier expansion.
 
 Delete by ``doc_id``: the spec maps ``doc_id`` as ``keyword`` with ``"index": false``.  Since
 Elasticsearch 8.1, keyword (and numeric/date/ip/boolean) fields that are not indexed but keep
@@ -30,15 +33,14 @@ from urllib.parse import urlsplit, urlunsplit
 import elasticsearch
 from elasticsearch import helpers
 
-from varagity.stores.bm25.analysis import identifier_subwords, sanitize_query
+from varagity.stores.bm25.analysis import sanitize_query, search_text
 from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Hit
 
 __all__ = ["INDEX_BODY", "ElasticsearchBM25Store"]
 
 _T = TypeVar("_T")
 
-IDENTIFIERS_FIELD = "identifiers"
-SEARCH_FIELDS = ("content", "contextualized_content", IDENTIFIERS_FIELD)
+SEARCH_FIELD = "search_text"
 _SOURCE_FIELDS = ["chunk_id", "doc_id", "original_index", "content", "contextualized_content"]
 _BULK_CHUNK = 500
 _DELETE_BATCH = 1000
@@ -55,12 +57,12 @@ INDEX_BODY: dict[str, Any] = {
             "doc_id": {"type": "keyword", "index": False},
             "chunk_id": {"type": "keyword", "index": False},
             "original_index": {"type": "integer", "index": False},
-            # Derived (not in the spec's mapping): identifier sub-words, searched only.
-            IDENTIFIERS_FIELD: {"type": "text", "analyzer": "english"},
+            # Derived (not in the spec's mapping): the one searched field, never returned.
+            SEARCH_FIELD: {"type": "text", "analyzer": "english"},
         }
     },
 }
-"""The index creation body: the spec's settings and mapping plus the ``identifiers`` field."""
+"""The index creation body: the spec's settings and mapping plus the ``search_text`` field."""
 
 
 def _redact(url: str) -> str:
@@ -217,7 +219,7 @@ class ElasticsearchBM25Store:
             self._call("delete_by_query", delete)
 
     def search(self, query: str, k: int) -> list[BM25Hit]:
-        """Best ``k`` chunks: ``multi_match`` over content, contextualized_content, identifiers.
+        """Best ``k`` chunks: a ``match`` (OR of the words) on ``search_text``.
 
         The query is sanitized and identifier-expanded first; an empty one returns ``[]``.
 
@@ -234,14 +236,7 @@ class ElasticsearchBM25Store:
         def run() -> Any:
             return self._client.search(
                 index=self.index_name,
-                query={
-                    "multi_match": {
-                        "query": text,
-                        "fields": list(SEARCH_FIELDS),
-                        "type": "best_fields",
-                        "operator": "or",
-                    }
-                },
+                query={"match": {SEARCH_FIELD: {"query": text, "operator": "or"}}},
                 size=k,
                 source_includes=_SOURCE_FIELDS,
             )
@@ -304,21 +299,13 @@ class ElasticsearchBM25Store:
 
     @staticmethod
     def _source(doc: BM25Document) -> dict[str, Any]:
-        identifiers = " ".join(
-            part
-            for part in (
-                identifier_subwords(doc.content),
-                identifier_subwords(doc.contextualized_content),
-            )
-            if part
-        )
         return {
             "chunk_id": doc.chunk_id,
             "doc_id": doc.doc_id,
             "original_index": int(doc.original_index),
             "content": doc.content,
             "contextualized_content": doc.contextualized_content,
-            IDENTIFIERS_FIELD: identifiers,
+            SEARCH_FIELD: search_text(doc.content, doc.contextualized_content),
         }
 
     def _call(self, what: str, fn: Callable[[], _T]) -> _T:

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 import tantivy
 
-from varagity.stores.bm25.analysis import identifier_subwords, query_terms
+from varagity.stores.bm25.analysis import ENGLISH_STOPWORDS, query_terms, search_text
 from varagity.stores.bm25.base import BM25Document, BM25Error, BM25Hit
 
 __all__ = ["TantivyBM25Store"]
@@ -45,9 +45,10 @@ LOCK_FILE_NAME = "varagity-write.lock"
 """The advisory lock file (inside the index directory) that serializes writers."""
 
 _TEXT_FIELDS = ("content", "contextualized_content")
-_IDENTIFIERS_FIELD = "identifiers"
-_SEARCH_FIELDS = (*_TEXT_FIELDS, _IDENTIFIERS_FIELD)
+_SEARCH_FIELD = "search_text"
 _TOKENIZER = "en_stem"
+# words, at most 40 bytes, lower-cased, English stop words out, Snowball-stemmed
+_SEARCH_TOKENIZER = "varagity_en"
 _WRITER_HEAP_BYTES = 64_000_000
 _LOCK_POLL_S = 0.05
 _RELOAD_RETRIES = 3
@@ -61,17 +62,18 @@ def _build_schema() -> tantivy.Schema:
     builder.add_integer_field("original_index", stored=True)
     for name in _TEXT_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name=_TOKENIZER)
-    # Hidden: sub-words of compound identifiers from both text fields (not stored).
-    builder.add_text_field(_IDENTIFIERS_FIELD, stored=False, tokenizer_name=_TOKENIZER)
+    # The one searched field (not stored): see analysis.search_text.
+    builder.add_text_field(_SEARCH_FIELD, stored=False, tokenizer_name=_SEARCH_TOKENIZER)
     return builder.build()
 
 
-def _query_analyzer() -> tantivy.TextAnalyzer:
-    """The same chain as Tantivy's built-in ``en_stem`` tokenizer, for query terms."""
+def _analyzer() -> tantivy.TextAnalyzer:
+    """``en_stem`` plus the shared English stop words, for indexed text and queries alike."""
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(list(ENGLISH_STOPWORDS)))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
@@ -96,7 +98,7 @@ class TantivyBM25Store:
         self.lock_timeout_s = lock_timeout_s
         self._lock_path = self.path / LOCK_FILE_NAME
         self._schema = _build_schema()
-        self._analyzer = _query_analyzer()
+        self._analyzer = _analyzer()
         self._thread_lock = threading.Lock()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -166,7 +168,7 @@ class TantivyBM25Store:
         self._write("delete", write)
 
     def search(self, query: str, k: int) -> list[BM25Hit]:
-        """Best ``k`` chunks for ``query`` (BM25, OR over content, context and identifiers).
+        """Best ``k`` chunks for ``query`` (BM25, OR of its words over ``search_text``).
 
         The query is reduced to plain words first (see
         :func:`~varagity.stores.bm25.analysis.query_terms`), so query-syntax characters never
@@ -229,6 +231,7 @@ class TantivyBM25Store:
 
     def _open_index(self) -> tantivy.Index:
         index = tantivy.Index(self._schema, path=str(self.path), reuse=True)
+        index.register_tokenizer(_SEARCH_TOKENIZER, _analyzer())
         # Manual reloads: we reload before each read (picking up other processes' commits)
         # instead of running a file watcher thread per store.
         index.config_reader(reload_policy="manual")
@@ -347,10 +350,10 @@ class TantivyBM25Store:
             return self._call("reload", reload)
 
     def _build_query(self, query: str) -> tantivy.Query | None:
-        """OR of term queries for every analyzed query word over every searched field.
+        """OR of term queries for every analyzed query word over ``search_text``.
 
         The query is never handed to Tantivy's query parser: words come from
-        :func:`query_terms` and are analyzed with the ``en_stem`` chain, so no user input
+        :func:`query_terms` and are analyzed with the indexing chain, so no user input
         can be syntax.
         """
         tokens: list[str] = []
@@ -363,29 +366,20 @@ class TantivyBM25Store:
         if not tokens:
             return None
         clauses = [
-            (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, field, token))
+            (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, _SEARCH_FIELD, token))
             for token in tokens
-            for field in _SEARCH_FIELDS
         ]
         return tantivy.Query.boolean_query(clauses)
 
     @staticmethod
     def _to_tantivy(doc: BM25Document) -> tantivy.Document:
-        identifiers = " ".join(
-            part
-            for part in (
-                identifier_subwords(doc.content),
-                identifier_subwords(doc.contextualized_content),
-            )
-            if part
-        )
         return tantivy.Document(
             chunk_id=doc.chunk_id,
             doc_id=doc.doc_id,
             original_index=int(doc.original_index),
             content=doc.content,
             contextualized_content=doc.contextualized_content,
-            identifiers=identifiers,
+            search_text=search_text(doc.content, doc.contextualized_content),
         )
 
     @staticmethod
