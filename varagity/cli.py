@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
@@ -115,7 +116,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from varagity.bench import run_ingest_benchmark
 
     return run_ingest_benchmark(
-        files=args.files, paragraphs=args.paragraphs, contextualize=args.contextualize
+        files=args.files,
+        paragraphs=args.paragraphs,
+        contextualize=args.contextualize,
+        llm_log=Path(args.llm_log) if args.llm_log else None,
     )
 
 
@@ -230,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--files", type=int, default=20)
     bench.add_argument("--paragraphs", type=int, default=6)
     bench.add_argument("--contextualize", action="store_true")
+    bench.add_argument(
+        "--llm-log",
+        help="log of the chat server at LLM_BASE_URL (for the prompt-cache share); "
+        "the stack's own server log when LLM_BASE_URL is unset",
+    )
     bench.set_defaults(func=cmd_bench)
 
     parsing = sub.add_parser(
