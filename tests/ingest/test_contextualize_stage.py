@@ -314,6 +314,9 @@ def test_document_rechunked_while_blurbing_gets_no_stale_blurb(
     assert all(
         r.contextualized_content == contextualized_text(r.header, None, r.content) for r in records
     )
+    # the wider chunks replaced the narrow ones in both stores: fewer, none left behind
+    assert 0 < len(rows) < result.n_chunks
+    assert set(_bm25_by_chunk(bm25, BROAD)) == set(rows) and bm25.count() == len(rows)
 
 
 class RacingPurge:

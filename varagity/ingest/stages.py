@@ -194,9 +194,11 @@ def store_document(
 ) -> StoreResult:
     """Write one document: BM25 first, then Postgres (the marker) in one transaction.
 
-    Both writes happen under the document's lock. Older versions of the same relative
-    path are removed afterwards, BM25 first and the Postgres marker last, so a crash in
-    between leaves something retryable, never a half-visible document.
+    Both writes happen under the document's lock; chunks a rewrite of the same
+    ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores.
+    Older versions of the same relative path are removed afterwards, BM25 first and the
+    Postgres marker last, so a crash in between leaves something retryable, never a
+    half-visible document.
     """
     if len(vectors) != len(drafts):
         raise ValueError(f"{len(drafts)} chunks but {len(vectors)} embeddings")
@@ -205,6 +207,9 @@ def store_document(
         parsed, drafts, indexes, settings=settings, embedding_model=embedding_model
     )
     with pg.document_lock([parsed.doc_id]) as conn:
+        dropped = pg.chunk_ids_of(parsed.doc_id, conn=conn) - {r.chunk_id for r in records}
+        if dropped:
+            bm25.delete_chunks(sorted(dropped))
         if records:
             bm25.index([_bm25_document(r) for r in records])
         pg.write_document(

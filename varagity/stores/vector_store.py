@@ -254,6 +254,12 @@ class PgVectorStore:
             row = conn.execute("SELECT count(*) FROM chunks").fetchone()
         return int(row[0]) if row else 0
 
+    def chunk_ids_of(self, doc_id: str, *, conn: psycopg.Connection | None = None) -> set[str]:
+        """The ids of a document's stored chunks."""
+        with self._transaction(conn) as tx:
+            rows = tx.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s", (doc_id,))
+            return {r[0] for r in rows.fetchall()}
+
     def chunks_of(self, doc_id: str) -> list[ChunkRecord]:
         """A document's chunks in order."""
         with self._pool.connection() as conn:
