@@ -149,10 +149,10 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
     assert isinstance(again, dg.SensorResult)
     assert again.run_requests[0].run_key == request.run_key
 
-    # while a blurb run for those partitions is queued, the sensor waits for it
+    # while a blurb run for those partitions is in flight, the sensor waits for it
     queued = h.instance.create_run_for_job(
         defs.resolve_job_def(BLURB_JOB),
-        status=dg.DagsterRunStatus.QUEUED,
+        status=dg.DagsterRunStatus.NOT_STARTED,
         tags=dict(request.tags),
     )
     waiting = h.tick_contexts()
