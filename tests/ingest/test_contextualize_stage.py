@@ -142,7 +142,7 @@ def _rows(services: Services, doc_id: str | None = None) -> dict[str, tuple]:
         ).fetchall()
     ids = [r[0] for r in rows]
     assert len(ids) == len(set(ids))
-    return {r[0]: tuple(r[1:]) for r in rows}
+    return {r[0]: (r[1], r[2], r[3].to_numpy(), r[4]) for r in rows}
 
 
 def _bm25_by_chunk(bm25: BM25Store, query: str) -> dict[str, list[str]]:
@@ -199,7 +199,7 @@ def test_raw_chunks_are_searchable_then_replaced_in_place(
         assert text == contextualized_text(record.header, ctx, record.content)
         assert record.contextualized_content == text
     for cid in blurbed:  # re-embedded over the new text
-        assert not np.allclose(np.asarray(after[cid][2]), np.asarray(before[cid][2]))
+        assert not np.allclose(after[cid][2], before[cid][2])
 
     # BM25: one entry per chunk, now holding the contextualized text
     hits = _bm25_by_chunk(bm25, BROAD)
