@@ -120,6 +120,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         paragraphs=args.paragraphs,
         contextualize=args.contextualize,
         llm_log=Path(args.llm_log) if args.llm_log else None,
+        llm_baselines=not args.no_llm_baselines,
     )
 
 
@@ -238,6 +239,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--llm-log",
         help="log of the chat server at LLM_BASE_URL (for the prompt-cache share); "
         "the stack's own server log when LLM_BASE_URL is unset",
+    )
+    bench.add_argument(
+        "--no-llm-baselines",
+        action="store_true",
+        help="with --contextualize, time blurbs only through Dagster (skip the raw LLM and "
+        "in-process blurb baselines: a third of the LLM time)",
     )
     bench.set_defaults(func=cmd_bench)
 
