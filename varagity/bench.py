@@ -5,40 +5,120 @@ text files of the same shape (llama.cpp caches prompts, so each measurement gets
 documents the server has not seen), and measures:
 
 1. the raw embedder (chunks/s straight to the embedding server) and, with
-   ``--contextualize``, the raw LLM (the situating-context calls alone);
-2. the pipeline without Dagster: every stage in-process, file after file;
+   ``--contextualize``, the raw LLM: every chunk's blurb request in-process, no stores;
+2. the pipeline without Dagster: every ingest stage in-process, file after file, then
+   (with ``--contextualize``) the blurb stage over the stored documents;
 3. the pipeline through Dagster: files dropped into the watched folder, picked up by
-   the sensor and ingested by daemon-launched runs, until all are searchable;
-4. file-to-searchable latency: one new file dropped, polled through the API.
+   the sensors and processed by daemon-launched runs, until all are searchable and
+   (with ``--contextualize``) until every chunk has its blurb;
+4. file-to-searchable latency: one-page text files dropped one at a time, polled
+   through the API, while the blurb runs of step 3 still hold the LLM.
 
-Dagster overhead per file = (3 - 2 scaled to 3's chunk count) / N. Numbers depend on
-the machine; this prints them, it asserts nothing.
+Dagster overhead per file = (3 - 2 scaled to 3's chunk count) / N, over the time to
+searchable. Blurb throughput is chunks per second of the stage; the prompt-cache hit
+share is measured from the llama.cpp server itself (see :func:`prompt_cache_share`).
+Numbers depend on the machine; this prints them, it asserts nothing.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 from varagity.config import Settings, load_settings
+from varagity.context.contextual import DocumentContextualizer
 from varagity.ingest.parsers import ParsedDocument, parse_file
 from varagity.ingest.stages import (
     ChunkDraft,
     chunk_document,
     contextualize_document,
-    ingest_file,
+    embed_drafts,
     purge_path,
+    store_document,
 )
 from varagity.models.local_servers import free_port
 from varagity.services import Services
 from varagity.stack import Stack, unindexed_files
 from varagity.synthetic_text import sentence
+
+_PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+_PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+_PROBES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CacheShare:
+    """Prompt tokens the server was sent and how many it served from its cache."""
+
+    requests: int
+    prompt_tokens: int
+    cached_tokens: int
+
+    @property
+    def share(self) -> float:
+        """Cached / prompt tokens (0 when nothing was measured)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def __str__(self) -> str:
+        if not self.requests:
+            return "not measured (no llama.cpp server log lines in the window)"
+        return (
+            f"{self.share:.0%} of {self.prompt_tokens} prompt tokens over "
+            f"{self.requests} requests ({self.cached_tokens} from cache)"
+        )
+
+
+def prompt_cache_share(log_text: str) -> CacheShare:
+    """How much of the prompts a ``llama_cpp.server`` (verbose, its default) did not
+    evaluate, from its log.
+
+    Per request the server logs ``Llama.generate: N prefix-match hit, remaining M
+    prompt tokens to eval`` when it reuses the KV state of a common prefix (its live
+    context, or a state restored from ``--cache``), and llama.cpp's
+    ``prompt eval time = ... / M tokens`` for what it did evaluate. A request's prompt
+    is N + M tokens, N of them served from the cache; a request without the first line
+    evaluated its whole prompt.
+    """
+    requests = prompt = cached = 0
+    pending = 0
+    for line in log_text.splitlines():
+        hit = _PREFIX_HIT.search(line)
+        if hit:
+            pending = int(hit.group(1))
+            continue
+        evaluated = _PROMPT_EVAL.search(line)
+        if evaluated:
+            requests += 1
+            prompt += pending + int(evaluated.group(1))
+            cached += pending
+            pending = 0
+    return CacheShare(requests, prompt, cached)
+
+
+class _LogWindow:
+    """The part of a log file written between :meth:`start` and :meth:`read`."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.offset = 0
+
+    def start(self) -> None:
+        self.offset = self.path.stat().st_size if self.path and self.path.exists() else 0
+
+    def read(self) -> str:
+        if self.path is None or not self.path.exists():
+            return ""
+        with self.path.open("rb") as fh:
+            fh.seek(self.offset)
+            return fh.read().decode("utf-8", errors="replace")
 
 
 def generate_file(rng: random.Random, index: int, paragraphs: int) -> str:
@@ -80,8 +160,26 @@ def _chunks_of(
     return [(p.relative_path, d) for p, drafts in _grouped(root, texts, settings) for d in drafts]
 
 
-def run_ingest_benchmark(*, files: int, paragraphs: int, contextualize: bool) -> int:
-    """Run the benchmark and print the figures; returns a process exit code."""
+def run_ingest_benchmark(
+    *,
+    files: int,
+    paragraphs: int,
+    contextualize: bool,
+    llm_log: Path | None = None,
+    llm_baselines: bool = True,
+) -> int:
+    """Run the benchmark and print the figures; returns a process exit code.
+
+    Args:
+        files: Files per generated set.
+        paragraphs: Paragraphs per generated file.
+        contextualize: Also measure the blurb stage (``CONTEXTUALIZE=true``).
+        llm_log: The chat server's log, for the prompt-cache share when ``LLM_BASE_URL``
+            points at a server the stack does not start (its own log otherwise).
+        llm_baselines: With ``contextualize``, also time the blurbs without Dagster (the
+            raw LLM, the blurb stage in-process); off, only the Dagster path's blurbs
+            run (a third of the LLM time, for slow machines).
+    """
     if files < 1:
         raise ValueError("--files must be at least 1")
     root = Path(tempfile.mkdtemp(prefix="varagity-bench-"))
@@ -102,6 +200,7 @@ def run_ingest_benchmark(*, files: int, paragraphs: int, contextualize: bool) ->
     }
     for name in ("raw", "direct"):
         _write_corpus(root / name, sets[name])
+    log = _LogWindow(llm_log if settings.LLM_BASE_URL else settings.home / "logs" / "llm.log")
 
     stack = Stack(settings)
     print(f"starting a private stack under {root} ...", flush=True)
@@ -113,35 +212,89 @@ def run_ingest_benchmark(*, files: int, paragraphs: int, contextualize: bool) ->
             t0 = time.perf_counter()
             services.embedder.embed_passages([d.content for _, d in raw])
             raw_embed_s = time.perf_counter() - t0
-            raw_llm_s = None
-            if contextualize:  # the LLM alone, document by document
+            raw_llm_s, raw_cache = None, CacheShare(0, 0, 0)
+            if contextualize and llm_baselines:  # the LLM alone, chunk after chunk
+                log.start()
                 t0 = time.perf_counter()
                 for parsed, drafts in _grouped(root / "raw", sets["raw"], settings):
-                    contextualize_document(parsed, drafts, services.chat, settings)
+                    situate = DocumentContextualizer(
+                        services.chat,
+                        parsed.text,
+                        longest_chunk_tokens=max(d.n_tokens for d in drafts),
+                        context_tokens=settings.LLM_CONTEXT_TOKENS,
+                        max_tokens=settings.CONTEXT_MAX_TOKENS,
+                    ).situate
+                    for d in drafts:
+                        situate(d.content)
                 raw_llm_s = time.perf_counter() - t0
+                raw_cache = prompt_cache_share(log.read())
         finally:
             services.close()
 
         services = Services.open(settings.model_copy(update={"DOCS_PATH": root / "direct"}))
         try:
             t0 = time.perf_counter()
+            doc_ids = []
             for rel in sets["direct"]:
-                ingest_file(services, rel)
+                parsed = parse_file(root / "direct", rel, settings=services.settings)
+                drafts = chunk_document(parsed, services.settings, services.embedder)
+                doc_ids.append(
+                    store_document(
+                        parsed,
+                        drafts,
+                        embed_drafts(drafts, services.embedder),
+                        pg=services.pg,
+                        bm25=services.bm25,
+                        settings=services.settings,
+                        embedding_model=services.embedder.model,
+                    ).doc_id
+                )
             direct_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            for doc_id in doc_ids if contextualize and llm_baselines else []:
+                contextualize_document(
+                    doc_id,
+                    pg=services.pg,
+                    bm25=services.bm25,
+                    chat=services.chat,
+                    embedder=services.embedder,
+                    settings=services.settings,
+                )
+            direct_ctx_s = time.perf_counter() - t0
             for rel in sets["direct"]:
                 purge_path(rel, pg=services.pg, bm25=services.bm25)
         finally:
             services.close()
 
+        log.start()
         t0 = time.perf_counter()
         _write_corpus(settings.docs_path, sets["dagster"])
+        first_indexed = None
         services = Services.open(settings)
         try:
-            while unindexed_files(settings, services.pg):
+            while left := unindexed_files(settings, services.pg):
+                if first_indexed is None and len(left) < files:
+                    first_indexed = time.perf_counter() - t0
                 if stack.dead_child() is not None:
                     raise RuntimeError(f"{stack.dead_child()} died during the benchmark")
                 time.sleep(0.5)
             dagster_s = time.perf_counter() - t0
+            first_indexed = first_indexed or dagster_s
+
+            latencies = _probe_latencies(settings, root)
+
+            blurbed_s = None
+            if contextualize:  # the set's blurbs (the probes' come after, unmeasured)
+                while any(
+                    d.relative_path in sets["dagster"]
+                    for d in services.pg.documents_awaiting_context()
+                ):
+                    if stack.dead_child() is not None:
+                        raise RuntimeError(f"{stack.dead_child()} died during the benchmark")
+                    time.sleep(1.0)
+                blurbed_s = time.perf_counter() - t0
+            dagster_cache = prompt_cache_share(log.read())
+            blurbed_chunks = _contextualized_chunks(services, sets["dagster"])
         finally:
             services.close()
         chunks = {
@@ -152,24 +305,6 @@ def run_ingest_benchmark(*, files: int, paragraphs: int, contextualize: bool) ->
             )
             for name in sets
         }
-
-        latencies = []
-        api = f"http://{settings.HOST}:{settings.API_PORT}/api/search"
-        for trial in range(3):
-            marker = f"latencyprobe{trial}xq"
-            path = settings.docs_path / f"probe-{trial}.txt"
-            t0 = time.perf_counter()
-            path.write_text(f"Probe file {trial}: the word {marker} appears here.\n")
-            while True:
-                hits = httpx.post(
-                    api, json={"query": marker, "k": 1, "method": "bm25"}, timeout=30
-                ).json()["results"]
-                if hits and hits[0]["relative_path"] == path.name:
-                    latencies.append(time.perf_counter() - t0)
-                    break
-                if time.perf_counter() - t0 > 300:
-                    raise RuntimeError(f"{path.name} was not searchable after 300 s")
-                time.sleep(0.25)
     finally:
         stack.stop()
         shutil.rmtree(root, ignore_errors=True)
@@ -183,28 +318,74 @@ def run_ingest_benchmark(*, files: int, paragraphs: int, contextualize: bool) ->
         ("contextualize", str(contextualize)),
         ("raw embedder", f"{chunks['raw'] / raw_embed_s:.1f} chunks/s"),
         (
-            "raw LLM (contextualize)",
-            f"{n_chunks / raw_llm_s:.2f} chunks/s"
-            if raw_llm_s
-            else "not measured (CONTEXTUALIZE off)",
-        ),
-        (
-            "pipeline, no Dagster",
+            "pipeline to searchable, no Dagster",
             f"{files / direct_s:.2f} files/s, {chunks['direct'] / direct_s:.1f} chunks/s",
         ),
         (
-            "pipeline via sensor + daemon",
-            f"{files / dagster_s:.2f} files/s, {n_chunks / dagster_s:.1f} chunks/s",
+            "pipeline to searchable via sensor + daemon",
+            f"{files / dagster_s:.2f} files/s, {n_chunks / dagster_s:.1f} chunks/s "
+            f"(first file after {first_indexed:.1f} s)",
         ),
         ("Dagster overhead", f"{overhead:.2f} s/file ({dagster_s:.1f} s vs {direct_s:.1f} s)"),
         (
-            "file landed -> searchable",
-            f"median {statistics.median(latencies):.1f} s "
-            f"(runs: {', '.join(f'{x:.1f}' for x in latencies)})",
+            "file landed -> searchable (one page)",
+            f"p50 {statistics.median(latencies):.1f} s "
+            f"(runs: {', '.join(f'{x:.1f}' for x in latencies)})"
+            + (", blurb runs busy meanwhile" if contextualize else ""),
         ),
     ]
+    if contextualize and raw_llm_s is not None:
+        rows += [
+            ("blurbs, raw LLM", f"{chunks['raw'] / raw_llm_s:.2f} chunks/s"),
+            ("prompt cache, raw LLM", str(raw_cache)),
+            ("blurb stage, no Dagster", f"{chunks['direct'] / direct_ctx_s:.2f} chunks/s"),
+        ]
+    if contextualize and blurbed_s is not None:
+        rows += [
+            (
+                "blurb stage via sensor + daemon",
+                f"{blurbed_chunks / (blurbed_s - first_indexed):.2f} chunks/s "
+                f"(all {blurbed_chunks} chunks after {blurbed_s:.1f} s)",
+            ),
+            ("prompt cache, via Dagster", str(dagster_cache)),
+        ]
     width = max(len(k) for k, _ in rows)
     print()
     for key, value in rows:
         print(f"{key.ljust(width)}  {value}")
     return 0
+
+
+def _probe_latencies(settings: Settings, root: Path) -> list[float]:
+    """Seconds from a one-page text file landing to its marker being found over the API."""
+    latencies = []
+    api = f"http://{settings.HOST}:{settings.API_PORT}/api/search"
+    rng = random.Random(99)
+    for trial in range(_PROBES):
+        marker = f"latencyprobe{trial}xq"
+        path = settings.docs_path / f"probe-{trial}.txt"
+        page = generate_file(rng, 90_000 + trial, paragraphs=4)  # ~2,500 characters
+        t0 = time.perf_counter()
+        path.write_text(f"Probe file {trial}: the word {marker} appears here.\n\n{page}")
+        while True:
+            hits = httpx.post(
+                api, json={"query": marker, "k": 1, "method": "bm25"}, timeout=30
+            ).json()["results"]
+            if hits and hits[0]["relative_path"] == path.name:
+                latencies.append(time.perf_counter() - t0)
+                break
+            if time.perf_counter() - t0 > 300:
+                raise RuntimeError(f"{path.name} was not searchable after 300 s")
+            time.sleep(0.1)
+    return latencies
+
+
+def _contextualized_chunks(services: Services, paths: dict[str, str]) -> int:
+    """Chunks of the files at ``paths`` that have their blurb."""
+    with services.pg.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+            " WHERE c.contextualized_at IS NOT NULL AND d.relative_path = ANY(%s)",
+            (list(paths),),
+        ).fetchone()
+    return int(row[0]) if row else 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
@@ -116,7 +117,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from varagity.bench import run_ingest_benchmark
 
     return run_ingest_benchmark(
-        files=args.files, paragraphs=args.paragraphs, contextualize=args.contextualize
+        files=args.files,
+        paragraphs=args.paragraphs,
+        contextualize=args.contextualize,
+        llm_log=Path(args.llm_log) if args.llm_log else None,
+        llm_baselines=not args.no_llm_baselines,
     )
 
 
@@ -278,6 +283,17 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--files", type=int, default=20)
     bench.add_argument("--paragraphs", type=int, default=6)
     bench.add_argument("--contextualize", action="store_true")
+    bench.add_argument(
+        "--llm-log",
+        help="log of the chat server at LLM_BASE_URL (for the prompt-cache share); "
+        "the stack's own server log when LLM_BASE_URL is unset",
+    )
+    bench.add_argument(
+        "--no-llm-baselines",
+        action="store_true",
+        help="with --contextualize, time blurbs only through Dagster (skip the raw LLM and "
+        "in-process blurb baselines: a third of the LLM time)",
+    )
     bench.set_defaults(func=cmd_bench)
 
     parsing = sub.add_parser(

@@ -3,7 +3,9 @@ and deleting documents (optionally with their files).
 
 Listing is cheap on a corpus of thousands: one query for the indexed documents and
 one walk of the folder that only stats files (no hashing). A file counts as changed
-when its modification time differs from the one recorded at ingest.
+when its modification time differs from the one recorded at ingest. Each indexed
+document also says how many of its chunks have their LLM blurb already (the blurb
+stage runs after a file is searchable), and whether it is still being contextualized.
 
 Deletion reuses the pipeline's purge (BM25 first, the Postgres marker last), over the
 whole set at once. Removing files never leaves ``DOCS_PATH``: a file whose folder
@@ -32,11 +34,12 @@ _MTIME_TOLERANCE = timedelta(milliseconds=1)
 
 _INDEXED_SQL = """
 SELECT d.doc_id, d.relative_path, d.file_type, d.content_hash, d.n_chunks, d.ingested_at,
-       c.extractions, c.file_created_at, c.file_modified_at
+       c.extractions, c.file_created_at, c.file_modified_at, coalesce(c.n_contextualized, 0)
 FROM documents d
 LEFT JOIN (
     SELECT doc_id,
            array_agg(DISTINCT metadata->>'extraction') AS extractions,
+           count(*) FILTER (WHERE contextualized_at IS NOT NULL) AS n_contextualized,
            min((metadata->>'file_created_at')::timestamptz)
                FILTER (WHERE chunk_index = 0) AS file_created_at,
            min((metadata->>'file_modified_at')::timestamptz)
@@ -54,6 +57,8 @@ class CorpusEntry:
     ``indexed``: stored and current; ``no_text``: stored with 0 chunks; ``pending``:
     in ``DOCS_PATH`` but not indexed; ``outdated``: the file changed since it was
     indexed; ``missing``: indexed, but the file is gone (or no longer ingestible).
+    ``n_contextualized`` counts the stored chunks that have their LLM blurb;
+    ``contextualizing`` is true while blurbs are on and some chunks still wait.
     """
 
     relative_path: str
@@ -61,6 +66,8 @@ class CorpusEntry:
     doc_id: str | None = None
     file_type: str = ""
     n_chunks: int | None = None
+    n_contextualized: int | None = None
+    contextualizing: bool = False
     extractions: tuple[str, ...] = ()
     content_hash: str | None = None
     size_bytes: int | None = None
@@ -78,15 +85,23 @@ def _mtime(f: CorpusFile) -> datetime:
     return datetime.fromtimestamp(f.mtime_ns / 1e9, UTC)
 
 
-def list_corpus(pg: PgVectorStore, docs_path: Path) -> list[CorpusEntry]:
-    """Every indexed document and every ingestible file not yet indexed, by path."""
+def list_corpus(
+    pg: PgVectorStore, docs_path: Path, *, contextualize: bool = True
+) -> list[CorpusEntry]:
+    """Every indexed document and every ingestible file not yet indexed, by path.
+
+    ``contextualize`` is the ``CONTEXTUALIZE`` setting: with it off no document counts
+    as being contextualized, whatever its chunks hold.
+    """
     files, _ = scan(docs_path)
     on_disk = {f.relative_path: f for f in files}
     with pg.connection() as conn:
         rows = conn.execute(_INDEXED_SQL).fetchall()
     entries: list[CorpusEntry] = []
     indexed_paths = set()
-    for doc_id, rel, file_type, digest, n_chunks, ingested, extractions, created, modified in rows:
+    for row in rows:
+        doc_id, rel, file_type, digest, n_chunks, ingested, extractions, created, modified = row[:9]
+        n_contextualized = int(row[9])
         indexed_paths.add(rel)
         f = on_disk.get(rel)
         status: DocumentStatus
@@ -107,6 +122,8 @@ def list_corpus(pg: PgVectorStore, docs_path: Path) -> list[CorpusEntry]:
                 doc_id=doc_id,
                 file_type=file_type,
                 n_chunks=n_chunks,
+                n_contextualized=n_contextualized,
+                contextualizing=contextualize and n_contextualized < n_chunks,
                 extractions=tuple(sorted(e for e in extractions or () if e)),
                 content_hash=digest,
                 size_bytes=f.size if f else None,

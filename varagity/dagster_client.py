@@ -24,11 +24,11 @@ from varagity.ingest.discovery import relative_path_for
 INGEST_ASSETS = (
     "parsed_document",
     "document_chunks",
-    "contextualized_chunks",
     "chunk_embeddings",
     "indexed_document",
 )
-# A file counts as done when its last asset (the searchable index) is materialized.
+# A file counts as done when its last asset (the searchable index) is materialized;
+# its LLM blurbs follow in separate runs (the blurb sensor's), not in the backfill.
 FINAL_ASSET = INGEST_ASSETS[-1]
 DOCUMENTS_PARTITIONS = "documents"
 REINGEST_TAG = "varagity/reingest"
@@ -44,7 +44,7 @@ FINISHED_STATUSES = frozenset(
 )
 # Run every step of a backfill run in the run's own process, as the sensor's
 # ``ingest_documents`` job does: a subprocess per step would re-import the whole stack
-# five times per run (most of a small ingest's latency). This is the config of the
+# for every asset of a run (most of a small ingest's latency). This is the config of the
 # definitions' default executor; change it with that executor.
 IN_PROCESS_RUN_CONFIG: dict[str, Any] = {"execution": {"config": {"in_process": {}}}}
 _ADD_BATCH = 100  # addDynamicPartition mutations per GraphQL document

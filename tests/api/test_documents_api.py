@@ -99,6 +99,8 @@ def test_listing_reports_each_status(corpus: tuple[str, Settings, dict[str, str]
     assert nested["doc_id"] == ids[NESTED]
     assert (nested["file_name"], nested["file_type"]) == ("summary.md", "md")
     assert nested["n_chunks"] == 1 and nested["extractions"] == ["text"]
+    # CONTEXTUALIZE is off here: no chunk has a blurb and none is waiting for one
+    assert (nested["n_contextualized"], nested["contextualizing"]) == (0, False)
     assert nested["size_bytes"] == len(CORPUS[NESTED].encode())
     assert nested["ingested_at"] and nested["content_hash"]
     on_disk = (settings.docs_path / NESTED).stat().st_mtime
@@ -108,6 +110,7 @@ def test_listing_reports_each_status(corpus: tuple[str, Settings, dict[str, str]
     assert listed["gone.md"]["file_modified_at"] is not None  # as recorded at ingest
     new = listed["new.md"]
     assert new["doc_id"] is None and new["n_chunks"] is None and new["size_bytes"] > 0
+    assert (new["n_contextualized"], new["contextualizing"]) == (None, False)
 
 
 def test_delete_one_then_a_set(corpus: tuple[str, Settings, dict[str, str]]) -> None:

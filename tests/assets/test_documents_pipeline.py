@@ -12,24 +12,26 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from varagity.config import Settings
 from varagity.ingest.discovery import partition_key_for
 from varagity.services import Services
 from varagity_assets.definitions import defs
-from varagity_assets.documents.partitions import documents_partitions
+from varagity_assets.documents.partitions import RANGE_END, RANGE_START, documents_partitions
 from varagity_assets.documents.resources import VaragityResource
-from varagity_assets.documents.sensors import RANGE_END, RANGE_START, docs_folder_sensor
+from varagity_assets.documents.sensors import chunk_contexts_sensor, docs_folder_sensor
 
 pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
 
 # every asset of the code location, as the UI lists them
 ALL_ASSETS = {
     "parsed_document",
     "document_chunks",
-    "contextualized_chunks",
     "chunk_embeddings",
     "indexed_document",
+    "chunk_contexts",
     "eval_results",
     "search_index_release",
 }
@@ -64,13 +66,20 @@ class Harness:
             self.cursor = ctx.cursor
         return result
 
+    def tick_contexts(self) -> dg.SensorResult | dg.SkipReason:
+        """One tick of the blurb sensor (it keeps no cursor)."""
+        with dg.build_sensor_context(
+            instance=self.instance, resources={"varagity": VaragityResource()}
+        ) as ctx:
+            return chunk_contexts_sensor(ctx)
+
     def run_requests(
-        self, result: dg.SensorResult | dg.SkipReason
+        self, result: dg.SensorResult | dg.SkipReason, job_name: str = "ingest_documents"
     ) -> list[dg.ExecuteInProcessResult]:
         runs = []
         if not isinstance(result, dg.SensorResult):
             return runs
-        job = defs.resolve_job_def("ingest_documents")
+        job = defs.resolve_job_def(job_name)
         for req in result.run_requests or []:
             runs.append(
                 job.execute_in_process(
@@ -109,10 +118,22 @@ def test_definitions_load() -> None:
     graph = defs.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == ALL_ASSETS
-    assert (
-        defs.resolve_sensor_def("docs_folder_sensor").default_status
-        == dg.DefaultSensorStatus.RUNNING
+    for sensor in ("docs_folder_sensor", "chunk_contexts_sensor"):
+        assert defs.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
+    # ingest has no LLM step: blurbs are their own job, on the llm pool, one run at a time
+    ingest = defs.resolve_job_def("ingest_documents")
+    assert "chunk_contexts" not in ingest.graph.node_dict
+    blurbs = defs.resolve_job_def("contextualize_documents")
+    assert set(blurbs.graph.node_dict) == {"chunk_contexts"}
+    assert defs.resolve_assets_def("chunk_contexts").op.pool == "llm"
+    limits = yaml.safe_load((REPO / "dagster_home" / "dagster.yaml").read_text())["concurrency"]
+    blurb_limit = next(
+        t["limit"]
+        for t in limits["runs"]["tag_concurrency_limits"]
+        if (t["key"], t["value"]) == next(iter(blurbs.tags.items()))
     )
+    # a blurb run never takes the last run slot: the next ingest run always starts
+    assert blurb_limit < limits["runs"]["max_concurrent_runs"]
 
 
 def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
@@ -167,14 +188,14 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
 
     # delete a file: purged from both stores, partition gone, its artifacts removed
     artifacts = stack_settings.home / "artifacts"
-    assert len(list(artifacts.rglob("notes%2Fstation%20power.txt.pkl"))) == 5
+    assert len(list(artifacts.rglob("notes%2Fstation%20power.txt.pkl"))) == 4
     (docs / "notes/station power.txt").unlink()
     deleted = h.tick()
     assert isinstance(deleted, dg.SensorResult)
     assert not deleted.run_requests
     assert h.partitions() == {"kettle.md"}
     assert list(artifacts.rglob("notes%2Fstation%20power.txt.pkl")) == []
-    assert len(list(artifacts.rglob("kettle.md.pkl"))) == 5
+    assert len(list(artifacts.rglob("kettle.md.pkl"))) == 4
     assert "notes/station power.txt" not in _search(stack_settings, "megawatts", "bm25")
     services = Services.open(stack_settings)
     try:
@@ -220,27 +241,6 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     solo = {r.dagster_run.tags["dagster/partition"]: r.success for r in h.run_requests(isolate)}
     assert solo == {"good.md": True, "broken.txt": False}
     assert isinstance(h.tick(), dg.SkipReason)
-
-
-def test_contextualize_uses_the_llm(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
-    settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **model_urls)
-    _write(
-        settings.docs_path / "station.md",
-        "# Aurora Research Station\n\nThe station opened in March 2019 on Brannfell Island.\n\n"
-        "## Power\n\nWind turbines deliver a peak output of 4.2 megawatts.\n",
-    )
-    h = Harness()
-    runs = h.run_requests(h.tick())
-    assert runs and runs[0].success
-    services = Services.open(settings)
-    try:
-        doc = services.pg.documents_at_path("station.md")[0]
-        chunks = services.pg.chunks_of(doc.doc_id)
-        assert chunks and all(c.context for c in chunks)
-        assert all(c.contextualized_content.endswith(c.content) for c in chunks)
-        assert all(c.contextualized_content.startswith(c.context or "") for c in chunks)
-    finally:
-        services.close()
 
 
 def test_partition_keys_are_reversible() -> None:

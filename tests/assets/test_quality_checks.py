@@ -18,15 +18,15 @@ from varagity.config import Settings, load_settings
 from varagity.services import Services
 from varagity.stores.postgres import connect, database_url
 from varagity_assets.definitions import defs
-from varagity_assets.documents.checks import (
+from varagity_assets.documents.checks import chunk_quality, embedding_quality
+from varagity_assets.documents.partitions import (
+    DOCUMENTS,
     PARTITION_TAG,
-    chunk_quality,
-    embedding_quality,
+    RANGE_END,
+    RANGE_START,
     run_partition_keys,
 )
-from varagity_assets.documents.partitions import DOCUMENTS
 from varagity_assets.documents.resources import VaragityResource
-from varagity_assets.documents.sensors import RANGE_END, RANGE_START
 
 DIM = 8
 CHECK_KEYS = {

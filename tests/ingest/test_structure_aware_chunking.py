@@ -308,15 +308,13 @@ class RecordingEmbedder:
         return [[1.0, 0.0] for _ in texts]
 
 
-def test_the_embedding_sees_blurb_and_chunk_but_not_the_header() -> None:
+def test_the_embedding_sees_the_chunk_but_not_the_header() -> None:
     settings = load_settings(CHUNKING_STRATEGY="structure_aware", CHUNK_SIZE=260, CHUNK_OVERLAP=20)
     drafts = chunk_document(_parsed("harbour/pump.py", PYTHON), settings)
-    drafts[0] = drafts[0].model_copy(update={"context": "Module docstring and imports."})
     embedder = RecordingEmbedder()
     embed_drafts(drafts, embedder)
-    assert embedder.texts[0] == f"Module docstring and imports.\n\n{drafts[0].content}"
-    assert embedder.texts[1:] == [d.content for d in drafts[1:]]
-    assert all("File: harbour/pump.py" in d.contextualized_content for d in drafts)
+    assert embedder.texts == [d.content for d in drafts]
+    assert all(d.contextualized_content.startswith("File: harbour/pump.py") for d in drafts)
 
 
 def test_chunk_document_markdown_header_has_the_section() -> None:

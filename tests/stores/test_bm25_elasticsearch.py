@@ -90,7 +90,8 @@ class ESProtocolRecorder:
 
     NOT an Elasticsearch: documents are kept in a dict so the answers are plausible, but
     ``_search`` returns every stored document with made-up scores, and ``delete_by_query``
-    understands only the ``terms`` query the store sends.  Knobs let tests inject failures.
+    understands only the ``terms`` (on ``doc_id``) and ``ids`` queries the store sends.
+    Knobs let tests inject failures.
     """
 
     requests: list[RecordedRequest] = field(default_factory=list)
@@ -205,8 +206,12 @@ class ESProtocolRecorder:
                     "hits": {"total": {"value": len(hits), "relation": "eq"}, "hits": hits},
                 }
             if action == "_delete_by_query":
-                wanted = set(req.json()["query"]["terms"]["doc_id"])
-                doomed = [i for i, s in docs.items() if s.get("doc_id") in wanted]
+                query = req.json()["query"]
+                if "ids" in query:
+                    doomed = [i for i in query["ids"]["values"] if i in docs]
+                else:
+                    wanted = set(query["terms"]["doc_id"])
+                    doomed = [i for i, s in docs.items() if s.get("doc_id") in wanted]
                 for _id in doomed:
                     del docs[_id]
                 return 200, {"deleted": len(doomed), "failures": [], "timed_out": False}
@@ -411,6 +416,19 @@ def test_delete_by_terms_on_doc_id(
     assert len(recorder.calls("POST", "/_delete_by_query")) == 1
 
 
+def test_delete_chunks_by_id(
+    recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
+) -> None:
+    recorded_store.index(CORPUS)
+    recorded_store.delete_chunks(["pg-0", "pg-0", "never-indexed"])
+    (delete,) = recorder.calls("POST", "/_delete_by_query")
+    assert delete.json() == {"query": {"ids": {"values": ["pg-0", "never-indexed"]}}}
+    assert delete.params["refresh"] == ["true"]
+    assert recorded_store.count() == len(CORPUS) - 1
+    recorded_store.delete_chunks([])
+    assert len(recorder.calls("POST", "/_delete_by_query")) == 1
+
+
 def test_delete_batches_many_ids(
     recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
 ) -> None:
@@ -535,6 +553,9 @@ def test_live_upsert_and_delete(live_store: ElasticsearchBM25Store) -> None:
     assert live_store.count() == len(CORPUS) - 2
     assert live_store.search("DiffExecutor", 5) == []
     assert _ids(live_store.search("cosine", 5)) == ["pg-0"]
+    live_store.delete_chunks(["pg-0", "never-indexed"])
+    assert live_store.count() == len(CORPUS) - 3
+    assert live_store.search("cosine", 5) == []
 
 
 @live

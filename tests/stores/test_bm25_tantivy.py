@@ -140,6 +140,14 @@ def test_delete_documents(loaded: TantivyBM25Store) -> None:
     assert loaded.count() == len(CORPUS) - 2
 
 
+def test_delete_chunks(loaded: TantivyBM25Store) -> None:
+    loaded.delete_chunks(["pg-0", "never-indexed"])
+    assert loaded.count() == len(CORPUS) - 1
+    assert "pg-0" not in ids(loaded.search("cosine", 10))
+    loaded.delete_chunks([])  # no-op
+    assert loaded.count() == len(CORPUS) - 1
+
+
 def test_empty_inputs(store: TantivyBM25Store) -> None:
     store.index([])
     assert store.count() == 0

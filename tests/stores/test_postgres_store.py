@@ -133,3 +133,43 @@ def test_failed_write_leaves_no_marker(pg_url: str) -> None:
             store.write_document(_doc("d4", 1), [EmbeddedChunk(bad[0].record, [0.0] * 3)])
     finally:
         store.close()
+
+
+def test_blurb_stage_reads_and_replaces_only_existing_chunks(pg_url: str) -> None:
+    store = PgVectorStore(pg_url, embedding_dim=DIM)
+    try:
+        first = store.allocate_original_indexes(3)
+        store.write_document(_doc("d1", 3), _chunks("d1", 3, first[0]))
+        [waiting] = store.documents_awaiting_context()
+        assert (waiting.doc_id, waiting.n_chunks, waiting.n_waiting) == ("d1", 3, 3)
+        assert store.context_progress("d1") == (0, 3)
+
+        with store.document_lock(["d1"]) as conn:
+            current = store.lock_chunks(conn, "d1", ["d1::0", "d1::2", "d1::9", "d2::0"])
+            assert sorted(current) == ["d1::0", "d1::2"]  # only rows that exist
+            blurbed = [
+                EmbeddedChunk(
+                    r.model_copy(update={"context": "ctx", "contextualized_content": "ctx x"}),
+                    _vec(50 + i),
+                )
+                for i, r in enumerate(current.values())
+            ]
+            store.update_contexts(conn, blurbed)
+        assert store.count_chunks() == 3  # replaced, never inserted
+        assert store.context_progress("d1") == (2, 3)
+        assert [r.chunk_id for r in store.chunks_awaiting_context("d1")] == ["d1::1"]
+        by_id = {r.chunk_id: r for r in store.chunks_of("d1")}
+        assert by_id["d1::0"].context == "ctx" and by_id["d1::1"].context is None
+        assert store.search(_vec(50), 1)[0][0].chunk_id == "d1::0"  # the new vector
+
+        # rewriting the document (a reingest) makes every chunk wait again
+        again = store.allocate_original_indexes(3)
+        store.write_document(_doc("d1", 3), _chunks("d1", 3, again[0]))
+        assert store.context_progress("d1") == (0, 3)
+        # a deleted document waits for nothing and locks no rows
+        store.delete_documents(["d1"])
+        assert store.documents_awaiting_context() == []
+        with store.document_lock(["d1"]) as conn:
+            assert store.lock_chunks(conn, "d1", ["d1::0"]) == {}
+    finally:
+        store.close()

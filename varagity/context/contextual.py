@@ -3,33 +3,43 @@
 The model sees the whole document and one chunk and writes a short blurb placing the
 chunk in the document; ``contextualized_content`` (the chunk's deterministic header,
 then the blurb, then the chunk, see :func:`contextualized_text`) is what gets embedded
-and BM25-indexed. The prompt is the one Anthropic published with
-the technique. A document's chunks are sent one after another with an identical
-document preamble, so a llama.cpp-style server reuses its prompt cache for it.
+and BM25-indexed. The wording is the one Anthropic published with the technique.
+
+Prompt layout, for the server's prompt cache: a llama.cpp-style server skips the
+prompt evaluation of the longest prefix it has already seen, so every request is laid
+out most-shared first. The instructions (identical for every chunk of every document)
+are the system message; the user message is the document (identical for all chunks of
+one document), then the chunk last. Only the chunk and a few tokens of markup around
+it are new to the server from the second chunk of a document on; the instruction that
+Anthropic's prompt puts after the chunk moved into the system message for the same
+reason (it would otherwise be evaluated again with every chunk).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 
 from varagity.models.clients import Completer
 from varagity.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)
 
+SYSTEM_PROMPT = (
+    "You will be given a document and then one chunk of it. Please give a short succinct "
+    "context to situate the chunk within the overall document for the purposes of "
+    "improving search retrieval of the chunk. Answer only with the succinct context and "
+    "nothing else."
+)
 DOCUMENT_TEMPLATE = "<document>\n{document}\n</document>\n"
 CHUNK_TEMPLATE = (
-    "Here is the chunk we want to situate within the whole document\n"
-    "<chunk>\n{chunk}\n</chunk>\n"
-    "Please give a short succinct context to situate this chunk within the overall "
-    "document for the purposes of improving search retrieval of the chunk. Answer only "
-    "with the succinct context and nothing else."
+    "Here is the chunk we want to situate within the whole document\n<chunk>\n{chunk}\n</chunk>"
 )
 # cl100k undercounts what small served models see (code, digits): keep this share
 # of the model's window for the document.
 _DOCUMENT_SHARE = 0.55
+# the system prompt, the markup and the chat template's own tokens
+_PROMPT_OVERHEAD_TOKENS = 128
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 # small models sometimes echo the prompt's markup back
 _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
@@ -51,32 +61,53 @@ def clean_context(raw: str) -> str:
     return text.strip()
 
 
-def contextualize_chunks(
-    client: Completer,
-    document: str,
-    chunks: Sequence[str],
-    *,
-    context_tokens: int,
-    max_tokens: int,
-) -> list[str]:
-    """One situating blurb per chunk, in order (sequential: prompt-cache friendly)."""
-    if not chunks:
-        return []
-    longest = max(count_tokens(c) for c in chunks)
-    preamble = DOCUMENT_TEMPLATE.format(
-        document=fit_document(
-            document, context_tokens=context_tokens, reserve_tokens=longest + max_tokens + 128
+class DocumentContextualizer:
+    """Writes the blurbs of one document's chunks, every request sharing its preamble.
+
+    The document is fitted to the model window once, for the longest chunk it will be
+    asked about, so the preamble is byte-identical for every chunk (the prompt cache
+    only reuses an exact prefix). Call :meth:`situate` for the chunks one after another:
+    sequential requests are what let the server reuse the document's evaluation.
+    """
+
+    def __init__(
+        self,
+        client: Completer,
+        document: str,
+        *,
+        longest_chunk_tokens: int,
+        context_tokens: int,
+        max_tokens: int,
+    ) -> None:
+        """Fit the document once.
+
+        Args:
+            client: The chat model.
+            document: The document's full text.
+            longest_chunk_tokens: Tokens of the longest chunk that will be situated.
+            context_tokens: The model's window.
+            max_tokens: Cap on one blurb's length.
+        """
+        self.client = client
+        self.max_tokens = max_tokens
+        reserve = longest_chunk_tokens + max_tokens + _PROMPT_OVERHEAD_TOKENS
+        self.preamble = DOCUMENT_TEMPLATE.format(
+            document=fit_document(document, context_tokens=context_tokens, reserve_tokens=reserve)
         )
-    )
-    blurbs: list[str] = []
-    for chunk in chunks:
-        raw = client.complete(
-            [{"role": "user", "content": preamble + CHUNK_TEMPLATE.format(chunk=chunk)}],
-            max_tokens=max_tokens,
-            temperature=0.0,
+
+    def messages(self, chunk: str) -> list[dict[str, str]]:
+        """The request for one chunk: instructions, document, then the chunk last."""
+        return [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": self.preamble + CHUNK_TEMPLATE.format(chunk=chunk)},
+        ]
+
+    def situate(self, chunk: str) -> str:
+        """The cleaned blurb for one chunk ("" when the model wrote nothing usable)."""
+        raw = self.client.complete(
+            self.messages(chunk), max_tokens=self.max_tokens, temperature=0.0
         )
-        blurbs.append(clean_context(raw))
-    return blurbs
+        return clean_context(raw)
 
 
 def contextualized_text(header: str | None, context: str | None, content: str) -> str:

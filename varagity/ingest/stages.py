@@ -1,14 +1,25 @@
 """The per-file ingest stages the Dagster assets (and the benchmark) call.
 
-parse -> chunk -> contextualize -> embed -> store. Each stage is a plain function over
-plain records, so the pipeline is testable without Dagster and the assets stay thin.
+parse -> chunk -> embed -> store makes a file searchable with its raw chunks (each
+with its deterministic header). The LLM blurbs come later and separately:
+:func:`contextualize_document` reads a stored document's chunks that have no blurb
+yet, writes their blurbs a few at a time and re-embeds and re-indexes each group in
+place (same ``chunk_id``, both stores), so search improves while the document is being
+contextualized and never waits for it. Each stage is a plain function over plain
+records, so the pipeline is testable without Dagster and the assets stay thin.
+
+Every write of one document (store, blurb re-index, purge) holds that document's
+lock (:meth:`PgVectorStore.document_lock`) across its BM25 write and its Postgres
+transaction; the blurb stage updates only chunk rows that still exist with the text
+the blurb was written for, so a document deleted or replaced meanwhile stays gone.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
@@ -17,7 +28,7 @@ from varagity.chunking.base import PassageEmbedder, build_chunker
 from varagity.chunking.header import chunk_header
 from varagity.chunking.headings import heading_index
 from varagity.config import Settings
-from varagity.context.contextual import contextualize_chunks, contextualized_text
+from varagity.context.contextual import DocumentContextualizer, contextualized_text
 from varagity.ingest.parsers import ParsedDocument
 from varagity.models.clients import Completer
 from varagity.records import ChunkRecord, chunk_id_for
@@ -29,6 +40,11 @@ if TYPE_CHECKING:
     from varagity.services import Services
 
 log = logging.getLogger(__name__)
+
+#: Chunks the blurb stage writes blurbs for before it re-embeds and re-indexes them
+#: together: small, so a document's progress moves every few seconds, large enough
+#: that the per-write cost (a BM25 commit, a Postgres transaction) stays minor.
+CONTEXT_GROUP_SIZE = 4
 
 
 class Embedder(Protocol):
@@ -42,11 +58,11 @@ class Embedder(Protocol):
 
 
 class ChunkDraft(BaseModel):
-    """A chunk before it is stored: text, offsets, page, header and (later) its blurb.
+    """A chunk before it is stored: text, offsets, page and header.
 
     ``header`` is the deterministic contextual header (file path, heading path,
-    enclosing code symbol) written at chunk time at no model cost; ``context`` is the
-    LLM-written blurb.
+    enclosing code symbol) written at chunk time at no model cost. The LLM blurb is
+    not part of a draft: the blurb stage adds it to the stored chunk later.
     """
 
     chunk_index: int
@@ -58,22 +74,22 @@ class ChunkDraft(BaseModel):
     extraction: str = "text"
     heading_path: str | None = None
     header: str | None = None
-    context: str | None = None
 
     @property
     def contextualized_content(self) -> str:
-        """The text stored and BM25-indexed: header, blurb, then the chunk."""
-        return contextualized_text(self.header, self.context, self.content)
+        """The text first stored and BM25-indexed: the header, then the chunk."""
+        return contextualized_text(self.header, None, self.content)
 
     @property
     def embedding_text(self) -> str:
-        """The text embedded: blurb, then the chunk, without the header.
+        """The text first embedded: the chunk alone, without the header.
 
         Measured on the code suite with 1200-character chunks, the header lifts BM25
         (Pass@5 +2) but costs MiniLM 6 points of Pass@5: the model reads 256 word pieces,
-        a chunk already fills them, and the header's path words push its tail out.
+        a chunk already fills them, and the header's path words push its tail out. The
+        blurb stage later embeds blurb + chunk, again without the header.
         """
-        return contextualized_text(None, self.context, self.content)
+        return self.content
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +99,26 @@ class StoreResult:
     doc_id: str
     n_chunks: int
     replaced_doc_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    """What one pass of the blurb stage over a stored document did."""
+
+    doc_id: str
+    n_chunks: int
+    contextualized: int
+    """Chunks of the document that have their blurb now."""
+    blurbs: dict[str, str] = field(default_factory=dict)
+    """The blurbs this pass wrote, by ``chunk_id`` ("" where the model wrote none)."""
+    superseded: bool = False
+    """The document was deleted or rewritten meanwhile; the pass stopped there."""
+    llm_seconds: float = 0.0
+
+    @property
+    def progress(self) -> str:
+        """``contextualized n/m``'s ``n/m``."""
+        return f"{self.contextualized}/{self.n_chunks}"
 
 
 def chunk_document(
@@ -117,26 +153,8 @@ def chunk_document(
     return drafts
 
 
-def contextualize_document(
-    parsed: ParsedDocument, drafts: Sequence[ChunkDraft], client: Completer, settings: Settings
-) -> list[ChunkDraft]:
-    """Attach a situating blurb to every chunk (identity when ``CONTEXTUALIZE=false``)."""
-    if not settings.CONTEXTUALIZE or not drafts:
-        return [d.model_copy(update={"context": None}) for d in drafts]
-    blurbs = contextualize_chunks(
-        client,
-        parsed.text,
-        [d.content for d in drafts],
-        context_tokens=settings.LLM_CONTEXT_TOKENS,
-        max_tokens=settings.CONTEXT_MAX_TOKENS,
-    )
-    return [
-        d.model_copy(update={"context": b or None}) for d, b in zip(drafts, blurbs, strict=True)
-    ]
-
-
 def embed_drafts(drafts: Sequence[ChunkDraft], embedder: Embedder) -> list[list[float]]:
-    """One vector per chunk, over its contextualized text."""
+    """One vector per chunk, over its embedding text (blurb and chunk, no header)."""
     if not drafts:
         return []
     return embedder.embed_passages([d.embedding_text for d in drafts])
@@ -165,7 +183,6 @@ def build_records(
             char_start=d.char_start,
             char_end=d.char_end,
             content=d.content,
-            context=d.context,
             contextualized_content=d.contextualized_content,
             chunk_size=settings.CHUNK_SIZE,
             chunk_overlap=settings.CHUNK_OVERLAP,
@@ -195,6 +212,8 @@ def store_document(
 ) -> StoreResult:
     """Write one document: BM25 first, then Postgres (the marker) in one transaction.
 
+    Both writes happen under the document's lock; chunks a rewrite of the same
+    ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores.
     Older versions of the same relative path are removed afterwards, BM25 first and the
     Postgres marker last, so a crash in between leaves something retryable, never a
     half-visible document.
@@ -205,30 +224,24 @@ def store_document(
     records = build_records(
         parsed, drafts, indexes, settings=settings, embedding_model=embedding_model
     )
-    if records:
-        bm25.index(
-            [
-                BM25Document(
-                    chunk_id=r.chunk_id,
-                    doc_id=r.doc_id,
-                    original_index=r.original_index,
-                    content=r.content,
-                    contextualized_content=r.contextualized_content,
-                )
-                for r in records
-            ]
+    with pg.document_lock([parsed.doc_id]) as conn:
+        dropped = pg.chunk_ids_of(parsed.doc_id, conn=conn) - {r.chunk_id for r in records}
+        if dropped:
+            bm25.delete_chunks(sorted(dropped))
+        if records:
+            bm25.index([_bm25_document(r) for r in records])
+        pg.write_document(
+            DocumentRow(
+                doc_id=parsed.doc_id,
+                source=parsed.source,
+                relative_path=parsed.relative_path,
+                file_type=parsed.file_type,
+                content_hash=parsed.content_hash,
+                n_chunks=len(records),
+            ),
+            [EmbeddedChunk(r, v) for r, v in zip(records, vectors, strict=True)],
+            conn=conn,
         )
-    pg.write_document(
-        DocumentRow(
-            doc_id=parsed.doc_id,
-            source=parsed.source,
-            relative_path=parsed.relative_path,
-            file_type=parsed.file_type,
-            content_hash=parsed.content_hash,
-            n_chunks=len(records),
-        ),
-        [EmbeddedChunk(r, v) for r, v in zip(records, vectors, strict=True)],
-    )
     stale = [
         d.doc_id for d in pg.documents_at_path(parsed.relative_path) if d.doc_id != parsed.doc_id
     ]
@@ -237,12 +250,23 @@ def store_document(
     return StoreResult(parsed.doc_id, len(records), stale)
 
 
+def _bm25_document(record: ChunkRecord) -> BM25Document:
+    return BM25Document(
+        chunk_id=record.chunk_id,
+        doc_id=record.doc_id,
+        original_index=record.original_index,
+        content=record.content,
+        contextualized_content=record.contextualized_content,
+    )
+
+
 def purge_documents(doc_ids: Sequence[str], *, pg: PgVectorStore, bm25: BM25Store) -> list[str]:
-    """Remove documents from both stores: BM25 first, the Postgres marker last."""
+    """Remove documents from both stores under their locks: BM25 first, Postgres last."""
     if not doc_ids:
         return []
-    bm25.delete_documents(list(doc_ids))
-    return pg.delete_documents(doc_ids)
+    with pg.document_lock(doc_ids) as conn:
+        bm25.delete_documents(list(doc_ids))
+        return pg.delete_documents(doc_ids, conn=conn)
 
 
 def purge_path(relative_path: str, *, pg: PgVectorStore, bm25: BM25Store) -> list[str]:
@@ -252,17 +276,161 @@ def purge_path(relative_path: str, *, pg: PgVectorStore, bm25: BM25Store) -> lis
     )
 
 
+def document_text(records: Sequence[ChunkRecord]) -> str:
+    """A stored document's text, rebuilt from its chunks' offsets into the parsed text.
+
+    Chunks are exact slices of the parsed text (``text[char_start:char_end]``), so
+    overlaps are cut where they start; what no chunk covers (the whitespace a splitter
+    drops between two chunks) becomes a line break. The blurb stage works from the
+    stores alone: the text it situates chunks in is the text that was indexed.
+    """
+    ordered = sorted(
+        records,
+        key=lambda r: (r.char_start if r.char_start is not None else 1 << 62, r.chunk_index),
+    )
+    parts: list[str] = []
+    end = 0
+    for r in ordered:
+        if r.char_start is None or r.char_end is None:
+            parts.append(("\n" if parts else "") + r.content)
+            continue
+        if r.char_end <= end:
+            continue
+        if r.char_start >= end:
+            parts.append(("\n" if parts and r.char_start > end else "") + r.content)
+        else:
+            parts.append(r.content[end - r.char_start :])
+        end = r.char_end
+    return "".join(parts)
+
+
+def store_contexts(
+    doc_id: str,
+    records: Sequence[ChunkRecord],
+    vectors: Sequence[Sequence[float]],
+    *,
+    pg: PgVectorStore,
+    bm25: BM25Store,
+) -> list[str]:
+    """Replace chunks' stored versions with their contextualized ones, in both stores.
+
+    ``records`` carry the new ``context``; each replaces the stored chunk of the same
+    ``chunk_id`` only if that chunk still exists with the same content (the document
+    was not deleted, replaced or re-chunked meanwhile). Under the document's lock:
+    BM25 first (an upsert by ``chunk_id``), then a Postgres ``UPDATE`` (never an
+    insert) that also marks the chunks contextualized.
+
+    Returns:
+        The ``chunk_id`` values written.
+    """
+    if len(vectors) != len(records):
+        raise ValueError(f"{len(records)} chunks but {len(vectors)} embeddings")
+    with pg.document_lock([doc_id]) as conn:
+        current = pg.lock_chunks(conn, doc_id, [r.chunk_id for r in records])
+        fresh = []
+        for record, vector in zip(records, vectors, strict=True):
+            stored = current.get(record.chunk_id)
+            if stored is None or stored.content != record.content:
+                continue
+            updated = stored.model_copy(
+                update={
+                    "context": record.context,
+                    "contextualized_content": contextualized_text(
+                        stored.header, record.context, stored.content
+                    ),
+                }
+            )
+            fresh.append(EmbeddedChunk(updated, vector))
+        if fresh:
+            bm25.index([_bm25_document(c.record) for c in fresh])
+            pg.update_contexts(conn, fresh)
+    return [c.record.chunk_id for c in fresh]
+
+
+def contextualize_document(
+    doc_id: str,
+    *,
+    pg: PgVectorStore,
+    bm25: BM25Store,
+    chat: Completer,
+    embedder: Embedder,
+    settings: Settings,
+    group_size: int = CONTEXT_GROUP_SIZE,
+    on_progress: Callable[[ContextResult], None] | None = None,
+) -> ContextResult:
+    """Write the missing blurbs of a stored document, re-indexing each group as it lands.
+
+    The chunks still waiting for a blurb are situated one after another in the whole
+    document (rebuilt from its stored chunks); every ``group_size`` of them are
+    embedded again over blurb + chunk (the header stays BM25-only) and replace their stored
+    versions (:func:`store_contexts`), then ``on_progress`` hears the running total.
+    With ``CONTEXTUALIZE=false`` nothing is called. The pass stops at the first group
+    that could not be written in full: the document was deleted, replaced or re-chunked
+    meanwhile (``superseded``), and what still waits is for a later pass to find.
+    """
+    if group_size < 1:
+        raise ValueError(f"group_size must be at least 1, got {group_size}")
+    done, total = pg.context_progress(doc_id)
+    if not settings.CONTEXTUALIZE:
+        return ContextResult(doc_id, total, done)
+    waiting = pg.chunks_awaiting_context(doc_id)
+    if not waiting:
+        return ContextResult(doc_id, total, done)
+    records = pg.chunks_of(doc_id)
+    contextualizer = DocumentContextualizer(
+        chat,
+        document_text(records),
+        longest_chunk_tokens=max(r.n_tokens for r in records),
+        context_tokens=settings.LLM_CONTEXT_TOKENS,
+        max_tokens=settings.CONTEXT_MAX_TOKENS,
+    )
+    blurbs: dict[str, str] = {}
+    llm_seconds = 0.0
+    result = ContextResult(doc_id, total, done)
+    for first in range(0, len(waiting), group_size):
+        group = waiting[first : first + group_size]
+        started = time.perf_counter()
+        written_blurbs = [contextualizer.situate(r.content) for r in group]
+        llm_seconds += time.perf_counter() - started
+        situated = [
+            r.model_copy(update={"context": b or None})
+            for r, b in zip(group, written_blurbs, strict=True)
+        ]
+        vectors = embedder.embed_passages(
+            [contextualized_text(None, r.context, r.content) for r in situated]
+        )
+        written = store_contexts(doc_id, situated, vectors, pg=pg, bm25=bm25)
+        blurbs.update(
+            (r.chunk_id, b)
+            for r, b in zip(group, written_blurbs, strict=True)
+            if r.chunk_id in written
+        )
+        done += len(written)
+        superseded = len(written) < len(group)
+        result = ContextResult(doc_id, total, done, dict(blurbs), superseded, llm_seconds)
+        if on_progress is not None:
+            on_progress(result)
+        if superseded:
+            log.info(
+                "%s changed while its blurbs were written (deleted, replaced or re-chunked): "
+                "stopped after %s",
+                doc_id,
+                result.progress,
+            )
+            break
+    return result
+
+
 def ingest_file(services: Services, relative_path: str) -> StoreResult:
-    """Every stage for one file, in-process (what one Dagster partition does)."""
+    """Every stage for one file, in-process and in order: the ingest job's stages, then
+    the blurb stage (what the two Dagster jobs do for one partition)."""
     from varagity.ingest.parsers import parse_file
 
     settings = services.settings
     parsed = parse_file(settings.docs_path, relative_path, settings=settings)
-    drafts = contextualize_document(
-        parsed, chunk_document(parsed, settings, services.embedder), services.chat, settings
-    )
+    drafts = chunk_document(parsed, settings, services.embedder)
     vectors = embed_drafts(drafts, services.embedder)
-    return store_document(
+    result = store_document(
         parsed,
         drafts,
         vectors,
@@ -271,3 +439,12 @@ def ingest_file(services: Services, relative_path: str) -> StoreResult:
         settings=settings,
         embedding_model=services.embedder.model,
     )
+    contextualize_document(
+        result.doc_id,
+        pg=services.pg,
+        bm25=services.bm25,
+        chat=services.chat,
+        embedder=services.embedder,
+        settings=settings,
+    )
+    return result

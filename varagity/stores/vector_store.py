@@ -1,10 +1,16 @@
-"""pgvector store: documents + chunks rows, the single source of chunk metadata."""
+"""pgvector store: documents + chunks rows, the single source of chunk metadata.
+
+Writers of one document (ingest, the deferred blurb stage, purges) serialize on a
+per-document lock (:meth:`PgVectorStore.document_lock`) held across their BM25 write
+and their Postgres transaction, so a blurb landing while its document is deleted or
+replaced can never write the document back into either store.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +26,10 @@ from varagity.stores.migrate import apply_migrations
 from varagity.stores.postgres import connect, redact
 
 log = logging.getLogger(__name__)
+
+# Namespace (first key) of the per-document advisory locks; the migration runner's
+# single-bigint lock lives in a separate key space.
+_DOCUMENT_LOCK_SPACE = 0x76617267  # "varg"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,17 @@ class EmbeddedChunk:
 
     record: ChunkRecord
     embedding: Sequence[float]
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingContext:
+    """A stored document some of whose chunks still wait for their LLM blurb."""
+
+    doc_id: str
+    relative_path: str
+    ingested_at: datetime
+    n_chunks: int
+    n_waiting: int
 
 
 class PgVectorStore:
@@ -74,6 +95,13 @@ class PgVectorStore:
         with self._pool.connection() as conn:
             row = conn.execute("SHOW server_version").fetchone()
         return f"postgres {row[0] if row else '?'} at {redact(self.url)}"
+
+    def _check_dim(self, chunk: EmbeddedChunk) -> None:
+        if len(chunk.embedding) != self.embedding_dim:
+            raise ValueError(
+                f"chunk {chunk.record.chunk_id} has a {len(chunk.embedding)}-d embedding; "
+                f"the store holds {self.embedding_dim}-d vectors"
+            )
 
     # --- documents ---------------------------------------------------------------
     def get_document(self, doc_id: str) -> DocumentRow | None:
@@ -113,20 +141,48 @@ class PgVectorStore:
             ).fetchall()
         return [int(r[0]) for r in rows]
 
-    def write_document(self, document: DocumentRow, chunks: Sequence[EmbeddedChunk]) -> None:
+    @contextmanager
+    def document_lock(self, doc_ids: Iterable[str]) -> Iterator[psycopg.Connection]:
+        """A transaction holding the write lock of each document until it ends.
+
+        The locks are transaction-scoped advisory locks taken in ``doc_id`` order (no
+        deadlock between two writers of overlapping sets). Writes passed the yielded
+        connection commit with the block, the locks released in the same instant.
+        """
+        with self._pool.connection() as conn, conn.transaction():
+            for doc_id in sorted(set(doc_ids)):
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                    (_DOCUMENT_LOCK_SPACE, doc_id),
+                )
+            yield conn
+
+    def _transaction(
+        self, conn: psycopg.Connection | None
+    ) -> AbstractContextManager[psycopg.Connection]:
+        """``conn`` as it is (its owner commits), or a pooled connection in a transaction."""
+        if conn is not None:
+            return nullcontext(conn)
+        return _pooled_transaction(self._pool)
+
+    def write_document(
+        self,
+        document: DocumentRow,
+        chunks: Sequence[EmbeddedChunk],
+        *,
+        conn: psycopg.Connection | None = None,
+    ) -> None:
         """Upsert the documents row and all its chunks in one transaction.
 
         Chunks of this ``doc_id`` not in ``chunks`` (left by an earlier attempt with other
-        boundaries) are removed in the same transaction.
+        boundaries) are removed in the same transaction. Every chunk written here waits
+        for its blurb again (``contextualized_at`` is cleared). With ``conn`` (from
+        :meth:`document_lock`) the writes join that transaction.
         """
         for chunk in chunks:
-            if len(chunk.embedding) != self.embedding_dim:
-                raise ValueError(
-                    f"chunk {chunk.record.chunk_id} has a {len(chunk.embedding)}-d embedding; "
-                    f"the store holds {self.embedding_dim}-d vectors"
-                )
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute(
+            self._check_dim(chunk)
+        with self._transaction(conn) as tx:
+            tx.execute(
                 "INSERT INTO documents (doc_id, source, relative_path, file_type, content_hash,"
                 " n_chunks, ingested_at) VALUES (%s, %s, %s, %s, %s, %s, now())"
                 " ON CONFLICT (doc_id) DO UPDATE SET source = EXCLUDED.source,"
@@ -142,11 +198,11 @@ class PgVectorStore:
                     document.n_chunks,
                 ),
             )
-            conn.execute(
+            tx.execute(
                 "DELETE FROM chunks WHERE doc_id = %s AND NOT (chunk_id = ANY(%s))",
                 (document.doc_id, [c.record.chunk_id for c in chunks]),
             )
-            with conn.cursor() as cur:
+            with tx.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO chunks (chunk_id, doc_id, original_index, chunk_index, content,"
                     " context, contextualized_content, embedding, metadata, created_at)"
@@ -157,7 +213,7 @@ class PgVectorStore:
                     " context = EXCLUDED.context,"
                     " contextualized_content = EXCLUDED.contextualized_content,"
                     " embedding = EXCLUDED.embedding, metadata = EXCLUDED.metadata,"
-                    " created_at = EXCLUDED.created_at",
+                    " created_at = EXCLUDED.created_at, contextualized_at = NULL",
                     [
                         (
                             c.record.chunk_id,
@@ -175,13 +231,18 @@ class PgVectorStore:
                     ],
                 )
 
-    def delete_documents(self, doc_ids: Iterable[str]) -> list[str]:
-        """Delete documents (their chunks cascade); returns the ids that existed."""
+    def delete_documents(
+        self, doc_ids: Iterable[str], *, conn: psycopg.Connection | None = None
+    ) -> list[str]:
+        """Delete documents (their chunks cascade); returns the ids that existed.
+
+        With ``conn`` (from :meth:`document_lock`) the delete joins that transaction.
+        """
         ids = list(doc_ids)
         if not ids:
             return []
-        with self._pool.connection() as conn, conn.transaction():
-            rows = conn.execute(
+        with self._transaction(conn) as tx:
+            rows = tx.execute(
                 "DELETE FROM documents WHERE doc_id = ANY(%s) RETURNING doc_id", (ids,)
             ).fetchall()
         return [r[0] for r in rows]
@@ -193,6 +254,12 @@ class PgVectorStore:
             row = conn.execute("SELECT count(*) FROM chunks").fetchone()
         return int(row[0]) if row else 0
 
+    def chunk_ids_of(self, doc_id: str, *, conn: psycopg.Connection | None = None) -> set[str]:
+        """The ids of a document's stored chunks."""
+        with self._transaction(conn) as tx:
+            rows = tx.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s", (doc_id,))
+            return {r[0] for r in rows.fetchall()}
+
     def chunks_of(self, doc_id: str) -> list[ChunkRecord]:
         """A document's chunks in order."""
         with self._pool.connection() as conn:
@@ -200,6 +267,79 @@ class PgVectorStore:
                 "SELECT metadata FROM chunks WHERE doc_id = %s ORDER BY chunk_index", (doc_id,)
             ).fetchall()
         return [ChunkRecord.model_validate(r[0]) for r in rows]
+
+    # --- the deferred blurb stage -------------------------------------------------
+    def documents_awaiting_context(self) -> list[AwaitingContext]:
+        """Documents with chunks still waiting for their blurb, by relative path."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT d.doc_id, d.relative_path, d.ingested_at, d.n_chunks, w.n_waiting"
+                " FROM (SELECT doc_id, count(*) AS n_waiting FROM chunks"
+                "       WHERE contextualized_at IS NULL GROUP BY doc_id) w"
+                " JOIN documents d ON d.doc_id = w.doc_id"
+                " ORDER BY d.relative_path, d.ingested_at"
+            ).fetchall()
+        return [AwaitingContext(*r) for r in rows]
+
+    def chunks_awaiting_context(self, doc_id: str) -> list[ChunkRecord]:
+        """The chunks of ``doc_id`` that have no blurb yet, in order."""
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT metadata FROM chunks WHERE doc_id = %s AND contextualized_at IS NULL"
+                " ORDER BY chunk_index",
+                (doc_id,),
+            ).fetchall()
+        return [ChunkRecord.model_validate(r[0]) for r in rows]
+
+    def context_progress(self, doc_id: str) -> tuple[int, int]:
+        """``(contextualized, chunks)`` of a stored document (``(0, 0)`` when it is gone)."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE contextualized_at IS NOT NULL), count(*)"
+                " FROM chunks WHERE doc_id = %s",
+                (doc_id,),
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def lock_chunks(
+        self, conn: psycopg.Connection, doc_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, ChunkRecord]:
+        """The stored records of those chunks of ``doc_id`` that still exist, row-locked.
+
+        Call it inside :meth:`document_lock`; chunks deleted (with their document) or
+        never stored are simply absent.
+        """
+        rows = conn.execute(
+            "SELECT metadata FROM chunks WHERE doc_id = %s AND chunk_id = ANY(%s)"
+            " ORDER BY chunk_index FOR UPDATE",
+            (doc_id, list(chunk_ids)),
+        ).fetchall()
+        records = [ChunkRecord.model_validate(r[0]) for r in rows]
+        return {r.chunk_id: r for r in records}
+
+    def update_contexts(self, conn: psycopg.Connection, chunks: Sequence[EmbeddedChunk]) -> None:
+        """Replace existing chunks' blurb, indexed text and vector; mark them contextualized.
+
+        Only rows that exist are touched (an ``UPDATE``, never an insert). Call it inside
+        :meth:`document_lock` after :meth:`lock_chunks`.
+        """
+        for chunk in chunks:
+            self._check_dim(chunk)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE chunks SET context = %s, contextualized_content = %s, embedding = %s,"
+                " metadata = %s, contextualized_at = now() WHERE chunk_id = %s",
+                [
+                    (
+                        c.record.context,
+                        c.record.contextualized_content,
+                        np.asarray(c.embedding, dtype=np.float32),
+                        Jsonb(c.record.model_dump(mode="json")),
+                        c.record.chunk_id,
+                    )
+                    for c in chunks
+                ],
+            )
 
     def search(self, query_vector: Sequence[float], k: int) -> list[tuple[ChunkRecord, float]]:
         """Top ``k`` chunks by cosine similarity (``1 - cosine distance``)."""
@@ -234,3 +374,9 @@ class PgVectorStore:
             ).fetchall()
         records = [ChunkRecord.model_validate(r[0]) for r in rows]
         return {(r.doc_id, r.original_index): r for r in records}
+
+
+@contextmanager
+def _pooled_transaction(pool: ConnectionPool) -> Iterator[psycopg.Connection]:
+    with pool.connection() as conn, conn.transaction():
+        yield conn

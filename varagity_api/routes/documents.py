@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,8 +50,14 @@ _FORM_FIELDS = ("paths", "mtimes", "folder")
 
 @router.get("/documents", response_model=DocumentList)
 async def list_documents(services: ServicesDep) -> DocumentList:
-    """Every indexed document and every file of ``DOCS_PATH`` waiting to be, by path."""
-    entries = await run_in_threadpool(list_corpus, services.pg, services.settings.docs_path)
+    """Every indexed document and every file of ``DOCS_PATH`` waiting to be, by path,
+    each with how many of its chunks have their LLM blurb so far."""
+    settings = services.settings
+    entries = await run_in_threadpool(
+        partial(list_corpus, contextualize=settings.CONTEXTUALIZE),
+        services.pg,
+        settings.docs_path,
+    )
     return DocumentList(
         documents=[DocumentInfo.model_validate(e, from_attributes=True) for e in entries],
         counts=dict(Counter(e.status for e in entries)),

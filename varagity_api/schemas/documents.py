@@ -23,6 +23,14 @@ class DocumentInfo(BaseModel):
         "file is gone)."
     )
     n_chunks: int | None
+    n_contextualized: int | None = Field(
+        description="Chunks that have their LLM blurb (written after the file became "
+        "searchable); null for a file not indexed yet."
+    )
+    contextualizing: bool = Field(
+        description="CONTEXTUALIZE is on and some chunks still wait for their blurb: the "
+        "document is searchable and its chunks improve as blurbs land."
+    )
     extractions: list[str] = Field(description="How the chunks' text was obtained (text, ocr).")
     content_hash: str | None = Field(description="sha256 of the bytes that were indexed.")
     size_bytes: int | None = Field(description="The file's size now; null when it is gone.")

@@ -1,10 +1,19 @@
-"""Per-file assets: parsed document -> chunks -> contextualized chunks -> embeddings -> index.
+"""Per-file assets, in two stages that run as separate jobs.
+
+Ingest (``ingest_documents``): parsed document -> chunks -> embeddings -> index. The
+file is searchable with its raw chunks (and their deterministic headers) as soon as
+``indexed_document`` commits; no LLM call stands in the way.
+
+Contextualize (``contextualize_documents``, requested by the blurb sensor once chunks
+are stored): ``chunk_contexts`` writes each stored chunk's LLM blurb and, a few chunks
+at a time, re-embeds and re-indexes them in place, so search improves while the
+document is contextualized and the next batch's ingest never waits for it.
 
 Each asset is partitioned by corpus file. One run may target several partitions (the
-sensor batches new files), so each asset maps over ``context.partition_keys`` and
-returns ``{partition_key: value}``. A file that fails a stage is carried downstream as
-an :class:`IngestFailure` instead of sinking the whole batch; the final asset stores
-every good file, then fails the step naming each bad file and its reason.
+sensors batch), so each asset maps over ``context.partition_keys`` and returns
+``{partition_key: value}``. A file that fails a stage is carried downstream as an
+:class:`IngestFailure` instead of sinking the whole batch; the last asset of a stage
+finishes every good file, then fails the step naming each bad file and its reason.
 """
 
 import time
@@ -153,48 +162,15 @@ def document_chunks(
     group_name="ingest",
     io_manager_key="artifacts",
     backfill_policy=BATCH_POLICY,
-    pool="llm",
-    kinds={"python"},
-)
-def contextualized_chunks(
-    context: dg.AssetExecutionContext,
-    varagity: VaragityResource,
-    parsed_document: dict[str, Any],
-    document_chunks: dict[str, Any],
-) -> dict[str, Any]:
-    """Each chunk with its LLM-written situating blurb (as-is when CONTEXTUALIZE=false)."""
-    settings = varagity.settings
-
-    def situate(key: str, drafts: list[stages.ChunkDraft]) -> list[stages.ChunkDraft]:
-        parsed = _parsed(parsed_document, key)
-        out = stages.contextualize_document(parsed, drafts, varagity.services.chat, settings)
-        context.add_asset_metadata(
-            {
-                "contextualized": settings.CONTEXTUALIZE,
-                "chunks_with_context": sum(1 for d in out if d.context),
-                "model": settings.LLM_MODEL if settings.CONTEXTUALIZE else "none",
-            },
-            partition_key=key,
-        )
-        return out
-
-    return _per_partition(context, "contextualize", document_chunks, situate)
-
-
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="ingest",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
     pool="embedding",
     kinds={"python"},
 )
 def chunk_embeddings(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
-    contextualized_chunks: dict[str, Any],
+    document_chunks: dict[str, Any],
 ) -> dict[str, Any]:
-    """One vector per chunk, over its contextualized text."""
+    """One vector per chunk, over its header and text (the blurb stage re-embeds later)."""
     embedder = varagity.services.embedder
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
@@ -205,7 +181,7 @@ def chunk_embeddings(
         )
         return vectors
 
-    return _per_partition(context, "embed", contextualized_chunks, embed)
+    return _per_partition(context, "embed", document_chunks, embed)
 
 
 @dg.asset(
@@ -219,7 +195,7 @@ def indexed_document(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
     parsed_document: dict[str, Any],
-    contextualized_chunks: dict[str, Any],
+    document_chunks: dict[str, Any],
     chunk_embeddings: dict[str, Any],
 ) -> dict[str, Any]:
     """The document searchable: BM25 index first, then its Postgres rows (the marker)."""
@@ -227,7 +203,7 @@ def indexed_document(
 
     def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
         parsed = _parsed(parsed_document, key)
-        drafts = contextualized_chunks[key]
+        drafts = document_chunks[key]
         result = stages.store_document(
             parsed,
             drafts,
@@ -249,24 +225,102 @@ def indexed_document(
         return result
 
     out = _per_partition(context, "store", chunk_embeddings, store)
-    failures = [v for v in out.values() if isinstance(v, IngestFailure)]
     stored = sum(1 for v in out.values() if isinstance(v, stages.StoreResult))
     skipped = sum(1 for v in out.values() if isinstance(v, Unchanged))
-    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")
-    if failures:
-        raise dg.Failure(
-            description="; ".join(
-                f"{f.relative_path}: {f.stage} failed - {f.message}" for f in failures
-            )
-            + f" ({stored} other file(s) of this run were indexed)",
-            metadata={
-                "failed_files": dg.MetadataValue.md(
-                    "| file | stage | reason |\n|---|---|---|\n"
-                    + "\n".join(
-                        f"| {f.relative_path} | {f.stage} | {f.message.replace('|', '/')} |"
-                        for f in failures
-                    )
-                )
-            },
-        )
+    failed = sum(1 for v in out.values() if isinstance(v, IngestFailure))
+    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {failed} failed")
+    _fail_on_failures(out, f"{stored} other file(s) of this run were indexed")
     return out
+
+
+@dg.asset(
+    partitions_def=documents_partitions,
+    group_name="contextualize",
+    io_manager_key="artifacts",
+    backfill_policy=BATCH_POLICY,
+    pool="llm",
+    deps=[indexed_document],
+    kinds={"python", "postgres", "tantivy"},
+)
+def chunk_contexts(context: dg.AssetExecutionContext, varagity: VaragityResource) -> dict[str, Any]:
+    """Each stored chunk's LLM blurb, re-embedded and re-indexed in place as it lands.
+
+    Works from the stores: the newest stored version of the file, its chunks that have
+    no blurb yet, the document text rebuilt from its chunks. Every few blurbs the
+    chunks are replaced in both stores under their ``chunk_id`` and an observation
+    ("contextualized n/m") is logged, so the partition shows progress before the step
+    ends. ``None`` for a file with no stored version; nothing is called with
+    ``CONTEXTUALIZE=false``.
+    """
+    services = varagity.services
+    settings = services.settings
+
+    def situate(key: str, _: Any) -> stages.ContextResult | None:
+        rel = relative_path_for(key)
+        versions = services.pg.documents_at_path(rel)
+        if not versions:
+            context.log.info(f"{rel} has no stored version (deleted, or not indexed yet)")
+            return None
+
+        def progress(result: stages.ContextResult) -> None:
+            context.log.info(f"{rel}: contextualized {result.progress}")
+            context.log_event(
+                dg.AssetObservation(
+                    asset_key=context.asset_key,
+                    partition=key,
+                    metadata={"contextualized": result.progress, "doc_id": result.doc_id},
+                )
+            )
+
+        result = stages.contextualize_document(
+            versions[-1].doc_id,  # the newest; an older one is being purged
+            pg=services.pg,
+            bm25=services.bm25,
+            chat=services.chat,
+            embedder=services.embedder,
+            settings=settings,
+            on_progress=progress,
+        )
+        written = len(result.blurbs)
+        context.add_asset_metadata(
+            {
+                "doc_id": result.doc_id,
+                "contextualized": result.progress,
+                "blurbs_written": written,
+                "model": settings.LLM_MODEL if settings.CONTEXTUALIZE else "none (off)",
+                "llm_seconds": round(result.llm_seconds, 3),
+                "chunks_per_s": round(written / result.llm_seconds, 3)
+                if result.llm_seconds
+                else 0.0,
+                "superseded": result.superseded,
+            },
+            partition_key=key,
+        )
+        return result
+
+    out = _per_partition(context, "contextualize", {}, situate)
+    done = sum(1 for v in out.values() if isinstance(v, stages.ContextResult))
+    _fail_on_failures(out, f"{done} other file(s) of this run were contextualized")
+    return out
+
+
+def _fail_on_failures(out: dict[str, Any], others: str) -> None:
+    """Fail the step naming every file of ``out`` that failed, once the others are done."""
+    failures = [v for v in out.values() if isinstance(v, IngestFailure)]
+    if not failures:
+        return
+    raise dg.Failure(
+        description="; ".join(
+            f"{f.relative_path}: {f.stage} failed - {f.message}" for f in failures
+        )
+        + f" ({others})",
+        metadata={
+            "failed_files": dg.MetadataValue.md(
+                "| file | stage | reason |\n|---|---|---|\n"
+                + "\n".join(
+                    f"| {f.relative_path} | {f.stage} | {f.message.replace('|', '/')} |"
+                    for f in failures
+                )
+            )
+        },
+    )

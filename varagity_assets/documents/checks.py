@@ -15,7 +15,7 @@ at those paths. A run without partition tags (the check launched alone from the 
 invoked directly) checks the whole corpus. The rules live in :mod:`varagity.quality`.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
@@ -23,35 +23,8 @@ import dagster as dg
 from varagity import quality
 from varagity.ingest.discovery import relative_path_for
 from varagity_assets.documents.assets import indexed_document
-from varagity_assets.documents.partitions import DOCUMENTS
+from varagity_assets.documents.partitions import run_partition_keys
 from varagity_assets.documents.resources import VaragityResource
-from varagity_assets.documents.sensors import RANGE_END, RANGE_START
-
-PARTITION_TAG = "dagster/partition"
-
-
-def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) -> list[str] | None:
-    """The partition keys a run targeted, from its tags; ``None`` when it names none.
-
-    Args:
-        tags: The run's tags.
-        instance: Holds the dynamic partition set a range is expanded over.
-
-    Returns:
-        The single partition, every partition of the range (in the set's order), or
-        ``None`` for a run without partition tags.
-    """
-    if tags.get(PARTITION_TAG):
-        return [tags[PARTITION_TAG]]
-    start, end = tags.get(RANGE_START), tags.get(RANGE_END)
-    if not (start and end):
-        return None
-    keys = list(instance.get_dynamic_partitions(DOCUMENTS))
-    if start in keys and end in keys:
-        first, last = sorted((keys.index(start), keys.index(end)))
-        return keys[first : last + 1]
-    # an end of the range was deleted since the run: check what can still be named
-    return list(dict.fromkeys([start, end]))
 
 
 def _scope(keys: Sequence[str] | None) -> str:

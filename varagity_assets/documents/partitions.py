@@ -1,7 +1,43 @@
-"""One dynamic partition per corpus file, keyed by its path relative to ``DOCS_PATH``."""
+"""One dynamic partition per corpus file, keyed by its path relative to ``DOCS_PATH``,
+and how a run names the partitions it covers."""
+
+from collections.abc import Mapping
 
 import dagster as dg
 
 # Never rename: the partition set lives in the instance under this name.
 DOCUMENTS = "documents"
 documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS)
+
+PARTITION_TAG = "dagster/partition"
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) -> list[str] | None:
+    """The partition keys a run targeted, from its tags; ``None`` when it names none.
+
+    Args:
+        tags: The run's tags.
+        instance: Holds the dynamic partition set a range is expanded over.
+
+    Returns:
+        The single partition, every partition of the range (in the set's order), or
+        ``None`` for a run without partition tags.
+    """
+    if tags.get(PARTITION_TAG):
+        return [tags[PARTITION_TAG]]
+    start, end = tags.get(RANGE_START), tags.get(RANGE_END)
+    if not (start and end):
+        return None
+    keys = list(instance.get_dynamic_partitions(DOCUMENTS))
+    if start in keys and end in keys:
+        first, last = sorted((keys.index(start), keys.index(end)))
+        return keys[first : last + 1]
+    # an end of the range was deleted since the run: name what can still be named
+    return list(dict.fromkeys([start, end]))
+
+
+def range_request_tags(keys: list[str]) -> dict[str, str]:
+    """Tags of one run over the contiguous range ``keys[0]`` .. ``keys[-1]``."""
+    return {RANGE_START: keys[0], RANGE_END: keys[-1]}

@@ -1,8 +1,12 @@
-"""The corpus-folder sensor: files in ``DOCS_PATH`` become partitions and runs.
+"""The two sensors of the documents pipeline, and the jobs they request.
 
-Each tick compares the folder with the cursor (``{"files": {relative_path: [mtime_ns,
-size, sha256]}, "skipped": {relative_path: reason}}``; a file whose mtime and size are
-unchanged is not re-hashed, a skipped file is reported once):
+``docs_folder_sensor`` turns files in ``DOCS_PATH`` into partitions and ingest runs;
+``chunk_contexts_sensor`` requests blurb runs for stored chunks that have no blurb yet.
+
+The folder sensor: each tick compares the folder with the cursor (``{"files":
+{relative_path: [mtime_ns, size, sha256]}, "skipped": {relative_path: reason}}``; a
+file whose mtime and size are unchanged is not re-hashed, a skipped file is reported
+once):
 
 * new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
   per run (one run over a contiguous range of the partitions added this tick);
@@ -12,6 +16,10 @@ unchanged is not re-hashed, a skipped file is reported once):
 Run keys are built from path + content hash (+ mtime, so a file edited back to an
 earlier content is still re-ingested). A file whose exact version is already in the
 store (e.g. after the instance was reset) is not requested at all.
+
+The blurb sensor reads the stores (which documents have chunks without a blurb) and
+the instance (which blurb runs are in flight) and requests runs for the difference;
+like the folder sensor it writes nothing, the runs do.
 """
 
 import hashlib
@@ -26,34 +34,45 @@ from varagity.ingest.stages import purge_path
 from varagity.records import doc_id_for
 from varagity.stores.corpus_state import CorpusState
 from varagity_assets.documents.assets import (
+    chunk_contexts,
     chunk_embeddings,
-    contextualized_chunks,
     document_chunks,
     indexed_document,
     parsed_document,
 )
-from varagity_assets.documents.partitions import DOCUMENTS, documents_partitions
+from varagity_assets.documents.partitions import (
+    DOCUMENTS,
+    RANGE_END,
+    RANGE_START,
+    documents_partitions,
+    range_request_tags,
+    run_partition_keys,
+)
 from varagity_assets.documents.resources import VaragityResource, remove_artifacts
 
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
 BATCH_TAG = "varagity/batch"
+# Which stage a run belongs to; dagster.yaml limits `contextualize` runs to one at a
+# time, so blurb runs never take every run slot from the next ingest run.
+STAGE_TAG = "varagity/stage"
 ISOLATED_TAG = "varagity/isolated_from"
 _HANDLED_FAILURES_KEPT = 200
 
 ingest_documents_job = dg.define_asset_job(
     "ingest_documents",
-    selection=[
-        parsed_document,
-        document_chunks,
-        contextualized_chunks,
-        chunk_embeddings,
-        indexed_document,
-    ],
-    description="Parse, chunk, contextualize, embed and index corpus files.",
-    # one process per run: a step subprocess per asset would re-import the stack five
-    # times per file (measured: most of the file-to-searchable latency)
+    selection=[parsed_document, document_chunks, chunk_embeddings, indexed_document],
+    description="Parse, chunk, embed and index corpus files: searchable with raw chunks.",
+    # one process per run: a step subprocess per asset would re-import the stack for
+    # every asset (measured: most of the file-to-searchable latency)
     executor_def=dg.in_process_executor,
+    tags={STAGE_TAG: "ingest"},
+)
+
+contextualize_documents_job = dg.define_asset_job(
+    "contextualize_documents",
+    selection=[chunk_contexts],
+    description="Write LLM blurbs for stored chunks and re-index them as they land.",
+    executor_def=dg.in_process_executor,
+    tags={STAGE_TAG: "contextualize"},
 )
 
 
@@ -66,8 +85,7 @@ def _batch_request(items: Sequence[tuple[str, str]]) -> dg.RunRequest:
     return dg.RunRequest(
         run_key=f"batch:{len(items)}:{digest}",
         tags={
-            RANGE_START: first,
-            RANGE_END: last,
+            **range_request_tags([first, last]),
             BATCH_TAG: "true",
             "varagity/files": str(len(items)),
         },
@@ -259,3 +277,85 @@ def docs_folder_sensor(
         dynamic_partitions_requests=partition_requests,
         cursor=cursor,
     )
+
+
+# Runs of the blurb job that still count as doing (or about to do) their partitions.
+_IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+def _in_flight_partitions(context: dg.SensorEvaluationContext) -> set[str]:
+    """Partitions a blurb run is queued for or working on right now."""
+    runs = context.instance.get_runs(
+        filters=dg.RunsFilter(job_name=contextualize_documents_job.name, statuses=_IN_FLIGHT)
+    )
+    busy: set[str] = set()
+    for run in runs:
+        busy.update(run_partition_keys(run.tags, context.instance) or [])
+    return busy
+
+
+@dg.sensor(
+    job=contextualize_documents_job,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests blurb runs for stored chunks that have no LLM blurb yet.",
+)
+def chunk_contexts_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Diff the stores' waiting chunks against the runs in flight; request the rest.
+
+    Level-triggered: whatever is stored without a blurb is requested, whichever way it
+    got there (a new file, a reingest, CONTEXTUALIZE switched on, a blurb run that
+    failed part-way). Documents become runs over contiguous ranges of partitions (at
+    most ``INGEST_BATCH_SIZE`` each); a partition with a blurb run in flight waits for
+    it. The run key names each document's version and how many chunks wait, so a run
+    that failed without progress is not requested again until something changes (its
+    own page in the UI says why), while one that made progress is resumed.
+    """
+    settings = varagity.settings
+    if not settings.CONTEXTUALIZE:
+        return dg.SkipReason("CONTEXTUALIZE is off: no blurbs are written")
+    waiting = varagity.services.pg.documents_awaiting_context()
+    if not waiting:
+        return dg.SkipReason("every stored chunk has its blurb")
+    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
+    position = {key: i for i, key in enumerate(keys)}
+    busy = _in_flight_partitions(context)
+    todo = sorted(
+        (position[key], key, f"{doc.doc_id}@{doc.ingested_at.isoformat()}:{doc.n_waiting}")
+        for doc in waiting
+        if (key := partition_key_for(doc.relative_path)) in position and key not in busy
+    )
+    if not todo:
+        return dg.SkipReason(
+            f"{len(waiting)} document(s) wait for blurbs: all in flight or without a partition"
+        )
+    runs: list[list[tuple[int, str, str]]] = []
+    for item in todo:
+        last = runs[-1] if runs else None
+        if last and item[0] == last[-1][0] + 1 and len(last) < settings.INGEST_BATCH_SIZE:
+            last.append(item)
+        else:
+            runs.append([item])
+    requests = []
+    for run in runs:
+        digest = hashlib.sha256("\n".join(state for _, _, state in run).encode()).hexdigest()
+        run_key = f"contexts:{digest[:24]}"
+        if len(run) == 1:
+            requests.append(dg.RunRequest(run_key=run_key, partition_key=run[0][1]))
+        else:
+            requests.append(
+                dg.RunRequest(run_key=run_key, tags=range_request_tags([run[0][1], run[-1][1]]))
+            )
+    context.log.info(
+        f"requesting {len(requests)} blurb run(s) for {len(todo)} document(s) "
+        f"({sum(d.n_waiting for d in waiting)} chunk(s) without a blurb)"
+    )
+    return dg.SensorResult(run_requests=requests)

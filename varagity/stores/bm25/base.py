@@ -52,6 +52,10 @@ class BM25Store(Protocol):
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         """Remove every chunk of the given documents (no error for unknown ids)."""
 
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Remove the given chunks (no error for unknown ids): a document rewritten with
+        fewer chunks drops the ones it no longer has."""
+
     def search(self, query: str, k: int) -> list[BM25Hit]:
         """Best ``k`` chunks for ``query`` over content and contextualized_content."""
 

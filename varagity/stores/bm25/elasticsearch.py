@@ -200,23 +200,38 @@ class ElasticsearchBM25Store:
             return
         self.ensure_index()
         for batch in _batches(unique, _DELETE_BATCH):
+            self._delete_by_query({"terms": {"doc_id": batch}})
 
-            def delete(batch: list[str] = batch) -> None:
-                response = self._client.delete_by_query(
-                    index=self.index_name,
-                    query={"terms": {"doc_id": batch}},
-                    conflicts="proceed",
-                    refresh=True,
-                    wait_for_completion=True,
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Remove the given chunks with an ``ids`` delete_by_query (``_id = chunk_id``).
+
+        Raises:
+            BM25Error: Connection failure or a failed delete.
+        """
+        unique = list(dict.fromkeys(chunk_ids))
+        if not unique:
+            return
+        self.ensure_index()
+        for batch in _batches(unique, _DELETE_BATCH):
+            self._delete_by_query({"ids": {"values": batch}})
+
+    def _delete_by_query(self, query: dict[str, Any]) -> None:
+        def delete() -> None:
+            response = self._client.delete_by_query(
+                index=self.index_name,
+                query=query,
+                conflicts="proceed",
+                refresh=True,
+                wait_for_completion=True,
+            )
+            failures = response.get("failures") or []
+            if failures:
+                raise BM25Error(
+                    f"delete_by_query on {self.index_name} reported {len(failures)} "
+                    f"failure(s), first: {failures[0]}"
                 )
-                failures = response.get("failures") or []
-                if failures:
-                    raise BM25Error(
-                        f"delete_by_query on {self.index_name} reported {len(failures)} "
-                        f"failure(s), first: {failures[0]}"
-                    )
 
-            self._call("delete_by_query", delete)
+        self._call("delete_by_query", delete)
 
     def search(self, query: str, k: int) -> list[BM25Hit]:
         """Best ``k`` chunks: a ``match`` (OR of the words) on ``search_text``.

@@ -167,6 +167,22 @@ class TantivyBM25Store:
 
         self._write("delete", write)
 
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Remove the given chunks in one commit (unknown ids are fine).
+
+        Raises:
+            BM25Error: Lock timeout or a Tantivy failure.
+        """
+        unique = list(dict.fromkeys(chunk_ids))
+        if not unique:
+            return
+
+        def write(writer: tantivy.IndexWriter) -> None:
+            for chunk_id in unique:
+                writer.delete_documents_by_term("chunk_id", chunk_id)
+
+        self._write("delete", write)
+
     def search(self, query: str, k: int) -> list[BM25Hit]:
         """Best ``k`` chunks for ``query`` (BM25, OR of its words over ``search_text``).
 

@@ -81,7 +81,8 @@ export interface paths {
         };
         /**
          * List Documents
-         * @description Every indexed document and every file of ``DOCS_PATH`` waiting to be, by path.
+         * @description Every indexed document and every file of ``DOCS_PATH`` waiting to be, by path,
+         *     each with how many of its chunks have their LLM blurb so far.
          */
         get: operations["list_documents_api_documents_get"];
         put?: never;
@@ -686,6 +687,11 @@ export interface components {
              */
             content_hash: string | null;
             /**
+             * Contextualizing
+             * @description CONTEXTUALIZE is on and some chunks still wait for their blurb: the document is searchable and its chunks improve as blurbs land.
+             */
+            contextualizing: boolean;
+            /**
              * Doc Id
              * @description Null for a file not indexed yet (pending).
              */
@@ -713,6 +719,11 @@ export interface components {
             ingested_at: string | null;
             /** N Chunks */
             n_chunks: number | null;
+            /**
+             * N Contextualized
+             * @description Chunks that have their LLM blurb (written after the file became searchable); null for a file not indexed yet.
+             */
+            n_contextualized: number | null;
             /**
              * Relative Path
              * @description Path under DOCS_PATH.

@@ -3,14 +3,21 @@ import { useMemo, useState } from "react";
 
 import { describeError } from "../api/client";
 import { deleteDocuments } from "../api/resources";
-import type { DeleteResponse, DocumentStatus } from "../api/types";
-import { buildTree, resolveSelection, toggle, type TreeNode } from "../corpus/tree";
+import type { DeleteResponse, DocumentInfo, DocumentStatus } from "../api/types";
+import { buildTree, resolveSelection, toggle, TRANSITIONAL, type TreeNode } from "../corpus/tree";
 import { useDocuments } from "../corpus/useDocuments";
 import { DocumentTree } from "./DocumentTree";
 import { ConfirmDialog } from "./Modal";
 import { UploadPanel } from "./UploadPanel";
 
 const SHOWN_PATHS = 8;
+
+/** What the list is being re-read for: files the folder sensor has not taken yet, or blurbs. */
+function watchingText(docs: readonly DocumentInfo[]): string {
+  if (docs.some((d) => TRANSITIONAL.includes(d.status))) return "waiting for the folder sensor";
+  const n = docs.filter((d) => d.contextualizing).length;
+  return `writing LLM blurbs for ${n} searchable file${n === 1 ? "" : "s"}`;
+}
 
 function deletedLine(result: DeleteResponse): string {
   const n = result.deleted.length;
@@ -78,7 +85,8 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
           {documents.watching && (
             <span className="watching">
               {" "}
-              {"\u00b7"} waiting for the folder sensor{"\u2026"}
+              {"\u00b7"} {watchingText(docs)}
+              {"\u2026"}
             </span>
           )}
         </p>

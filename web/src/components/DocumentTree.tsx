@@ -4,6 +4,7 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 import type { DocumentStatus } from "../api/types";
 import {
   checkState,
+  contextualizationProgress,
   descendantFiles,
   isSelectable,
   statusCounts,
@@ -79,6 +80,7 @@ export function DocumentTree({ root, selected, onToggle }: DocumentTreeProps) {
 
   const fileRow = (file: FileNode, depth: number) => {
     const doc = file.doc;
+    const progress = contextualizationProgress(doc);
     rows.push(
       <tr key={`f:${file.path}`} className="file-row" data-path={file.path} data-status={doc.status}>
         <td className="select">
@@ -89,6 +91,15 @@ export function DocumentTree({ root, selected, onToggle }: DocumentTreeProps) {
         </th>
         <td>
           <StatusPill status={doc.status} />
+          {progress !== null && (
+            <span
+              className="ctx-progress muted"
+              title="Searchable already; LLM blurbs are still being written and each chunk is re-indexed as its blurb lands"
+            >
+              {" "}
+              {progress}
+            </span>
+          )}
         </td>
         <td className="num">{doc.n_chunks ?? "\u2014"}</td>
         <td>{doc.file_type || "\u2014"}</td>

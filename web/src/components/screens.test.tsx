@@ -78,6 +78,7 @@ describe("DocumentTree", () => {
     relative_path: string,
     status: DocumentInfo["status"],
     doc_id: string | null,
+    n_contextualized: number | null = doc_id ? 3 : null,
   ): DocumentInfo => ({
     doc_id,
     relative_path,
@@ -85,6 +86,8 @@ describe("DocumentTree", () => {
     file_type: "md",
     status,
     n_chunks: doc_id ? 3 : null,
+    n_contextualized,
+    contextualizing: doc_id !== null && n_contextualized !== 3,
     extractions: doc_id ? ["text", "ocr"] : [],
     content_hash: null,
     size_bytes: 1,
@@ -104,5 +107,15 @@ describe("DocumentTree", () => {
     );
     // a pending file has nothing to delete yet
     expect(page).toMatch(/aria-label="Select a\/two.md" disabled=""/);
+    // every chunk of one.md has its blurb: no progress shown
+    expect(page).not.toContain("contextualized");
+  });
+
+  it("shows blurb progress on a searchable file still being contextualized", () => {
+    const blurbing = buildTree([doc("b.md", "indexed", "2", 1)]);
+    const page = html(<DocumentTree root={blurbing} selected={new Set()} onToggle={() => {}} />);
+    expect(page).toMatch(
+      /status-indexed[^>]*>indexed<\/span><span class="ctx-progress muted"[^>]*> contextualized 1\/3<\/span>/,
+    );
   });
 });

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 
 import type { DocumentInfo } from "../api/types";
-import { buildTree, checkState, descendantFiles, resolveSelection, statusCounts, toggle } from "./tree";
+import {
+  buildTree,
+  checkState,
+  contextualizationProgress,
+  descendantFiles,
+  resolveSelection,
+  statusCounts,
+  stillWorking,
+  toggle,
+} from "./tree";
 
 function doc(relative_path: string, overrides: Partial<DocumentInfo> = {}): DocumentInfo {
   return {
@@ -11,6 +20,8 @@ function doc(relative_path: string, overrides: Partial<DocumentInfo> = {}): Docu
     file_type: "md",
     status: "indexed",
     n_chunks: 2,
+    n_contextualized: 2,
+    contextualizing: false,
     extractions: ["text"],
     content_hash: "h",
     size_bytes: 10,
@@ -93,5 +104,24 @@ describe("folder selection", () => {
     const { paths, docIds } = resolveSelection(DOCS, selected);
     expect([...paths].sort()).toEqual(["manuals/kettle.md", "soup.txt"]);
     expect(docIds.sort()).toEqual(["id:manuals/kettle.md", "id:soup.txt"]);
+  });
+});
+
+describe("contextualization progress", () => {
+  it("reads 'contextualized n/m' only while blurbs are still being written", () => {
+    expect(
+      contextualizationProgress(doc("a.md", { n_chunks: 5, n_contextualized: 2, contextualizing: true })),
+    ).toBe("contextualized 2/5");
+    expect(contextualizationProgress(doc("a.md", { n_chunks: 5, n_contextualized: 5 }))).toBeNull();
+    expect(contextualizationProgress(doc("a.md", { n_chunks: 5, n_contextualized: 0 }))).toBeNull(); // blurbs off
+  });
+
+  it("keeps the list polled while a file is contextualized, not after", () => {
+    const done = [doc("a.md"), doc("b.md")];
+    expect(stillWorking(done)).toBe(false);
+    expect(stillWorking([...done, doc("c.md", { n_contextualized: 0, contextualizing: true })])).toBe(true);
+    expect(stillWorking([...done, doc("d.md", { doc_id: null, status: "pending", n_chunks: null })])).toBe(
+      true,
+    );
   });
 });

@@ -128,3 +128,17 @@ export function statusCounts(folder: FolderNode): Partial<Record<DocumentStatus,
   }
   return counts;
 }
+
+/**
+ * "contextualized n/m" while the blurb stage is still writing a document's blurbs
+ * (the document is searchable already, its chunks improve as blurbs land); null otherwise.
+ */
+export function contextualizationProgress(doc: DocumentInfo): string | null {
+  if (!doc.contextualizing || doc.n_chunks === null) return null;
+  return `contextualized ${doc.n_contextualized ?? 0}/${doc.n_chunks}`;
+}
+
+/** The list is worth re-reading: the sensor has files to ingest or blurbs to write. */
+export function stillWorking(docs: readonly DocumentInfo[]): boolean {
+  return docs.some((d) => TRANSITIONAL.includes(d.status) || d.contextualizing);
+}

@@ -1,12 +1,12 @@
-/** The corpus listing, re-read while the folder sensor still has work to do. */
+/** The corpus listing, re-read while the sensors still have work to do. */
 import { useCallback, useEffect, useRef, useState } from "react";
 
 import { describeError } from "../api/client";
 import { listDocuments } from "../api/resources";
 import type { DocumentList } from "../api/types";
-import { TRANSITIONAL } from "./tree";
+import { stillWorking } from "./tree";
 
-/** How often the list is re-read while a file is pending, outdated or missing. */
+/** How often the list is re-read while a file is pending, outdated, missing or being contextualized. */
 const POLL_MS = 2000;
 /** Polling stops when nothing changed for this long (a file the sensor will not take). */
 const POLL_PATIENCE_MS = 90_000;
@@ -20,7 +20,9 @@ export interface DocumentsController {
 }
 
 function signature(list: DocumentList): string {
-  return list.documents.map((d) => `${d.relative_path}\u0000${d.status}\u0000${d.n_chunks}`).join("\n");
+  return list.documents
+    .map((d) => `${d.relative_path}\u0000${d.status}\u0000${d.n_chunks}\u0000${d.n_contextualized}`)
+    .join("\n");
 }
 
 /** `version` changes (an upload, a delete, a finished job) re-read the list at once. */
@@ -45,7 +47,7 @@ export function useDocuments(version: number): DocumentsController {
           seen.current = now;
           lastChange = Date.now();
         }
-        const waiting = body.documents.some((d) => TRANSITIONAL.includes(d.status));
+        const waiting = stillWorking(body.documents);
         const patient = Date.now() - lastChange < POLL_PATIENCE_MS;
         setWatching(waiting && patient);
         if (waiting && patient) timer = window.setTimeout(() => void load(), POLL_MS);
