@@ -6,8 +6,8 @@ weighted form multiplies each list's term by its arm's weight. ``k`` decides how
 the top ranks dominate: ``k = 0`` (Anthropic's contextual-retrieval cookbook,
 ``1 / (rank0 + 1)``) makes rank 1 worth twice rank 2, so one arm's first hit outvotes
 an item both arms rank second; the classic ``k = 60`` flattens a 40-deep list until
-rank 1 and rank 10 weigh almost alike. ``RRF_K`` (default 10) sits between: measured
-on the code suite, it beat both ends (see docs/architecture.md). With weights summing
+rank 1 and rank 10 weigh almost alike. ``RRF_K`` (default 10) sits between: on the
+code suite it matched ``k = 0`` and beat ``k = 60`` (see docs/architecture.md). With weights summing
 to one the fused score lies in (0, 1/(k + 1)], the top meaning "first in every arm".
 Raw arm scores never enter the math; they ride along on the trace.
 """
