@@ -82,7 +82,7 @@ class Settings(BaseSettings):
         default=Path(".varagity"),
         description="State folder of the embedded stack (Postgres data, BM25 index, logs).",
     )
-    DOCS_PATH: Path = Field(default=Path("docs"), description="The watched corpus folder.")
+    DOCS_PATH: Path = Field(default=Path("corpus"), description="The watched corpus folder.")
     BM25_INDEX_PATH: Path | None = Field(
         default=None, description="Tantivy index directory; defaults to VARAGITY_HOME/bm25."
     )
