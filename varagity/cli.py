@@ -140,12 +140,13 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval configurations on a golden suite; print a table, write JSON."""
+    """Score retrieval (and with --answers, answers) on a golden suite; print, write JSON."""
     from pathlib import Path
 
+    from varagity.eval import answers as eval_answers
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
-    from varagity.eval.suite import load_suite
+    from varagity.eval.suite import SuiteError, load_suite
     from varagity.models.local_servers import local_model_servers
 
     try:
@@ -174,7 +175,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
-    guess = runner.estimate(settings, suite, chosen, len(suite.queries))
+    answer_k = None
+    if args.answers:
+        try:
+            eval_answers.require_facts(suite)
+        except SuiteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        gate = suite.answer_thresholds
+        answer_k = args.answer_k or (gate.k if gate else 5)
+    guess = runner.estimate(
+        settings, suite, chosen, len(suite.answerable), answers=len(suite.queries) * args.answers
+    )
     print(
         f"suite {suite.name}: {len(suite.queries)} question(s), corpus {suite.corpus}; "
         f"estimated {runner.format_duration(guess.seconds)}"
@@ -183,9 +195,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(line)
     sys.stdout.flush()
     with local_model_servers(settings, settings.home / "logs"):
-        results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+        results = runner.run_eval(settings, suite, chosen, ks, progress=print, answer_k=answer_k)
     print()
     print(runner.format_table(results, ks))
+    answered = [r.answers for r in results if r.answers is not None]
+    if answered:
+        print(f"\nanswers ({answer_k} passages each):")
+        print(eval_answers.format_table(answered))
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
     print(f"\nreport: {runner.write_report(out, suite, results, ks, args.limit)}")
     return 0 if any(r.ok for r in results) else 1
@@ -240,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
     parsing.set_defaults(func=cmd_bench_parsing)
 
-    ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
+    ev = sub.add_parser("eval", help="score retrieval (and answers) on a golden suite")
     ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
     which = ev.add_mutually_exclusive_group()
     which.add_argument("--config", help="one named config (default hybrid)")
@@ -250,6 +266,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--k", default="5,10,20", help="comma-separated cut-offs (default 5,10,20)")
     ev.add_argument("--limit", type=int, help="only the first N questions (a quick look)")
+    ev.add_argument(
+        "--answers",
+        action="store_true",
+        help="also answer every question through the chat turn runner and score the answers "
+        "(key facts, citations, abstention, loops, time to first token)",
+    )
+    ev.add_argument(
+        "--answer-k",
+        type=int,
+        help="passages per answer (default: the suite's answer gate k, else 5)",
+    )
     which.add_argument(
         "--drop",
         action="store_true",
