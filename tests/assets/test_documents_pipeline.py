@@ -31,6 +31,7 @@ ALL_ASSETS = {
     "chunk_embeddings",
     "indexed_document",
     "eval_results",
+    "answer_eval_results",
     "search_index_release",
 }
 

@@ -20,6 +20,7 @@ KETTLE = (
 TOASTER = "The Heron T4 carries a warranty of 18 months from the date of purchase."
 SOUP = "Add the lentils and the stock; simmer for 25 minutes until the lentils fall apart."
 WARRANTY = [["27 months", "twenty-seven months"]]
+LOOP = "The warranty is 27 months [1]. " + "The Kestrel is a FastAPI application with routes. " * 4
 
 
 def test_normalize_folds_case_dashes_separators_and_degrees() -> None:
@@ -188,19 +189,23 @@ def test_an_answer_stating_the_fact_is_no_abstention() -> None:
     assert not score.abstained and score.abstention_correct
 
 
+def test_looping_answer_is_counted_and_a_cut_one_too() -> None:
+    looping = score_answer("s01", LOOP, [KETTLE], facts=WARRANTY)
+    assert looping.looped
+    assert looping.fact_share == 1.0  # the loop is counted apart from correctness
+    clean = "The warranty is 27 months [1]."
+    assert not score_answer("s01", clean, [KETTLE], facts=WARRANTY).looped
+    # the stream's guard already cut the loop off: the text is clean, the flag counts it
+    assert score_answer("s01", clean, [KETTLE], facts=WARRANTY, looped=True).looped
+
+
 def test_summary_over_a_mixed_set() -> None:
     passages = [KETTLE, TOASTER]
     scores = [
         score_answer("good", "It is 27 months [1].", passages, facts=WARRANTY),
         score_answer("uncited", "It is 27 months.", passages, facts=WARRANTY),
         score_answer("wrong", "It is 18 months [2].", passages, facts=WARRANTY),
-        score_answer(
-            "loop",
-            "It is 27 months [1]. It is 27 months [1]. It is 27 months [1].",
-            passages,
-            facts=WARRANTY,
-            looped=True,
-        ),
+        score_answer("loop", LOOP, passages, facts=WARRANTY),
         score_answer("abstain", "The documents do not say.", passages, answerable=False),
         score_answer("invent", "It is blue [1].", passages, answerable=False),
     ]

@@ -30,6 +30,9 @@ The rules (also in ``eval_suites/README.md``):
 
   An answer's citation validity is the share of its citations that are valid, and 0
   when it cites nothing (an uncited answer is not a grounded one).
+* **Loops**: an answer loops when the stream's repetition guard cut it, or when
+  :func:`varagity.generation.repetition.find_loop` (the guard's own rule) finds a loop
+  in its text.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from varagity.generation.repetition import find_loop
 
 Fact = Sequence[str]
 
@@ -266,7 +271,8 @@ def score_answer(
         facts: The question's key facts, each a list of accepted spellings.
         traps: For an unanswerable question, near-miss facts it must not state.
         answerable: Whether the corpus answers the question.
-        looped: Whether the repetition detector fired on the answer.
+        looped: Whether the stream's repetition guard cut the answer; a loop left in
+            ``answer`` is detected here too.
     """
     found = facts_found(facts, answer)
     norm = normalize(answer)
@@ -278,7 +284,7 @@ def score_answer(
         traps=tuple(fact_in(t, norm) for t in traps),
         abstained=abstained,
         citations=tuple(check_citations(answer, passages, facts)),
-        looped=looped,
+        looped=looped or find_loop(answer) is not None,
     )
 
 
