@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
+
+if TYPE_CHECKING:
+    from varagity.records import RetrievedChunk
 
 log = logging.getLogger("varagity")
 
@@ -34,39 +39,74 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer a question over the corpus, streaming to stdout, then list the sources."""
-    from varagity.generation.answer import cited_numbers, stream_answer
+    """Answer a question over the corpus, streaming to stdout, then list the sources.
+
+    Runs the same turn as the chat API. A reasoning model's ``<think>`` text is hidden
+    unless ``--show-reasoning``, which writes it to stderr (dimmed on a terminal), so
+    stdout holds only the answer and its sources.
+    """
+    from varagity.chat.turn import (
+        ReasoningDelta,
+        TokenDelta,
+        TurnDone,
+        TurnError,
+        TurnRequest,
+        TurnRetrieval,
+        run_turn,
+    )
     from varagity.services import Services
 
-    services = Services.open(get_settings())
-    settings = services.settings  # with the runtime overrides stored by the API
     try:
-        retrieval = services.retriever(args.method).retrieve(args.question, args.k)
-        parts = []
-        for delta in stream_answer(
-            services.chat,
-            args.question,
-            retrieval.chunks,
-            context_tokens=settings.LLM_CONTEXT_TOKENS,
-            answer_tokens=settings.LLM_MAX_TOKENS,
-        ):
-            parts.append(delta)
-            sys.stdout.write(delta)
-            sys.stdout.flush()
-        answer = "".join(parts)
-        cited = set(cited_numbers(answer, len(retrieval.chunks)))
-        print("\n\nSources:")
-        for n, chunk in enumerate(retrieval.chunks, start=1):
-            rec = chunk.record
-            mark = "*" if n in cited else " "
-            print(
-                f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
-            )
-        if not retrieval.chunks:
-            print("  (none: the corpus has nothing matching, or is empty)")
+        request = TurnRequest(question=args.question, method=args.method, k=args.k)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
+    services = Services.open(get_settings())
+    chunks: tuple[RetrievedChunk, ...] = ()
+    thinking = False
+    try:
+        for event in run_turn(services, request):
+            if isinstance(event, TurnRetrieval):
+                chunks = event.chunks
+            elif isinstance(event, ReasoningDelta):
+                if args.show_reasoning:
+                    prefix = "" if thinking else f"{dim}reasoning: "
+                    sys.stderr.write(f"{prefix}{dim}{event.text}{plain}")
+                    sys.stderr.flush()
+                    thinking = True
+            elif isinstance(event, TokenDelta):
+                if thinking:
+                    sys.stderr.write("\n")
+                    thinking = False
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+            elif isinstance(event, TurnError):
+                print(f"\nerror ({event.code}): {event.message}", file=sys.stderr)
+                return 1
+            elif isinstance(event, TurnDone):
+                _print_sources(chunks, set(event.cited))
+                if event.stop_reason == "repetition":
+                    print(
+                        "(stopped: the answer began repeating itself; the final answer is "
+                        f"{event.answer!r})",
+                        file=sys.stderr,
+                    )
+                elif event.stop_reason == "length":
+                    print("(stopped at the LLM_MAX_TOKENS cap)", file=sys.stderr)
     finally:
         services.close()
     return 0
+
+
+def _print_sources(chunks: Sequence[RetrievedChunk], cited: set[int]) -> None:
+    print("\n\nSources:")
+    for n, chunk in enumerate(chunks, start=1):
+        rec = chunk.record
+        mark = "*" if n in cited else " "
+        print(f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}")
+    if not chunks:
+        print("  (none: the corpus has nothing matching, or is empty)")
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -225,6 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("-k", type=int, default=5)
     ask.add_argument("--method", choices=methods)
+    ask.add_argument(
+        "--show-reasoning",
+        action="store_true",
+        help="write a reasoning model's thinking to stderr (hidden by default)",
+    )
     ask.set_defaults(func=cmd_ask)
 
     search = sub.add_parser("search", help="show ranked chunks and their traces")
