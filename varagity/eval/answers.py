@@ -1,13 +1,14 @@
 """Answer evaluation: every suite question answered by the chat turn runner, then scored.
 
-Each question goes through the same code as ``/api/chat`` (:func:`varagity.chat.turn.ground`
-with the ``simple`` engine, then :func:`varagity.chat.turn.answer_pieces`), on whatever
-stores ``services`` holds: an isolated eval store from ``varagity eval --answers``, the
-live index from the Dagster ``answer_eval_results`` asset. The answer (reasoning left
-out) is scored by :mod:`varagity.eval.answer_scoring` against the evidence texts the
-prompt numbered. Time to first token runs from the start of the turn (retrieval
-included) to the first streamed piece, reasoning or answer; time per answer to the
-last one.
+Each question goes through the same code as ``/api/chat``
+(:func:`varagity.chat.turn.run_turn` with the ``simple`` engine: its repetition guard,
+decoding and token cap included), on whatever stores ``services`` holds: an isolated
+eval store from ``varagity eval --answers``, the live index from the Dagster
+``answer_eval_results`` asset. The answer (reasoning left out) is scored by
+:mod:`varagity.eval.answer_scoring` against the evidence texts the prompt numbered.
+Time to first token runs from the start of the turn (retrieval included) to the first
+streamed piece, reasoning or answer; time per answer to the end of the turn. An answer
+the repetition guard stopped counts as a loop.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from varagity.eval.answer_scoring import AnswerScore, AnswerSummary, score_answer, summarize
 from varagity.eval.scoring import percentile
 from varagity.eval.suite import AnswerThresholds, EvalQuery, Suite, SuiteError
+from varagity.records import RetrievedChunk
 from varagity.services import Services
 
 Progress = Callable[[str], None]
@@ -120,37 +122,54 @@ def require_facts(suite: Suite) -> None:
         )
 
 
+class AnswerError(RuntimeError):
+    """The turn runner ended a question with an error (the model down, a bad request)."""
+
+
 def answer_question(
     services: Services, query_id: str, question: str, method: str, k: int
 ) -> GeneratedAnswer:
-    """Answer ``question`` through the chat turn runner with ``k`` passages of ``method``."""
-    from varagity.chat.simple import SimpleEngine
-    from varagity.chat.turn import answer_pieces, ground
+    """Answer ``question`` through the chat turn runner with ``k`` passages of ``method``.
 
-    settings = services.settings
-    started = time.perf_counter()
-    grounding = ground(SimpleEngine(), services.retriever(method), question, (), k)
-    first: float | None = None
-    parts: list[str] = []
-    for piece in answer_pieces(
-        services.chat,
-        grounding,
-        context_tokens=settings.LLM_CONTEXT_TOKENS,
-        answer_tokens=settings.LLM_MAX_TOKENS,
-    ):
-        if first is None:
-            first = (time.perf_counter() - started) * 1000
-        if piece.kind == "answer":
-            parts.append(piece.text)
-    chunks = grounding.retrieval.chunks
-    return GeneratedAnswer(
-        query_id=query_id,
-        text="".join(parts),
-        passages=tuple(c.record.content for c in chunks),
-        sources=tuple(c.record.relative_path for c in chunks),
-        first_token_ms=round(first, 1) if first is not None else None,
-        total_ms=(time.perf_counter() - started) * 1000,
+    The ``simple`` chat engine is used: a suite question stands alone, so it is searched
+    as asked.
+
+    Raises:
+        AnswerError: The turn ended with a :class:`~varagity.chat.turn.TurnError`.
+    """
+    from varagity.chat.turn import (
+        ReasoningDelta,
+        TokenDelta,
+        TurnDone,
+        TurnError,
+        TurnRequest,
+        TurnRetrieval,
+        run_turn,
     )
+
+    started = time.perf_counter()
+    request = TurnRequest(question, method=method, k=k, chat_engine="simple")
+    first: float | None = None
+    chunks: tuple[RetrievedChunk, ...] = ()
+    for event in run_turn(services, request):
+        if isinstance(event, TurnRetrieval):
+            chunks = event.chunks
+        elif isinstance(event, ReasoningDelta | TokenDelta):
+            if first is None:
+                first = (time.perf_counter() - started) * 1000
+        elif isinstance(event, TurnError):
+            raise AnswerError(f"{query_id}: {event.code}: {event.message}")
+        elif isinstance(event, TurnDone):
+            return GeneratedAnswer(
+                query_id=query_id,
+                text=event.answer,
+                passages=tuple(c.record.content for c in chunks),
+                sources=tuple(c.record.relative_path for c in chunks),
+                first_token_ms=round(first, 1) if first is not None else None,
+                total_ms=(time.perf_counter() - started) * 1000,
+                looped=event.stop_reason == "repetition",
+            )
+    raise AnswerError(f"{query_id}: the turn ended without an answer")
 
 
 def score(query: EvalQuery, answer: GeneratedAnswer) -> AnswerScore:

@@ -23,6 +23,7 @@ from varagity.eval.configs import EvalConfig
 from varagity.eval.suite import (
     AnswerThresholds,
     Suite,
+    SuiteError,
     Thresholds,
     load_answer_thresholds,
     load_suite,
@@ -175,14 +176,17 @@ def answer_eval_results(
         settings.RETRIEVAL_METHOD, 5, 0.0, 0.0, 0.0, len(suite.queries)
     )
     differences, corpus_note = _corpus_note(context, settings.docs_path, suite)
-    result = answers.evaluate_answers(
-        varagity.services,
-        suite,
-        gate.method,
-        gate.k,
-        config=f"live/{gate.method}",
-        progress=context.log.info,
-    )
+    try:
+        result = answers.evaluate_answers(
+            varagity.services,
+            suite,
+            gate.method,
+            gate.k,
+            config=f"live/{gate.method}",
+            progress=context.log.info,
+        )
+    except (answers.AnswerError, SuiteError) as exc:
+        raise dg.Failure(description=f"answer evaluation could not run: {exc}") from exc
     summary = result.summary
     latency = result.latency()
     metadata: dict[str, Any] = {
