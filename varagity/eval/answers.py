@@ -213,8 +213,10 @@ def evaluate_answers(
                 f"{len(verdict.facts)}, citations {sum(c.valid for c in verdict.citations)}/"
                 f"{len(verdict.citations)} valid"
                 + (", abstained" if verdict.abstained else "")
+                + ("" if verdict.abstention_correct else ", abstention wrong")
                 + (", LOOPED" if verdict.looped else "")
-                + f" ({generated.total_ms / 1000:.1f}s)"
+                + f" (first token {(generated.first_token_ms or 0) / 1000:.1f}s,"
+                f" answer {generated.total_ms / 1000:.1f}s)"
             )
     return result
 
