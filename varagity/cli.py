@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 
 if TYPE_CHECKING:
+    from varagity.chat.turn import TurnEvent
     from varagity.records import RetrievedChunk
 
 log = logging.getLogger("varagity")
@@ -41,19 +42,9 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answer a question over the corpus, streaming to stdout, then list the sources.
 
-    Runs the same turn as the chat API. A reasoning model's ``<think>`` text is hidden
-    unless ``--show-reasoning``, which writes it to stderr (dimmed on a terminal), so
-    stdout holds only the answer and its sources.
+    Runs the same turn as the chat API (:func:`varagity.chat.turn.run_turn`).
     """
-    from varagity.chat.turn import (
-        ReasoningDelta,
-        TokenDelta,
-        TurnDone,
-        TurnError,
-        TurnRequest,
-        TurnRetrieval,
-        run_turn,
-    )
+    from varagity.chat.turn import TurnRequest, run_turn
     from varagity.services import Services
 
     try:
@@ -61,52 +52,73 @@ def cmd_ask(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    dim, plain = ("\033[2m", "\033[0m") if sys.stderr.isatty() else ("", "")
     services = Services.open(get_settings())
-    chunks: tuple[RetrievedChunk, ...] = ()
-    thinking = False
     try:
-        for event in run_turn(services, request):
-            if isinstance(event, TurnRetrieval):
-                chunks = event.chunks
-            elif isinstance(event, ReasoningDelta):
-                if args.show_reasoning:
-                    prefix = "" if thinking else f"{dim}reasoning: "
-                    sys.stderr.write(f"{prefix}{dim}{event.text}{plain}")
-                    sys.stderr.flush()
-                    thinking = True
-            elif isinstance(event, TokenDelta):
-                if thinking:
-                    sys.stderr.write("\n")
-                    thinking = False
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-            elif isinstance(event, TurnError):
-                print(f"\nerror ({event.code}): {event.message}", file=sys.stderr)
-                return 1
-            elif isinstance(event, TurnDone):
-                _print_sources(chunks, set(event.cited))
-                if event.stop_reason == "repetition":
-                    print(
-                        "(stopped: the answer began repeating itself; the final answer is "
-                        f"{event.answer!r})",
-                        file=sys.stderr,
-                    )
-                elif event.stop_reason == "length":
-                    print("(stopped at the LLM_MAX_TOKENS cap)", file=sys.stderr)
+        return render_turn(run_turn(services, request), show_reasoning=args.show_reasoning)
     finally:
         services.close()
+
+
+def render_turn(
+    events: Iterable[TurnEvent],
+    *,
+    show_reasoning: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Print a turn as ``varagity ask`` shows it; the exit status (1 on an error event).
+
+    The answer streams to ``out``, then the numbered sources (cited ones starred). A
+    reasoning model's thinking never reaches ``out``: it is hidden, or with
+    ``show_reasoning`` written to ``err`` after a ``reasoning:`` prefix (dimmed on a
+    terminal). Why generation stopped early, if it did, is noted on ``err``.
+    """
+    from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnError, TurnRetrieval
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    dim, plain = ("\033[2m", "\033[0m") if err.isatty() else ("", "")
+    chunks: Sequence[RetrievedChunk] = ()
+    thinking = False
+    for event in events:
+        if isinstance(event, TurnRetrieval):
+            chunks = event.chunks
+        elif isinstance(event, ReasoningDelta):
+            if show_reasoning:
+                err.write(f"{dim}{'' if thinking else 'reasoning: '}{event.text}{plain}")
+                err.flush()
+                thinking = True
+        elif isinstance(event, TokenDelta):
+            if thinking:
+                err.write("\n")
+                thinking = False
+            out.write(event.text)
+            out.flush()
+        elif isinstance(event, TurnError):
+            print(f"\nerror ({event.code}): {event.message}", file=err)
+            return 1
+        elif isinstance(event, TurnDone):
+            _print_sources(chunks, set(event.cited), out)
+            if event.stop_reason == "repetition":
+                print(
+                    "(stopped: the answer began repeating itself; without the repeats it "
+                    f"reads: {event.answer!r})",
+                    file=err,
+                )
+            elif event.stop_reason == "length":
+                print("(stopped at the LLM_MAX_TOKENS cap)", file=err)
     return 0
 
 
-def _print_sources(chunks: Sequence[RetrievedChunk], cited: set[int]) -> None:
-    print("\n\nSources:")
+def _print_sources(chunks: Sequence[RetrievedChunk], cited: set[int], out: TextIO) -> None:
+    print("\n\nSources:", file=out)
     for n, chunk in enumerate(chunks, start=1):
         rec = chunk.record
         mark = "*" if n in cited else " "
-        print(f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}")
+        line = f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
+        print(line, file=out)
     if not chunks:
-        print("  (none: the corpus has nothing matching, or is empty)")
+        print("  (none: the corpus has nothing matching, or is empty)", file=out)
 
 
 def cmd_search(args: argparse.Namespace) -> int:

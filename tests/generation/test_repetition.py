@@ -109,3 +109,30 @@ def test_a_token_cut_across_deltas_is_read_whole() -> None:
 def test_bad_thresholds_are_refused() -> None:
     with pytest.raises(ValueError, match="must be >= 2"):
         RepetitionGuard(ngram=1)
+
+
+@pytest.mark.integration
+def test_a_real_stream_stopped_mid_answer_frees_the_server(model_urls: dict[str, str]) -> None:
+    """What the guard does on a loop (close the stream) stops the real server's answer."""
+    from varagity.models.clients import ChatClient, Decoding
+
+    client = ChatClient(
+        base_url=model_urls["LLM_BASE_URL"], model="smollm2", max_retries=0, timeout=120
+    )
+    guard = RepetitionGuard()
+    stream = client.stream(
+        [{"role": "user", "content": "Describe a kettle in great detail."}],
+        max_tokens=256,
+        decoding=Decoding(repeat_penalty=1.1),
+    )
+    received = 0
+    for delta in stream:
+        received += 1
+        guard.feed(delta)
+        if received == 5:
+            break
+    stream.close()
+    assert received == 5 and guard.text.strip()
+    reply = client.complete([{"role": "user", "content": "Say hello."}], max_tokens=8)
+    assert reply.strip()  # the server went on to the next request
+    client.close()
