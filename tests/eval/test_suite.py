@@ -120,7 +120,7 @@ def test_sample_suite_size_and_shape() -> None:
     assert len(suite.queries) >= 30
     assert len(suite.queries) - len(suite.answerable) >= 6
     assert all(q.facts for q in suite.answerable)
-    assert suite.thresholds is not None
+    assert suite.thresholds is not None and suite.answer_thresholds is not None
 
 
 def test_sample_reference_answers_state_their_facts_and_unanswerables_abstain() -> None:
