@@ -556,7 +556,9 @@ def test_dockerignore_keeps_build_inputs(path: str) -> None:
     assert not _dockerignored(path), f".dockerignore leaves {path} out of the build context"
 
 
-@pytest.mark.parametrize("path", [".venv", ".git", "corpus/a.pdf", "docs/models.md", "models/x.gguf", ".env"])
+@pytest.mark.parametrize(
+    "path", [".venv", ".git", "corpus/a.pdf", "docs/models.md", "models/x.gguf", ".env"]
+)
 def test_dockerignore_drops_local_state(path: str) -> None:
     assert _dockerignored(path)
 
