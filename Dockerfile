@@ -71,7 +71,8 @@ RUN apt-get update \
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build --chown=varagity:varagity /out /app
 
-# Mount points: named volumes copy this ownership on first use; ./docs is a bind mount.
+# Mount points: named volumes copy this ownership on first use; /app/docs is the bind
+# mount of the host's ./corpus (compose.yaml).
 RUN mkdir -p /app/docs /app/dagster_home/storage /var/lib/varagity \
     && chown -R varagity:varagity /app /var/lib/varagity
 

@@ -61,7 +61,7 @@ web-test: $(WEB_BUILD)
 web-e2e: install
 	$(BIN)/pytest -q tests/web
 
-## Command 1: install, start the embedded stack, ingest ./docs, print the URLs.
+## Command 1: install, start the embedded stack, ingest ./corpus, print the URLs.
 up: install
 	$(BIN)/varagity up
 

@@ -61,3 +61,27 @@ def test_invalid_settings_exit_2_with_the_reason(make_settings) -> None:
     )
     assert done.returncode == 2
     assert "must sum to 1.0" in done.stderr
+
+
+def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
+    from io import StringIO
+
+    from tests.test_generation import _chunk
+    from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnRetrieval
+    from varagity.cli import render_turn
+
+    events = [
+        TurnRetrieval((_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
+        ReasoningDelta("The source says 27."),
+        TokenDelta("It is 27 months [1]. Again. Again."),
+        TurnDone("It is 27 months [1].", "The source says 27.", [1], "repetition", {}),
+    ]
+    for show in (False, True):
+        out, err = StringIO(), StringIO()
+        assert render_turn(events, show_reasoning=show, out=out, err=err) == 0
+        answer, _, sources = out.getvalue().partition("\n\nSources:\n")
+        assert answer == "It is 27 months [1]. Again. Again."
+        assert sources.startswith(" *[1] f1.md (chunk 0)")
+        assert "The source says" not in out.getvalue() and "<think>" not in out.getvalue()
+        assert ("reasoning: The source says 27." in err.getvalue()) is show
+        assert "repeating itself" in err.getvalue() and "'It is 27 months [1].'" in err.getvalue()

@@ -41,7 +41,7 @@ NON_SETTINGS_ENV = frozenset(
     {"DAGSTER_HOME", "VARAGITY_DAGSTER_PG_URL", "VARAGITY_DAGSTER_LOG_DIR"}
 )
 # Host folders the operator provides (corpus, model weights): not part of the repository.
-HOST_DATA_BINDS = frozenset({"./docs", "./models"})
+HOST_DATA_BINDS = frozenset({"./corpus", "./models"})
 # What the image build reads from the context; .dockerignore must keep it.
 BUILD_INPUTS = (
     "pyproject.toml",
@@ -432,7 +432,7 @@ def test_project_services_share_docs_and_home(resolved: dict[str, Any], name: st
     env = _env(service)
     mounts = {mount["target"]: mount for mount in _mounts(service)}
     docs = mounts.get(env["DOCS_PATH"])
-    assert docs and docs["type"] == "bind" and docs["source"] == "./docs"
+    assert docs and docs["type"] == "bind" and docs["source"] == "./corpus"
     home = mounts.get(env["VARAGITY_HOME"])
     assert home and home["type"] == "volume" and home["source"] == "varagity-home"
     assert env["DAGSTER_HOME"]
@@ -556,7 +556,9 @@ def test_dockerignore_keeps_build_inputs(path: str) -> None:
     assert not _dockerignored(path), f".dockerignore leaves {path} out of the build context"
 
 
-@pytest.mark.parametrize("path", [".venv", ".git", "docs/a.pdf", "models/x.gguf", ".env"])
+@pytest.mark.parametrize(
+    "path", [".venv", ".git", "corpus/a.pdf", "docs/models.md", "models/x.gguf", ".env"]
+)
 def test_dockerignore_drops_local_state(path: str) -> None:
     assert _dockerignored(path)
 

@@ -103,7 +103,7 @@ def test_stream_answer_sends_history_to_the_model() -> None:
         def __init__(self) -> None:
             self.messages: list[dict[str, str]] = []
 
-        def stream(self, messages, max_tokens=None, temperature=None):
+        def stream(self, messages, max_tokens=None, temperature=None, *, decoding=None):
             self.messages = messages
             yield "ok"
 

@@ -59,7 +59,7 @@ def _gql(dagster: str, query: str) -> dict:
 
 def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
-    shutil.copytree(REPO / "docs", docs)
+    shutil.copytree(REPO / "corpus", docs)
     with varagity_up(tmp_path / "home", docs, CONTEXTUALIZE="false") as stack:
         api, dagster, env, proc = stack.api, stack.dagster, stack.env, stack.proc
         out = stack.log()

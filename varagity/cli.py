@@ -6,10 +6,16 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
+
+if TYPE_CHECKING:
+    from varagity.chat.turn import TurnEvent
+    from varagity.records import RetrievedChunk
 
 log = logging.getLogger("varagity")
 
@@ -36,39 +42,85 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answer a question over the corpus, streaming to stdout, then list the sources."""
-    from varagity.generation.answer import cited_numbers, stream_answer
+    """Answer a question over the corpus, streaming to stdout, then list the sources.
+
+    Runs the same turn as the chat API (:func:`varagity.chat.turn.run_turn`).
+    """
+    from varagity.chat.turn import TurnRequest, run_turn
     from varagity.services import Services
 
-    services = Services.open(get_settings())
-    settings = services.settings  # with the runtime overrides stored by the API
     try:
-        retrieval = services.retriever(args.method).retrieve(args.question, args.k)
-        parts = []
-        for delta in stream_answer(
-            services.chat,
-            args.question,
-            retrieval.chunks,
-            context_tokens=settings.LLM_CONTEXT_TOKENS,
-            answer_tokens=settings.LLM_MAX_TOKENS,
-        ):
-            parts.append(delta)
-            sys.stdout.write(delta)
-            sys.stdout.flush()
-        answer = "".join(parts)
-        cited = set(cited_numbers(answer, len(retrieval.chunks)))
-        print("\n\nSources:")
-        for n, chunk in enumerate(retrieval.chunks, start=1):
-            rec = chunk.record
-            mark = "*" if n in cited else " "
-            print(
-                f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
-            )
-        if not retrieval.chunks:
-            print("  (none: the corpus has nothing matching, or is empty)")
+        request = TurnRequest(question=args.question, method=args.method, k=args.k)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    services = Services.open(get_settings())
+    try:
+        return render_turn(run_turn(services, request), show_reasoning=args.show_reasoning)
     finally:
         services.close()
+
+
+def render_turn(
+    events: Iterable[TurnEvent],
+    *,
+    show_reasoning: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Print a turn as ``varagity ask`` shows it; the exit status (1 on an error event).
+
+    The answer streams to ``out``, then the numbered sources (cited ones starred). A
+    reasoning model's thinking never reaches ``out``: it is hidden, or with
+    ``show_reasoning`` written to ``err`` after a ``reasoning:`` prefix (dimmed on a
+    terminal). Why generation stopped early, if it did, is noted on ``err``.
+    """
+    from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnError, TurnRetrieval
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    dim, plain = ("\033[2m", "\033[0m") if err.isatty() else ("", "")
+    chunks: Sequence[RetrievedChunk] = ()
+    thinking = False
+    for event in events:
+        if isinstance(event, TurnRetrieval):
+            chunks = event.chunks
+        elif isinstance(event, ReasoningDelta):
+            if show_reasoning:
+                err.write(f"{dim}{'' if thinking else 'reasoning: '}{event.text}{plain}")
+                err.flush()
+                thinking = True
+        elif isinstance(event, TokenDelta):
+            if thinking:
+                err.write("\n")
+                thinking = False
+            out.write(event.text)
+            out.flush()
+        elif isinstance(event, TurnError):
+            print(f"\nerror ({event.code}): {event.message}", file=err)
+            return 1
+        elif isinstance(event, TurnDone):
+            _print_sources(chunks, set(event.cited), out)
+            if event.stop_reason == "repetition":
+                print(
+                    "(stopped: the answer began repeating itself; without the repeats it "
+                    f"reads: {event.answer!r})",
+                    file=err,
+                )
+            elif event.stop_reason == "length":
+                print("(stopped at the LLM_MAX_TOKENS cap)", file=err)
     return 0
+
+
+def _print_sources(chunks: Sequence[RetrievedChunk], cited: set[int], out: TextIO) -> None:
+    print("\n\nSources:", file=out)
+    for n, chunk in enumerate(chunks, start=1):
+        rec = chunk.record
+        mark = "*" if n in cited else " "
+        line = f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
+        print(line, file=out)
+    if not chunks:
+        print("  (none: the corpus has nothing matching, or is empty)", file=out)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -186,12 +238,13 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Score retrieval configurations on a golden suite; print a table, write JSON."""
+    """Score retrieval (and with --answers, answers) on a golden suite; print, write JSON."""
     from pathlib import Path
 
+    from varagity.eval import answers as eval_answers
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
-    from varagity.eval.suite import load_suite
+    from varagity.eval.suite import SuiteError, load_suite
     from varagity.models.local_servers import local_model_servers
 
     try:
@@ -221,7 +274,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         except KeyError as exc:
             print(f"error: {exc.args[0]}", file=sys.stderr)
             return 2
-    guess = runner.estimate(settings, suite, chosen, len(suite.queries))
+    answer_k = None
+    if args.answers:
+        try:
+            eval_answers.require_facts(suite)
+        except SuiteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        gate = suite.answer_thresholds
+        answer_k = args.answer_k or (gate.k if gate else 5)
+    guess = runner.estimate(
+        settings, suite, chosen, len(suite.answerable), answers=len(suite.queries) * args.answers
+    )
     print(
         f"suite {suite.name}: {len(suite.queries)} question(s), corpus {suite.corpus}; "
         f"estimated {runner.format_duration(guess.seconds)}"
@@ -230,7 +294,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(line)
     sys.stdout.flush()
     with local_model_servers(settings, settings.home / "logs"):
-        results = runner.run_eval(settings, suite, chosen, ks, progress=print)
+        results = runner.run_eval(settings, suite, chosen, ks, progress=print, answer_k=answer_k)
         if args.naive:
             from varagity.eval.naive import run_naive
             from varagity.models.clients import EmbeddingClient
@@ -239,6 +303,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             results.append(run_naive(suite, EmbeddingClient.from_settings(settings), ks))
     print()
     print(runner.format_table(results, ks))
+    answered = [r.answers for r in results if r.answers is not None]
+    if answered:
+        print(f"\nanswers ({answer_k} passages each):")
+        print(eval_answers.format_table(answered))
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
     print(f"\nreport: {runner.write_report(out, suite, results, ks, args.limit)}")
     return 0 if any(r.ok for r in results) else 1
@@ -262,6 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("-k", type=int, default=5)
     ask.add_argument("--method", choices=methods)
+    ask.add_argument(
+        "--show-reasoning",
+        action="store_true",
+        help="write a reasoning model's thinking to stderr (hidden by default)",
+    )
     ask.set_defaults(func=cmd_ask)
 
     search = sub.add_parser("search", help="show ranked chunks and their traces")
@@ -313,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     models.set_defaults(func=cmd_models)
 
-    ev = sub.add_parser("eval", help="score retrieval configurations on a golden suite")
+    ev = sub.add_parser("eval", help="score retrieval (and answers) on a golden suite")
     ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
     which = ev.add_mutually_exclusive_group()
     which.add_argument("--config", help="named config(s), comma-separated (default hybrid)")
@@ -327,6 +400,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--naive",
         action="store_true",
         help="also score the naive baseline script (varagity.eval.naive) for comparison",
+    )
+    ev.add_argument(
+        "--answers",
+        action="store_true",
+        help="also answer every question through the chat turn runner and score the answers "
+        "(key facts, citations, abstention, loops, time to first token)",
+    )
+    ev.add_argument(
+        "--answer-k",
+        type=int,
+        help="passages per answer (default: the suite's answer gate k, else 5)",
     )
     which.add_argument(
         "--drop",

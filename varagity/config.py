@@ -93,7 +93,7 @@ class Settings(BaseSettings):
         default=Path(".varagity"),
         description="State folder of the embedded stack (Postgres data, BM25 index, logs).",
     )
-    DOCS_PATH: Path = Field(default=Path("docs"), description="The watched corpus folder.")
+    DOCS_PATH: Path = Field(default=Path("corpus"), description="The watched corpus folder.")
     BM25_INDEX_PATH: Path | None = Field(
         default=None, description="Tantivy index directory; defaults to VARAGITY_HOME/bm25."
     )
@@ -133,6 +133,19 @@ class Settings(BaseSettings):
     LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
     LLM_MAX_TOKENS: int = Field(default=384, ge=1)
     LLM_TEMPERATURE: float = Field(default=0.0, ge=0.0, le=2.0)
+    LLM_REPEAT_PENALTY: float = Field(
+        default=1.1,
+        ge=1.0,
+        le=2.0,
+        description="Answers: llama.cpp's repeat penalty (sent only when not 1.0; set 1.0 "
+        "for servers that reject unknown fields, such as OpenAI's).",
+    )
+    LLM_FREQUENCY_PENALTY: float = Field(
+        default=0.0, ge=-2.0, le=2.0, description="Answers: OpenAI frequency_penalty."
+    )
+    LLM_PRESENCE_PENALTY: float = Field(
+        default=0.0, ge=-2.0, le=2.0, description="Answers: OpenAI presence_penalty."
+    )
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."
     )

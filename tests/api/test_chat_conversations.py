@@ -72,6 +72,8 @@ def test_two_turn_condense_chat_is_saved_with_its_evidence(chat_api: str) -> Non
     retrieval1, done1 = _check_order(_chat(chat_api, {"question": first_q}))
     cid = retrieval1["conversation_id"]
     assert done1["conversation_id"] == cid
+    assert done1["stop_reason"] in ("finished", "length", "repetition")
+    assert {"first_token", "generate", "total"} <= set(done1["timings_ms"])
     assert retrieval1["chat_engine"] == "condense_context"
     assert retrieval1["condensed_query"] is None  # first turn: nothing to condense
     assert retrieval1["query"] == first_q

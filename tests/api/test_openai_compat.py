@@ -46,7 +46,7 @@ def test_complete_answer_is_cited_with_sources_and_not_saved(base: str) -> None:
     )
     assert response.object == "chat.completion" and response.model == "varagity"
     choice = response.choices[0]
-    assert choice.finish_reason == "stop" and choice.message.role == "assistant"
+    assert choice.message.role == "assistant"
     content = choice.message.content or ""
     answer, footer = content.split("\n\nSources:\n")
     assert answer.strip()
@@ -59,6 +59,9 @@ def test_complete_answer_is_cited_with_sources_and_not_saved(base: str) -> None:
     assert sources[0]["relative_path"] == "kettle.md" and sources[0]["trace"]["final_rank"] == 1
     assert len(footer.splitlines()) == len(sources)
     assert all(1 <= n <= len(sources) for n in extras["cited"])
+    assert extras["stop_reason"] in ("finished", "length", "repetition")
+    assert choice.finish_reason == ("length" if extras["stop_reason"] == "length" else "stop")
+    assert {"first_token", "generate", "total"} <= set(extras["timings_ms"])
     assert httpx.get(f"{base}/api/conversations", timeout=30).json() == []
 
 
@@ -83,7 +86,12 @@ def test_streamed_answer_uses_the_history_and_ends_with_sources(base: str) -> No
     assert "condense" in extras["timings_ms"]  # the earlier turn reached the chat engine
     assert extras["query"] == (extras["condensed_query"] or "Who makes it?")
     assert [c.choices[0].finish_reason for c in chunks[:-1]] == [None] * (len(chunks) - 1)
-    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert chunks[-1].model_extra is not None
+    outcome = chunks[-1].model_extra["varagity"]
+    assert chunks[-1].choices[0].finish_reason == (
+        "length" if outcome["stop_reason"] == "length" else "stop"
+    )
+    assert outcome["sources"] == extras["sources"] and "generate" in outcome["timings_ms"]
     assert len({c.id for c in chunks}) == 1
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
     answer, footer = text.split("\n\nSources:\n")
@@ -103,6 +111,11 @@ def test_bad_input_is_a_4xx_in_openai_shape(base: str) -> None:
         ({"model": "varagity", "messages": [{"role": "user", "content": "  "}]}, 400, None),
         ({"model": "varagity", "messages": [{"role": "user", "content": "q"}], "n": 2}, 400, None),
         ({"model": "gpt-4o", "messages": [{"role": "user", "content": "q"}]}, 404, None),
+        (
+            {"model": "varagity", "messages": [{"role": "user", "content": "why? " * 1000}]},
+            400,
+            "invalid_request",
+        ),
     ):
         with pytest.raises(openai.APIStatusError) as caught:
             client.chat.completions.create(**kwargs)

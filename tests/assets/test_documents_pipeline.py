@@ -33,6 +33,7 @@ ALL_ASSETS = {
     "indexed_document",
     "chunk_contexts",
     "eval_results",
+    "answer_eval_results",
     "search_index_release",
 }
 

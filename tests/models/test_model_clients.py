@@ -13,6 +13,7 @@ import pytest
 
 from varagity.models.clients import (
     ChatClient,
+    Decoding,
     EmbeddingClient,
     ModelError,
     needs_e5_prefixes,
@@ -103,14 +104,14 @@ def _chat(text: str) -> Reply:
     }
 
 
-def _chunk(text: str) -> str:
+def _chunk(text: str, finish: str | None = None) -> str:
     return json.dumps(
         {
             "id": "c1",
             "object": "chat.completion.chunk",
             "created": 0,
             "model": "m",
-            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}],
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
         }
     )
 
@@ -204,6 +205,30 @@ def test_stream_retries_before_the_first_delta(fake: FakeServer) -> None:
     assert deltas == ["Hel", "lo"]
     assert len(fake.requests) == 2
     assert fake.requests[-1][2]["stream"] is True
+
+
+def test_stream_returns_the_finish_reason_and_sends_decoding(fake: FakeServer) -> None:
+    fake.replies = [
+        (200, [_chunk("Hel"), _chunk("lo"), _chunk("", finish="length"), "[DONE]"]),
+        (200, [_chunk("ok", finish="stop"), "[DONE]"]),
+    ]
+    client = _chat_client(fake.url)
+    decoding = Decoding(repeat_penalty=1.15, frequency_penalty=0.3, stop=("\n\nQuestion:",))
+    stream = client.stream([{"role": "user", "content": "hi"}], decoding=decoding)
+    deltas = []
+    while True:
+        try:
+            deltas.append(next(stream))
+        except StopIteration as end:
+            finish = end.value
+            break
+    assert deltas == ["Hel", "lo"] and finish == "length"
+    body = fake.requests[0][2]
+    assert body["repeat_penalty"] == 1.15 and body["frequency_penalty"] == 0.3
+    assert body["stop"] == ["\n\nQuestion:"] and "presence_penalty" not in body
+    assert list(client.stream([{"role": "user", "content": "hi"}], decoding=Decoding())) == ["ok"]
+    plain = fake.requests[1][2]
+    assert not {"repeat_penalty", "frequency_penalty", "presence_penalty", "stop"} & set(plain)
 
 
 def test_chat_sends_defaults_and_overrides(fake: FakeServer) -> None:

@@ -1,54 +1,323 @@
-"""One chat turn end to end, shared by the SSE chat route and the OpenAI-compatible one.
+"""One chat turn end to end, as typed events: the runner every front end shares.
 
-:func:`ground` runs the chat engine and retrieval (the engine's search query drives
-retrieval); :func:`answer_pieces` streams the grounded answer for the *original*
-question, split into reasoning and answer pieces.
+The SSE chat route (``POST /api/chat``), the OpenAI-compatible route
+(``/v1/chat/completions``) and ``varagity ask`` are adapters over :func:`run_turn`:
+each builds a :class:`TurnRequest` and renders the events it yields.
+
+Event order: one :class:`TurnRetrieval` (the evidence, numbered as the answer cites
+it, and the query that found it), then :class:`ReasoningDelta` and :class:`TokenDelta`
+in the order the model wrote them, then :class:`TurnDone`. A failure is a
+:class:`TurnError` and ends the turn, whether it comes before the evidence or mid-answer.
+Closing the generator early (a client that went away) closes the model's stream, which
+stops generation.
+
+The answer stream passes through a :class:`~varagity.generation.repetition.RepetitionGuard`:
+when the answer starts looping, generation stops, the repeated tail is trimmed from
+:attr:`TurnDone.answer` (the deltas already sent cannot be taken back, so front ends
+show ``done``'s answer as the final text) and the stop reason is ``"repetition"``.
+
+Limits live here, so every front end enforces the same ones: a question of at most
+:data:`QUESTION_MAX_CHARS` characters, and at most ``LLM_MAX_TOKENS`` answer tokens
+(a request may ask for fewer, never more).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Generator, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, get_args
 
-from varagity.chat.base import ChatEngine, PreparedQuery, Turn
-from varagity.generation.answer import Streamer, stream_answer
-from varagity.generation.think import Piece, ThinkSplitter
-from varagity.retrieval.base import Retrieval, Retriever
+from varagity.chat.base import ChatEngine, PreparedQuery, Turn, build_chat_engine
+from varagity.config import Settings
+from varagity.generation.answer import Streamer, cited_numbers, stream_answer
+from varagity.generation.repetition import RepetitionGuard
+from varagity.generation.think import ThinkSplitter
+from varagity.models.clients import Completer, Decoding, ModelError
+from varagity.records import RetrievedChunk
+from varagity.retrieval.base import Retriever
+
+log = logging.getLogger(__name__)
+
+#: Longest question any front end accepts, in characters.
+QUESTION_MAX_CHARS = 4000
+
+#: What a turn is answered from. Only the indexed documents today; a graph corpus
+#: is where a later turn kind plugs in.
+Corpus = Literal["documents"]
+CORPORA: tuple[str, ...] = get_args(Corpus)
+
+#: Why generation ended: the model finished, it hit the answer token cap, or the
+#: repetition guard stopped a loop.
+StopReason = Literal["finished", "length", "repetition"]
+
+#: Codes of :class:`TurnError`.
+ErrorCode = Literal["invalid_request", "model_unavailable", "internal_error"]
 
 
 @dataclass(frozen=True, slots=True)
-class Grounding:
-    """The engine's decision, the evidence it found, and how long both took (ms)."""
+class TurnRequest:
+    """One question to answer, with what decides how.
 
-    prepared: PreparedQuery
-    retrieval: Retrieval
+    Attributes:
+        question: The user's words (the answer prompt gets them unchanged).
+        history: Earlier turns of the conversation, oldest first; the runner keeps the
+            last ``CHAT_HISTORY_TURNS``.
+        method: Retrieval method; None uses ``RETRIEVAL_METHOD``.
+        k: Evidence chunks to retrieve; None uses ``TOP_K``.
+        chat_engine: Chat engine; None uses ``CHAT_ENGINE``.
+        corpus: What to answer from (only ``"documents"`` for now).
+        max_answer_tokens: A lower answer cap than ``LLM_MAX_TOKENS`` (never higher).
+
+    Raises:
+        ValueError: On construction, for a blank or too long question, ``k`` or
+            ``max_answer_tokens`` below 1, or an unknown corpus.
+    """
+
+    question: str
+    history: tuple[Turn, ...] = ()
+    method: str | None = None
+    k: int | None = None
+    chat_engine: str | None = None
+    corpus: Corpus = "documents"
+    max_answer_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse requests no front end should pass on."""
+        if not self.question.strip():
+            raise ValueError("The question is empty.")
+        if len(self.question) > QUESTION_MAX_CHARS:
+            raise ValueError(
+                f"The question is {len(self.question)} characters long; the limit is "
+                f"{QUESTION_MAX_CHARS}. Shorten it, or ask about one thing at a time."
+            )
+        if self.k is not None and self.k < 1:
+            raise ValueError(f"k must be at least 1, got {self.k}")
+        if self.max_answer_tokens is not None and self.max_answer_tokens < 1:
+            raise ValueError(f"max_answer_tokens must be at least 1, got {self.max_answer_tokens}")
+        if self.corpus not in CORPORA:
+            raise ValueError(f"Unknown corpus {self.corpus!r}; choose one of: {', '.join(CORPORA)}")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRetrieval:
+    """The evidence found for the turn, and how.
+
+    Attributes:
+        chunks: The evidence, in rank order; the answer cites chunk ``n`` as ``[n]``.
+        query: What retrieval searched for.
+        condensed_query: The chat engine's rewrite when it drove retrieval, else None.
+        method: The retriever's method name.
+        chat_engine: The chat engine's registry name.
+        timings_ms: Stage timings so far (``condense``, retrieval stages).
+    """
+
+    chunks: tuple[RetrievedChunk, ...]
+    query: str
+    condensed_query: str | None
+    method: str
+    chat_engine: str
     timings_ms: dict[str, float]
 
 
-def ground(
-    engine: ChatEngine, retriever: Retriever, question: str, history: Sequence[Turn], k: int
-) -> Grounding:
-    """Prepare the search query with ``engine`` and retrieve ``k`` chunks for it."""
-    prepared = engine.prepare(question, history)
-    retrieval = retriever.retrieve(prepared.search_query, k)
-    return Grounding(prepared, retrieval, {**prepared.timings_ms, **retrieval.timings_ms})
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's ``<think>`` reasoning."""
+
+    text: str
 
 
-def answer_pieces(
-    chat: Streamer, grounding: Grounding, *, context_tokens: int, answer_tokens: int
-) -> Generator[Piece, None, None]:
-    """The answer to the original question as reasoning/answer pieces, in order."""
+@dataclass(frozen=True, slots=True)
+class TokenDelta:
+    """A piece of the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """The finished answer.
+
+    Attributes:
+        answer: The answer text (without a trimmed repeated tail).
+        reasoning: The reasoning text, or None when the model wrote none.
+        cited: Source numbers the answer cites, in first-seen order.
+        stop_reason: Why generation ended.
+        timings_ms: All stage timings, with ``first_token``, ``generate``, ``total``.
+    """
+
+    answer: str
+    reasoning: str | None
+    cited: list[int]
+    stop_reason: StopReason
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnError:
+    """A failure; nothing follows it."""
+
+    code: ErrorCode
+    message: str
+
+
+TurnEvent = TurnRetrieval | ReasoningDelta | TokenDelta | TurnDone | TurnError
+
+
+class Model(Streamer, Completer, Protocol):
+    """The chat model the runner needs: streaming answers, non-streaming rewrites."""
+
+
+class TurnServices(Protocol):
+    """What :func:`run_turn` uses of :class:`~varagity.services.Services`."""
+
+    settings: Settings
+
+    @property
+    def chat(self) -> Model:
+        """The chat model client."""
+        ...
+
+    def retriever(self, method: str | None = None) -> Retriever:
+        """The retriever for ``method`` (``RETRIEVAL_METHOD`` when None)."""
+        ...
+
+
+def answer_decoding(settings: Settings) -> Decoding:
+    """The decoding controls of answer generation (``LLM_*_PENALTY``)."""
+    return Decoding(
+        repeat_penalty=settings.LLM_REPEAT_PENALTY,
+        frequency_penalty=settings.LLM_FREQUENCY_PENALTY,
+        presence_penalty=settings.LLM_PRESENCE_PENALTY,
+    )
+
+
+def answer_token_cap(settings: Settings, requested: int | None = None) -> int:
+    """The answer cap: ``requested`` when given and lower, else ``LLM_MAX_TOKENS``."""
+    cap = settings.LLM_MAX_TOKENS
+    return cap if requested is None else max(1, min(requested, cap))
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 2)
+
+
+def run_turn(services: TurnServices, request: TurnRequest) -> Generator[TurnEvent, None, None]:
+    """Answer ``request`` as a stream of events; see the module doc for their order."""
+    started = time.perf_counter()
+    try:
+        yield from _run(services, request, started)
+    except ModelError as exc:
+        yield TurnError("model_unavailable", str(exc))
+    except ValueError as exc:
+        yield TurnError("invalid_request", str(exc))
+    except Exception as exc:  # every turn ends with an event, never a torn stream
+        log.exception("chat turn failed")
+        yield TurnError("internal_error", f"{type(exc).__name__}: {exc}")
+
+
+def _run(
+    services: TurnServices, request: TurnRequest, started: float
+) -> Generator[TurnEvent, None, None]:
+    settings = services.settings
+    engine = _engine(services, request.chat_engine)
+    keep = settings.CHAT_HISTORY_TURNS
+    history: Sequence[Turn] = request.history[-keep:] if keep else ()
+    prepared = engine.prepare(request.question, history)
+    retriever = services.retriever(request.method)
+    retrieval = retriever.retrieve(prepared.search_query, request.k or settings.TOP_K)
+    timings = {**prepared.timings_ms, **retrieval.timings_ms}
+    chunks = tuple(retrieval.chunks)
+    yield TurnRetrieval(
+        chunks=chunks,
+        query=prepared.search_query,
+        condensed_query=prepared.condensed_query,
+        method=retriever.method,
+        chat_engine=engine.name,
+        timings_ms=dict(timings),
+    )
+    generating = time.perf_counter()
+    answer, reasoning, stop = yield from _generate(
+        services, request, prepared, chunks, timings, generating
+    )
+    timings["generate"] = _ms(generating)
+    timings["total"] = _ms(started)
+    yield TurnDone(
+        answer=answer,
+        reasoning=reasoning,
+        cited=cited_numbers(answer, len(chunks)),
+        stop_reason=stop,
+        timings_ms=timings,
+    )
+
+
+def _engine(services: TurnServices, name: str | None) -> ChatEngine:
+    settings = services.settings
+    return build_chat_engine(
+        name or settings.CHAT_ENGINE,
+        completer=services.chat,
+        condense_enabled=settings.CONDENSE_ENABLED,
+        condense_max_tokens=settings.CONDENSE_MAX_TOKENS,
+    )
+
+
+def _generate(
+    services: TurnServices,
+    request: TurnRequest,
+    prepared: PreparedQuery,
+    chunks: Sequence[RetrievedChunk],
+    timings: dict[str, float],
+    generating: float,
+) -> Generator[TurnEvent, None, tuple[str, str | None, StopReason]]:
+    """Stream the answer's deltas; return ``(answer, reasoning, stop reason)``."""
+    settings = services.settings
     splitter = ThinkSplitter()
+    guard = RepetitionGuard()
+    reasoning: list[str] = []
+    finish: str | None = None
     deltas = stream_answer(
-        chat,
-        grounding.prepared.question,
-        grounding.retrieval.chunks,
-        context_tokens=context_tokens,
-        answer_tokens=answer_tokens,
-        history=grounding.prepared.history,
+        services.chat,
+        prepared.question,
+        chunks,
+        context_tokens=settings.LLM_CONTEXT_TOKENS,
+        answer_tokens=answer_token_cap(settings, request.max_answer_tokens),
+        history=prepared.history,
+        decoding=answer_decoding(settings),
     )
     with closing(deltas):  # closing this generator closes the model stream too
-        for delta in deltas:
-            yield from splitter.feed(delta)
-    yield from splitter.flush()
+        while guard.loop is None:
+            try:
+                delta = next(deltas)
+            except StopIteration as end:
+                finish = end.value
+                pieces = splitter.flush()
+                ended = True
+            else:
+                pieces = splitter.feed(delta)
+                ended = False
+            for piece in pieces:
+                timings.setdefault("first_token", _ms(generating))
+                if piece.kind == "reasoning":
+                    reasoning.append(piece.text)
+                    yield ReasoningDelta(piece.text)
+                    continue
+                sent = len(guard.text)
+                loop = guard.feed(piece.text)
+                visible = piece.text if loop is None else piece.text[: max(0, loop.keep - sent)]
+                if visible:
+                    yield TokenDelta(visible)
+                if loop is not None:
+                    break
+            if ended:
+                break
+    loop = guard.finish()
+    if loop is not None:
+        log.warning("the answer began repeating itself; stopped at %r", loop.repeated)
+        stop: StopReason = "repetition"
+    elif finish == "length":
+        stop = "length"
+    else:
+        stop = "finished"
+    return guard.trimmed(), "".join(reasoning) or None, stop

@@ -1,7 +1,10 @@
-"""Retrieval evaluation: golden suites, the chunker-independent scorer and the runner.
+"""Evaluation: golden suites, the retrieval and answer scorers, and the runners.
 
-A suite is a folder with ``queries.jsonl`` (questions and their verbatim golden
-passages), a corpus (``corpus/`` or the folder ``suite.json`` names) and optionally
-``thresholds.json`` (the release gate). :mod:`varagity.eval.scoring` matches passages
-by content, so any chunking strategy can be scored against the same suite.
+A suite is a folder with ``queries.jsonl`` (questions, their verbatim golden passages
+and key facts, some marked unanswerable), a corpus (``corpus/`` or the folder
+``suite.json`` names) and optionally ``thresholds.json`` (the release gates); see
+``eval_suites/README.md``. :mod:`varagity.eval.scoring` matches passages by content, so
+any chunking strategy can be scored against the same suite;
+:mod:`varagity.eval.answer_scoring` judges generated answers, which
+:mod:`varagity.eval.answers` produces through the chat turn runner.
 """

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from varagity.config import REINGEST_AFFECTING, Settings, load_settings
+from varagity.eval.answers import AnswerResult, evaluate_answers
 from varagity.eval.configs import EvalConfig
 from varagity.eval.scoring import (
     Passage,
@@ -42,6 +43,7 @@ DEFAULT_KS: tuple[int, ...] = (5, 10, 20)
 # Rough CPU throughputs on the reference machine (2 cores), for the up-front estimate.
 CONTEXTUALIZE_CHUNKS_PER_S = 1.0
 EMBED_CHUNKS_PER_S = 25.0
+ANSWER_SECONDS = 10.0  # one grounded answer of the default chat model
 QUERY_SECONDS = {"semantic": 0.2, "bm25": 0.02, "hybrid": 0.3, "reranked": 5.0, "hyde": 2.0}
 _INGEST_EXTRA = ("EMBEDDING_MODEL", "EMBEDDING_DIM", "SEMANTIC_BREAKPOINT_PERCENTILE")
 _CONTEXT_EXTRA = ("LLM_MODEL", "CONTEXT_MAX_TOKENS")
@@ -230,6 +232,7 @@ class ConfigResult:
     queries: dict[str, str] = field(default_factory=dict)
     latencies_ms: dict[str, list[float]] = field(default_factory=dict)
     ingest: IngestReport | None = None
+    answers: AnswerResult | None = None
 
     @property
     def ok(self) -> bool:
@@ -271,6 +274,7 @@ class ConfigResult:
             "mrr_at": {str(k): round(self.mrr(k), 4) for k in self.ks},
             "latency_ms": self.latency(),
             "ingest": self.ingest.to_dict() if self.ingest else None,
+            "answers": self.answers.to_dict() if self.answers else None,
             "questions": [
                 {
                     "id": s.query_id,
@@ -302,7 +306,7 @@ def evaluate(
         result.error = "not available"
         return result
     depth = max(ks)
-    for q in suite.queries:
+    for q in suite.answerable:
         started = time.perf_counter()
         retrieval = retriever.retrieve(q.query, depth)
         total = (time.perf_counter() - started) * 1000
@@ -325,15 +329,20 @@ class Estimate:
 
 
 def estimate(
-    base: Settings, suite: Suite, configs: Iterable[EvalConfig], n_queries: int
+    base: Settings,
+    suite: Suite,
+    configs: Iterable[EvalConfig],
+    n_queries: int,
+    answers: int = 0,
 ) -> Estimate:
-    """Rough wall time: ingest of each not-yet-ingested store plus the questions.
+    """Rough wall time: ingest of each not-yet-ingested store, the questions, the answers.
 
     Args:
         base: The app's settings.
         suite: The suite (its corpus size drives the ingest estimate).
         configs: The configurations to run.
-        n_queries: Questions per configuration (after ``--limit``).
+        n_queries: Retrieval questions per configuration (after ``--limit``).
+        answers: Questions answered per configuration (0: no answer scoring).
     """
     chars = sum(
         p.stat().st_size
@@ -372,10 +381,12 @@ def estimate(
         if config.method == "reranked" and base_method == "hyde":
             per_query += QUERY_SECONDS["hyde"]
         query_s = per_query * n_queries
-        total += ingest_s + query_s
+        answer_s = (per_query + ANSWER_SECONDS) * answers
+        total += ingest_s + query_s + answer_s
         lines.append(
             f"  {config.name:<24} {note:<26} ingest ~{format_duration(ingest_s):>7}  "
             f"queries ~{format_duration(query_s):>7}"
+            + (f"  answers ~{format_duration(answer_s):>7}" if answers else "")
         )
     return Estimate(total, lines)
 
@@ -395,11 +406,15 @@ def run_eval(
     configs: Sequence[EvalConfig],
     ks: Sequence[int] = DEFAULT_KS,
     progress: Progress | None = None,
+    answer_k: int | None = None,
 ) -> list[ConfigResult]:
     """Ingest (or reuse) each configuration's isolated store and evaluate it.
 
-    A configuration that fails (a model server down, an unknown method) is recorded
-    with its error; the others still run.
+    With ``answer_k``, each configuration also answers every question of the suite
+    from its ``answer_k`` best passages and scores the answers
+    (:func:`varagity.eval.answers.evaluate_answers`). A configuration that fails (a
+    model server down, an unknown method) is recorded with its error; the others
+    still run.
     """
     say = progress or (lambda _line: None)
     ingested: dict[str, IngestReport] = {}
@@ -427,6 +442,21 @@ def run_eval(
                 )
             result = evaluate(services, suite, config, ks)
             result.ingest = ingested[name]
+            if answer_k is not None and result.ok:
+                say(f"  answering {len(suite.queries)} question(s) from {answer_k} passages")
+                try:
+                    result.answers = evaluate_answers(
+                        services, suite, config.method, answer_k, config=config.name, progress=say
+                    )
+                except Exception as exc:  # keep the retrieval scores of this config
+                    log.debug("answer eval of %s failed", config.name, exc_info=True)
+                    result.answers = AnswerResult(
+                        config.name,
+                        config.method,
+                        answer_k,
+                        settings.LLM_MODEL,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
         except Exception as exc:
             log.debug("eval config %s failed", config.name, exc_info=True)
             result = _failed(config, ks, exc)

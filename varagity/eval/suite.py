@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,26 @@ class RelevantPassage:
     text: str
 
 
+Fact = tuple[str, ...]
+"""One key fact: its accepted spellings (``("27 months", "twenty-seven months")``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class EvalQuery:
-    """One question of a suite."""
+    """One question of a suite.
+
+    An answerable question has golden passages and (for answer scoring) key facts; an
+    unanswerable one (``"answerable": false``) has neither, only optional ``traps``:
+    near-miss values from the corpus an ungrounded answer would state.
+    """
 
     id: str
     query: str
     relevant: tuple[RelevantPassage, ...]
     answer: str | None = None
+    answerable: bool = True
+    facts: tuple[Fact, ...] = ()
+    traps: tuple[Fact, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +58,29 @@ class Thresholds:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerThresholds:
+    """The answer gate: minimum figures for answers grounded on ``k`` passages of ``method``."""
+
+    method: str
+    k: int
+    answer_correctness: float
+    citation_validity: float
+    abstention_accuracy: float
+    max_loops: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "method": self.method,
+            "k": self.k,
+            "answer_correctness": self.answer_correctness,
+            "citation_validity": self.citation_validity,
+            "abstention_accuracy": self.abstention_accuracy,
+            "max_loops": self.max_loops,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     """A loaded suite."""
 
@@ -54,6 +89,7 @@ class Suite:
     corpus: Path
     queries: tuple[EvalQuery, ...]
     thresholds: Thresholds | None
+    answer_thresholds: AnswerThresholds | None = None
 
     def limited(self, limit: int | None) -> Suite:
         """The same suite with only its first ``limit`` questions (all when ``None``)."""
@@ -61,7 +97,12 @@ class Suite:
             return self
         if limit <= 0:
             raise SuiteError(f"limit must be positive, got {limit}")
-        return Suite(self.name, self.root, self.corpus, self.queries[:limit], self.thresholds)
+        return replace(self, queries=self.queries[:limit])
+
+    @property
+    def answerable(self) -> tuple[EvalQuery, ...]:
+        """The questions the corpus answers (the ones retrieval is scored on)."""
+        return tuple(q for q in self.queries if q.answerable)
 
     def corpus_files(self) -> list[str]:
         """Corpus-relative paths of the files the suite's passages come from."""
@@ -79,19 +120,46 @@ class Suite:
         return digest.hexdigest()
 
 
+def _facts(raw: Any, field: str, where: str) -> tuple[Fact, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(
+        isinstance(f, list) and f and all(isinstance(s, str) and s.strip() for s in f) for f in raw
+    ):
+        raise SuiteError(
+            f"{where}: {field!r} must be a list of facts, each a non-empty list of spellings, "
+            f'e.g. [["27 months", "twenty-seven months"]]'
+        )
+    return tuple(tuple(s.strip() for s in f) for f in raw)
+
+
 def _query(line: str, where: str) -> EvalQuery:
     try:
         raw = json.loads(line)
         relevant = tuple(
             RelevantPassage(str(r["rel_source"]), str(r["text"])) for r in raw["relevant"]
         )
+        answerable = raw.get("answerable", True)
+        if not isinstance(answerable, bool):
+            raise SuiteError(f"{where}: 'answerable' must be true or false, got {answerable!r}")
         query = EvalQuery(
-            id=str(raw["id"]), query=str(raw["query"]), relevant=relevant, answer=raw.get("answer")
+            id=str(raw["id"]),
+            query=str(raw["query"]),
+            relevant=relevant,
+            answer=raw.get("answer"),
+            answerable=answerable,
+            facts=_facts(raw.get("facts"), "facts", where),
+            traps=_facts(raw.get("traps"), "traps", where),
         )
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise SuiteError(f"{where}: not a suite question ({type(exc).__name__}: {exc})") from exc
-    if not relevant:
+    if query.answerable and not relevant:
         raise SuiteError(f"{where}: question {query.id!r} has no relevant passage")
+    if not query.answerable and (relevant or query.facts):
+        raise SuiteError(
+            f"{where}: question {query.id!r} is marked unanswerable but lists "
+            "relevant passages or facts; drop them or the 'answerable' flag"
+        )
     return query
 
 
@@ -114,6 +182,33 @@ def load_thresholds(path: Path) -> Thresholds:
         )
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise SuiteError(f"{path}: unreadable thresholds ({type(exc).__name__}: {exc})") from exc
+
+
+def load_answer_thresholds(path: Path) -> AnswerThresholds | None:
+    """The ``answers`` section of a ``thresholds.json`` file (None when it has none).
+
+    Args:
+        path: The file, e.g. ``{..., "answers": {"answer_correctness": 0.8,
+            "citation_validity": 0.6, "abstention_accuracy": 0.8, "max_loops": 0}}``;
+            ``method`` and ``k`` default to the file's top-level ones.
+    """
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        section = raw.get("answers")
+        if section is None:
+            return None
+        return AnswerThresholds(
+            method=str(section.get("method", raw.get("method", "hybrid"))),
+            k=int(section.get("k", raw.get("k", 5))),
+            answer_correctness=float(section["answer_correctness"]),
+            citation_validity=float(section["citation_validity"]),
+            abstention_accuracy=float(section["abstention_accuracy"]),
+            max_loops=int(section["max_loops"]),
+        )
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise SuiteError(
+            f"{path}: unreadable answer thresholds ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -152,11 +247,20 @@ def load_suite(path: str | Path) -> Suite:
     )
     if not queries:
         raise SuiteError(f"{queries_file} holds no questions")
+    seen: set[str] = set()
+    for q in queries:
+        if q.id in seen:
+            raise SuiteError(f"{queries_file}: question id {q.id!r} appears twice")
+        seen.add(q.id)
     missing = sorted(
         {p.rel_source for q in queries for p in q.relevant if not (corpus / p.rel_source).is_file()}
     )
     if missing:
         raise SuiteError(f"passages refer to files missing from {corpus}: {', '.join(missing)}")
     thresholds_file = root / "thresholds.json"
-    thresholds = load_thresholds(thresholds_file) if thresholds_file.is_file() else None
-    return Suite(name, root, corpus, queries, thresholds)
+    thresholds = None
+    answer_thresholds = None
+    if thresholds_file.is_file():
+        thresholds = load_thresholds(thresholds_file)
+        answer_thresholds = load_answer_thresholds(thresholds_file)
+    return Suite(name, root, corpus, queries, thresholds, answer_thresholds)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Protocol
 
+from varagity.models.clients import Decoding
 from varagity.records import RetrievedChunk
 from varagity.tokens import count_tokens, truncate_tokens
 
@@ -29,15 +30,17 @@ HISTORY_ANSWER_TOKENS = 200
 
 
 class Streamer(Protocol):
-    """The slice of the chat client generation needs."""
+    """The slice of the chat client generation needs (:class:`ChatClient` has it)."""
 
     def stream(
         self,
         messages: list[dict[str, str]],
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> Iterator[str]:
-        """Token deltas of one chat completion."""
+        *,
+        decoding: Decoding | None = None,
+    ) -> Generator[str, None, str | None]:
+        """Token deltas of one chat completion; returns the server's finish reason."""
         ...
 
 
@@ -113,15 +116,17 @@ def stream_answer(
     context_tokens: int,
     answer_tokens: int,
     history: Sequence[tuple[str, str]] = (),
-) -> Generator[str, None, None]:
+    decoding: Decoding | None = None,
+) -> Generator[str, None, str | None]:
     """Token deltas of the grounded answer (a fixed reply when there is no evidence).
 
     ``history`` is the earlier ``(question, answer)`` turns the prompt shows the model;
-    ``question`` is always the user's own words, never a search rewrite.
+    ``question`` is always the user's own words, never a search rewrite. Returns the
+    model's finish reason (``"stop"`` for the fixed reply).
     """
     if not chunks:
         yield NO_EVIDENCE_ANSWER
-        return
+        return "stop"
     messages = build_messages(
         question,
         chunks,
@@ -129,7 +134,7 @@ def stream_answer(
         answer_tokens=answer_tokens,
         history=history,
     )
-    yield from client.stream(messages, max_tokens=answer_tokens)
+    return (yield from client.stream(messages, max_tokens=answer_tokens, decoding=decoding))
 
 
 def cited_numbers(answer: str, n_sources: int) -> list[int]:

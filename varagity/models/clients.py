@@ -14,7 +14,8 @@ The SDK's own retry loop is switched off so the two never multiply.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
@@ -32,6 +33,41 @@ from varagity.config import Settings, get_settings
 T = TypeVar("T")
 
 Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Decoding:
+    """Per-request decoding controls beyond ``max_tokens`` and ``temperature``.
+
+    The defaults send nothing extra, so any OpenAI-compatible server accepts the
+    request; only fields that differ from them go on the wire.
+
+    Attributes:
+        repeat_penalty: llama.cpp's multiplicative penalty on tokens of the recent
+            window (1.0 = off). Not an OpenAI field: it travels in the request body as
+            an extra, and servers that reject unknown fields (OpenAI itself) need 1.0.
+        frequency_penalty: OpenAI's penalty growing with a token's count so far.
+        presence_penalty: OpenAI's flat penalty on any token already generated.
+        stop: Strings that end generation (not included in the reply).
+    """
+
+    repeat_penalty: float = 1.0
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    stop: tuple[str, ...] = ()
+
+    def params(self) -> dict[str, Any]:
+        """The request fields this adds (``extra_body`` for the non-OpenAI ones)."""
+        out: dict[str, Any] = {}
+        if self.frequency_penalty:
+            out["frequency_penalty"] = self.frequency_penalty
+        if self.presence_penalty:
+            out["presence_penalty"] = self.presence_penalty
+        if self.stop:
+            out["stop"] = list(self.stop)
+        if self.repeat_penalty != 1.0:
+            out["extra_body"] = {"repeat_penalty": self.repeat_penalty}
+        return out
 
 
 class Completer(Protocol):
@@ -307,13 +343,18 @@ class ChatClient(_BaseClient):
         )
 
     def _params(
-        self, messages: Sequence[Message], max_tokens: int | None, temperature: float | None
+        self,
+        messages: Sequence[Message],
+        max_tokens: int | None,
+        temperature: float | None,
+        decoding: Decoding | None = None,
     ) -> dict[str, Any]:
         return {
             "model": self.model,
             "messages": [dict(m) for m in messages],
             "max_tokens": self.max_tokens if max_tokens is None else max_tokens,
             "temperature": self.temperature if temperature is None else temperature,
+            **(decoding.params() if decoding else {}),
         }
 
     def complete(
@@ -321,6 +362,8 @@ class ChatClient(_BaseClient):
         messages: Sequence[Message],
         max_tokens: int | None = None,
         temperature: float | None = None,
+        *,
+        decoding: Decoding | None = None,
     ) -> str:
         """Generate one reply.
 
@@ -328,6 +371,7 @@ class ChatClient(_BaseClient):
             messages: OpenAI-style messages (``{"role": ..., "content": ...}``).
             max_tokens: Cap on generated tokens; the client default when None.
             temperature: Sampling temperature; the client default when None.
+            decoding: Penalties and stop strings for this request (none when None).
 
         Returns:
             The assistant message text ("" when the server returned no content).
@@ -335,7 +379,7 @@ class ChatClient(_BaseClient):
         Raises:
             ModelError: The call failed, after retries where the failure was transient.
         """
-        params = self._params(messages, max_tokens, temperature)
+        params = self._params(messages, max_tokens, temperature, decoding)
 
         def call() -> str:
             resp = self._sdk.chat.completions.create(**params)
@@ -350,31 +394,42 @@ class ChatClient(_BaseClient):
         messages: Sequence[Message],
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> Iterator[str]:
+        *,
+        decoding: Decoding | None = None,
+    ) -> Generator[str, None, str | None]:
         """Generate one reply as a stream of text deltas.
 
         Transient failures are retried only until the first delta arrives; a failure
         after that raises :class:`ModelError` (the caller has already seen text).
+        Closing the generator early closes the HTTP stream, which makes the server
+        stop generating.
 
         Args:
             messages: OpenAI-style messages.
             max_tokens: Cap on generated tokens; the client default when None.
             temperature: Sampling temperature; the client default when None.
+            decoding: Penalties and stop strings for this request (none when None).
 
         Yields:
             Non-empty text deltas, in order.
 
+        Returns:
+            The server's ``finish_reason`` (``"stop"``, ``"length"``, ...; None when
+            it sent none), as the generator's return value (``yield from`` gets it).
+
         Raises:
             ModelError: The call failed.
         """
-        params = self._params(messages, max_tokens, temperature)
+        params = self._params(messages, max_tokens, temperature, decoding)
+        finish: str | None = None
 
         def open_stream() -> tuple[Any, Iterator[Any], str | None]:
+            nonlocal finish
             stream = self._sdk.chat.completions.create(**params, stream=True)
             chunks = iter(stream)
             try:
                 for chunk in chunks:
-                    delta = _delta_text(chunk)
+                    delta, finish = _delta_text(chunk, finish)
                     if delta:
                         return stream, chunks, delta
             except BaseException:
@@ -385,25 +440,28 @@ class ChatClient(_BaseClient):
         stream, chunks, first = self._call(open_stream)
         try:
             if first is None:
-                return
+                return finish
             yield first
             try:
                 for chunk in chunks:
-                    delta = _delta_text(chunk)
+                    delta, finish = _delta_text(chunk, finish)
                     if delta:
                         yield delta
             except openai.OpenAIError as exc:
                 raise self._error(f"stream broke after the first token: {_describe(exc)}") from exc
         finally:
             stream.close()
+        return finish
 
 
-def _delta_text(chunk: Any) -> str:
+def _delta_text(chunk: Any, finish: str | None) -> tuple[str, str | None]:
+    """A chunk's text and the finish reason so far (the chunk's own when it has one)."""
     choices = getattr(chunk, "choices", None)
     if not choices:
-        return ""
+        return "", finish
+    finish = getattr(choices[0], "finish_reason", None) or finish
     delta = getattr(choices[0], "delta", None)
-    return (getattr(delta, "content", None) or "") if delta is not None else ""
+    return ((getattr(delta, "content", None) or "") if delta is not None else ""), finish
 
 
 def needs_e5_prefixes(model: str) -> bool:

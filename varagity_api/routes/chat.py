@@ -1,31 +1,38 @@
 """``POST /api/chat``: one conversation turn, streamed as server-sent events.
 
-Event order: ``retrieval`` (the evidence, numbered as the answer cites it, and the
-query that found it), then ``reasoning`` and ``token`` deltas, then ``done``; any
-failure is an in-band ``error`` event that ends the stream. An unknown
-``conversation_id`` is a plain 404 before any streaming starts.
+An adapter over the shared turn runner (:mod:`varagity.chat.turn`). Event order:
+``retrieval`` (the evidence, numbered as the answer cites it, and the query that found
+it), then ``reasoning`` and ``token`` deltas, then ``done``; any failure is an in-band
+``error`` event that ends the stream. An unknown ``conversation_id`` is a plain 404
+before any streaming starts.
 
-The turn is saved only once the answer is complete, in one transaction, and ``done``
-carries the saved message's id. A client that disconnects stops generation and
-nothing is saved.
+``done`` carries the final answer (when the repetition guard stopped a loop, without
+the repeated tail the tokens already showed) and why generation stopped. The turn is
+saved only once the answer is complete, in one transaction, and ``done`` carries the
+saved message's id. A client that disconnects stops generation and nothing is saved.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator, Generator
+from typing import Any
 
 import psycopg
 from fastapi import APIRouter, Request
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from varagity.chat.base import ChatEngine, Turn, build_chat_engine
-from varagity.chat.turn import answer_pieces, ground
-from varagity.generation.answer import cited_numbers
-from varagity.generation.think import Piece
-from varagity.models.clients import ModelError
+from varagity.chat.base import Turn
+from varagity.chat.turn import (
+    ReasoningDelta,
+    TokenDelta,
+    TurnDone,
+    TurnError,
+    TurnRequest,
+    TurnRetrieval,
+    run_turn,
+)
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.services import Services
 from varagity.stores.conversation_store import (
@@ -35,6 +42,7 @@ from varagity.stores.conversation_store import (
     new_id,
 )
 from varagity_api.deps import ServicesDep
+from varagity_api.errors import ApiError
 from varagity_api.routes.conversations import ConversationStoreDep, not_found
 from varagity_api.schemas.chat import (
     ChatRequest,
@@ -51,123 +59,107 @@ router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
 
 
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 2)
-
-
-def close_quietly(pieces: Generator[Piece, None, None]) -> None:
-    """Close an answer stream early (which closes the model's HTTP stream)."""
+def close_quietly(events: Generator[Any, None, None]) -> None:
+    """Close a turn's event stream early (which closes the model's HTTP stream)."""
     try:
-        pieces.close()
+        events.close()
     except ValueError:  # a worker thread is inside next(); it is collected when that returns
-        log.debug("answer stream still running in a worker thread; left to the collector")
+        log.debug("turn still running in a worker thread; left to the collector")
 
 
 async def turn_events(
     request: Request,
-    body: ChatRequest,
+    turn: TurnRequest,
     services: Services,
     store: ConversationStore,
-    engine: ChatEngine,
     conversation_id: str,
-    history: list[Turn],
 ) -> AsyncIterator[ServerSentEvent]:
     """The SSE events of one turn; saves the turn just before ``done``."""
-    settings = services.settings
-    started = time.perf_counter()
+    engine = turn.chat_engine or services.settings.CHAT_ENGINE
+    method = turn.method or services.settings.RETRIEVAL_METHOD
     timings: dict[str, float] = {}
-    method: str = body.method or settings.RETRIEVAL_METHOD
     outcome = "aborted"  # until the turn is saved or fails
-    pieces: Generator[Piece, None, None] | None = None
+    evidence: TurnRetrieval | None = None
+    events = run_turn(services, turn)
     try:
-        retriever = services.retriever(body.method)
-        method = retriever.method
-        grounding = await run_in_threadpool(
-            ground, engine, retriever, body.question, history, body.k
-        )
-        timings.update(grounding.timings_ms)
-        prepared, chunks = grounding.prepared, grounding.retrieval.chunks
-        sources = [source_from(c, n) for n, c in enumerate(chunks, start=1)]
-        yield sse_event(
-            "retrieval",
-            RetrievalEvent(
-                conversation_id=conversation_id,
-                query=prepared.search_query,
-                condensed_query=prepared.condensed_query,
-                chat_engine=engine.name,  # type: ignore[arg-type]  # a registry name
-                method=method,  # type: ignore[arg-type]
-                sources=sources,
-                timings_ms=dict(timings),
-            ),
-        )
-        generating = time.perf_counter()
-        answer: list[str] = []
-        reasoning: list[str] = []
-        pieces = answer_pieces(
-            services.chat,
-            grounding,
-            context_tokens=settings.LLM_CONTEXT_TOKENS,
-            answer_tokens=settings.LLM_MAX_TOKENS,
-        )
-        async for piece in iterate_in_threadpool(pieces):
+        async for event in iterate_in_threadpool(events):
             if await request.is_disconnected():
                 log.info("client went away mid-answer; stopping generation, saving nothing")
                 return
-            timings.setdefault("first_token", _ms(generating))
-            if piece.kind == "reasoning":
-                reasoning.append(piece.text)
-                yield sse_event("reasoning", ReasoningEvent(delta=piece.text))
-            else:
-                answer.append(piece.text)
-                yield sse_event("token", TokenEvent(delta=piece.text))
-        timings["generate"] = _ms(generating)
-        timings["total"] = _ms(started)
-        text, thought = "".join(answer), "".join(reasoning) or None
-        reply = AssistantReply(
-            content=text,
-            sources=chunks,
-            retrieval_method=method,
-            chat_engine=engine.name,
-            latency_ms=dict(timings),
-            reasoning=thought,
-            condensed_query=prepared.condensed_query,
-        )
-        try:
-            turn = await run_in_threadpool(store.append_turn, conversation_id, body.question, reply)
-        except psycopg.Error as exc:
-            outcome = "error"
-            log.error("saving the turn of conversation %s failed: %s", conversation_id, exc)
-            message = f"The answer was generated but could not be saved: {exc}"
-            yield sse_event("error", ErrorEvent(code="persistence_failed", message=message))
-            return
-        outcome = "ok"
-        yield sse_event(
-            "done",
-            DoneEvent(
-                conversation_id=conversation_id,
-                message_id=turn.assistant_message_id,
-                answer=text,
-                reasoning=thought,
-                cited=cited_numbers(text, len(sources)),
-                timings_ms=timings,
-            ),
-        )
-    except ModelError as exc:
-        outcome = "error"
-        yield sse_event("error", ErrorEvent(code="model_unavailable", message=str(exc)))
-    except ValueError as exc:
-        outcome = "error"
-        yield sse_event("error", ErrorEvent(code="invalid_request", message=str(exc)))
-    except Exception as exc:  # the stream must end with an event, never a torn connection
-        outcome = "error"
-        log.exception("chat failed")
-        message = f"{type(exc).__name__}: {exc}"
-        yield sse_event("error", ErrorEvent(code="internal_error", message=message))
+            if isinstance(event, TurnRetrieval):
+                evidence, engine, method = event, event.chat_engine, event.method
+                timings = event.timings_ms
+                yield sse_event(
+                    "retrieval",
+                    RetrievalEvent(
+                        conversation_id=conversation_id,
+                        query=event.query,
+                        condensed_query=event.condensed_query,
+                        chat_engine=event.chat_engine,  # type: ignore[arg-type]  # a registry name
+                        method=event.method,  # type: ignore[arg-type]
+                        sources=[source_from(c, n) for n, c in enumerate(event.chunks, start=1)],
+                        timings_ms=dict(event.timings_ms),
+                    ),
+                )
+            elif isinstance(event, ReasoningDelta):
+                yield sse_event("reasoning", ReasoningEvent(delta=event.text))
+            elif isinstance(event, TokenDelta):
+                yield sse_event("token", TokenEvent(delta=event.text))
+            elif isinstance(event, TurnError):
+                outcome = "error"
+                yield sse_event("error", ErrorEvent(code=event.code, message=event.message))
+                return
+            elif isinstance(event, TurnDone):
+                assert evidence is not None  # the runner sends retrieval first
+                timings = event.timings_ms
+                saved = await _save(store, conversation_id, turn.question, evidence, event)
+                if isinstance(saved, ErrorEvent):
+                    outcome = "error"
+                    yield sse_event("error", saved)
+                    return
+                outcome = "ok"
+                yield sse_event(
+                    "done",
+                    DoneEvent(
+                        conversation_id=conversation_id,
+                        message_id=saved,
+                        answer=event.answer,
+                        reasoning=event.reasoning,
+                        cited=event.cited,
+                        stop_reason=event.stop_reason,
+                        timings_ms=event.timings_ms,
+                    ),
+                )
     finally:
-        if pieces is not None:
-            close_quietly(pieces)
-        count_chat_turn(engine.name, method, outcome)
+        close_quietly(events)
+        count_chat_turn(engine, method, outcome)
         observe_stages("chat", timings)
+
+
+async def _save(
+    store: ConversationStore,
+    conversation_id: str,
+    question: str,
+    evidence: TurnRetrieval,
+    done: TurnDone,
+) -> str | ErrorEvent:
+    """Save the turn; the assistant message's id, or the error event to send instead."""
+    reply = AssistantReply(
+        content=done.answer,
+        sources=list(evidence.chunks),
+        retrieval_method=evidence.method,
+        chat_engine=evidence.chat_engine,
+        latency_ms=dict(done.timings_ms),
+        reasoning=done.reasoning,
+        condensed_query=evidence.condensed_query,
+    )
+    try:
+        saved = await run_in_threadpool(store.append_turn, conversation_id, question, reply)
+    except psycopg.Error as exc:
+        log.error("saving the turn of conversation %s failed: %s", conversation_id, exc)
+        message = f"The answer was generated but could not be saved: {exc}"
+        return ErrorEvent(code="persistence_failed", message=message)
+    return saved.assistant_message_id
 
 
 @router.post(
@@ -197,12 +189,15 @@ async def chat(
             )
         except ConversationNotFound as exc:
             raise not_found(exc) from exc
-    engine = build_chat_engine(
-        body.chat_engine or settings.CHAT_ENGINE,
-        completer=services.chat,
-        condense_enabled=settings.CONDENSE_ENABLED,
-        condense_max_tokens=settings.CONDENSE_MAX_TOKENS,
-    )
-    history = [Turn(question, answer) for question, answer in pairs]
-    events = turn_events(request, body, services, store, engine, conversation_id, history)
+    try:
+        turn = TurnRequest(
+            question=body.question,
+            history=tuple(Turn(question, answer) for question, answer in pairs),
+            method=body.method,
+            k=body.k,
+            chat_engine=body.chat_engine,
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    events = turn_events(request, turn, services, store, conversation_id)
     return EventSourceResponse(events, ping=PING_SECONDS)

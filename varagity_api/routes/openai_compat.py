@@ -5,13 +5,20 @@ questions. The last message is the question and must come from the ``user``; ear
 user/assistant pairs are the conversation the chat engine (``CHAT_ENGINE``) uses;
 system messages are ignored, since the grounded prompt is Varagity's own. The model id
 picks the retrieval method: ``varagity`` uses ``RETRIEVAL_METHOD``,
-``varagity-<method>`` a given one. Sampling parameters are accepted and ignored: the
-server's ``LLM_TEMPERATURE`` and prompt apply, so answers match ``/api/chat``.
+``varagity-<method>`` a given one. The turn runs through the same runner as
+``/api/chat`` (:mod:`varagity.chat.turn`), with the same limits: ``max_tokens`` /
+``max_completion_tokens`` may lower the answer cap below ``LLM_MAX_TOKENS``, never
+raise it, and a question longer than the runner's cap is a 400. Sampling parameters
+are accepted and ignored: the server's ``LLM_TEMPERATURE``, penalties and prompt apply,
+so answers match ``/api/chat``. ``finish_reason`` is ``length`` when the answer hit its
+cap, else ``stop`` (also when the repetition guard stopped a loop; ``varagity.stop_reason``
+tells the two apart).
 
 The answer's ``[n]`` citations resolve through a "Sources:" footer appended to the
 content (``[n] path (page p)``), so plain clients can follow them; the non-standard
-``varagity`` field carries the full evidence (on the complete response, and on the
-first chunk of a stream). Turns here are not saved as conversations.
+``varagity`` field carries the full evidence (on the complete response, on the first
+chunk of a stream, and with ``cited`` and ``stop_reason`` on its finishing chunk).
+Turns here are not saved as conversations.
 
 Errors use OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``,
 instead of the ``{"code", "message"}`` of ``/api``: OpenAI clients parse that shape
@@ -26,7 +33,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -34,14 +41,20 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from varagity.chat.base import ChatEngine, Turn, build_chat_engine
-from varagity.chat.turn import Grounding, answer_pieces, ground
+from varagity.chat.base import Turn
+from varagity.chat.turn import (
+    ReasoningDelta,
+    StopReason,
+    TokenDelta,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+    TurnRequest,
+    TurnRetrieval,
+    run_turn,
+)
 from varagity.config import RETRIEVAL_METHODS, Settings
-from varagity.generation.answer import cited_numbers
-from varagity.generation.think import Piece
-from varagity.models.clients import ModelError
 from varagity.observability.metrics import count_chat_turn, observe_stages
-from varagity.services import Services
 from varagity.stores.conversation_store import new_id
 from varagity_api.deps import ServicesDep
 from varagity_api.errors import ApiError
@@ -174,66 +187,59 @@ def sources_footer(sources: Sequence[Source]) -> str:
     return FOOTER_HEADING + "\n".join(lines)
 
 
+#: HTTP status of a turn that fails before any output.
+_STATUS = {"invalid_request": 400, "model_unavailable": 503, "internal_error": 500}
+
+
+def finish_reason(stop: StopReason) -> Literal["stop", "length"]:
+    """OpenAI's ``finish_reason`` for a turn's stop reason (a stopped loop is a stop)."""
+    return "length" if stop == "length" else "stop"
+
+
 class _Completion:
     """One grounded request on its way to an answer: ids, evidence, timings, metrics."""
 
     def __init__(
         self,
-        services: Services,
-        engine: ChatEngine,
-        method: str,
+        evidence: TurnRetrieval,
         model: str,
-        grounding: Grounding,
-        answer_tokens: int,
-        started: float,
+        events: Generator[TurnEvent, None, None],
     ) -> None:
-        """Remember the request's context; ids and the numbered sources are made here."""
-        self.services = services
-        self.engine = engine
-        self.method = method
+        """Remember the request's evidence and the rest of its events."""
+        self.evidence = evidence
         self.model = model
-        self.grounding = grounding
-        self.answer_tokens = answer_tokens
-        self.started = started
+        self.events = events
         self.id = f"chatcmpl-{new_id()}"
         self.created = int(time.time())
-        self.timings: dict[str, float] = dict(grounding.timings_ms)
-        self.sources = [
-            source_from(c, n) for n, c in enumerate(grounding.retrieval.chunks, start=1)
-        ]
+        self.timings: dict[str, float] = dict(evidence.timings_ms)
+        self.sources = [source_from(c, n) for n, c in enumerate(evidence.chunks, start=1)]
 
-    def extras(self, cited: list[int] | None = None) -> VaragityExtras:
-        """The ``varagity`` field: evidence, queries and timings so far."""
-        prepared = self.grounding.prepared
+    def extras(self, done: TurnDone | None = None) -> VaragityExtras:
+        """The ``varagity`` field: evidence, queries, timings, and the outcome once done."""
         return VaragityExtras(
-            query=prepared.search_query,
-            condensed_query=prepared.condensed_query,
-            chat_engine=self.engine.name,
-            method=self.method,  # type: ignore[arg-type]  # a retriever's method name
+            query=self.evidence.query,
+            condensed_query=self.evidence.condensed_query,
+            chat_engine=self.evidence.chat_engine,
+            method=self.evidence.method,  # type: ignore[arg-type]  # a retriever's method name
             sources=self.sources,
-            cited=cited,
-            timings_ms=dict(self.timings),
-        )
-
-    def pieces(self) -> Generator[Piece, None, None]:
-        """Start generating: the answer's reasoning/answer pieces."""
-        settings = self.services.settings
-        return answer_pieces(
-            self.services.chat,
-            self.grounding,
-            context_tokens=settings.LLM_CONTEXT_TOKENS,
-            answer_tokens=self.answer_tokens,
+            cited=done.cited if done else None,
+            stop_reason=done.stop_reason if done else None,
+            timings_ms=dict(done.timings_ms if done else self.timings),
         )
 
     def chunk_line(
-        self, delta: Delta, *, finish: bool = False, extras: VaragityExtras | None = None
+        self,
+        delta: Delta,
+        *,
+        finish: Literal["stop", "length"] | None = None,
+        extras: VaragityExtras | None = None,
     ) -> str:
         """One ``data:`` line; ``finish_reason`` stays null until ``finish``."""
         chunk = ChatCompletionChunk(
             id=self.id,
             created=self.created,
             model=self.model,
-            choices=[ChunkChoice(delta=delta, finish_reason="stop" if finish else None)],
+            choices=[ChunkChoice(delta=delta, finish_reason=finish)],
             varagity=extras,
         )
         data = chunk.model_dump(mode="json", exclude_none=True)
@@ -242,73 +248,65 @@ class _Completion:
 
     def finish(self, outcome: str) -> None:
         """Record the turn's outcome and stage timings in the metrics."""
-        self.timings["total"] = round((time.perf_counter() - self.started) * 1000, 2)
-        count_chat_turn(self.engine.name, self.method, outcome)
+        count_chat_turn(self.evidence.chat_engine, self.evidence.method, outcome)
         observe_stages(ROUTE_LABEL, self.timings)
 
 
 async def _complete(turn: _Completion) -> ChatCompletion:
     """Generate the whole answer, then answer with one ChatCompletion."""
-    generating = time.perf_counter()
     try:
-        pieces = await run_in_threadpool(list, turn.pieces())
-    except ModelError as exc:
+        events = await run_in_threadpool(list, turn.events)
+    finally:
+        close_quietly(turn.events)
+    last = events[-1] if events else TurnError("internal_error", "the turn ended without a result")
+    if not isinstance(last, TurnDone):
         turn.finish("error")
-        raise ApiError(503, "model_unavailable", str(exc)) from exc
-    turn.timings["generate"] = round((time.perf_counter() - generating) * 1000, 2)
-    answer = "".join(p.text for p in pieces if p.kind == "answer")
-    reasoning = "".join(p.text for p in pieces if p.kind == "reasoning") or None
+        error = last if isinstance(last, TurnError) else TurnError("internal_error", repr(last))
+        raise ApiError(_STATUS[error.code], error.code, error.message)
+    turn.timings = dict(last.timings_ms)
     turn.finish("ok")
     message = AssistantMessage(
-        content=answer + sources_footer(turn.sources), reasoning_content=reasoning
+        content=last.answer + sources_footer(turn.sources), reasoning_content=last.reasoning
     )
     return ChatCompletion(
         id=turn.id,
         created=turn.created,
         model=turn.model,
-        choices=[Choice(message=message)],
-        varagity=turn.extras(cited=cited_numbers(answer, len(turn.sources))),
+        choices=[Choice(message=message, finish_reason=finish_reason(last.stop_reason))],
+        varagity=turn.extras(last),
     )
 
 
 async def _stream(request: Request, turn: _Completion) -> AsyncIterator[str]:
     """The chunk lines: role + evidence, deltas, the footer, the finish, ``[DONE]``."""
     outcome = "aborted"  # until the last chunk is out or a failure is reported
-    pieces: Generator[Piece, None, None] | None = None
     try:
         yield turn.chunk_line(Delta(role="assistant", content=""), extras=turn.extras())
-        generating = time.perf_counter()
-        pieces = turn.pieces()
-        async for piece in iterate_in_threadpool(pieces):
+        async for event in iterate_in_threadpool(turn.events):
             if await request.is_disconnected():
                 log.info("OpenAI client went away mid-answer; stopping generation")
                 return
-            turn.timings.setdefault(
-                "first_token", round((time.perf_counter() - generating) * 1000, 2)
-            )
-            if piece.kind == "reasoning":
-                yield turn.chunk_line(Delta(reasoning_content=piece.text))
-            else:
-                yield turn.chunk_line(Delta(content=piece.text))
-        turn.timings["generate"] = round((time.perf_counter() - generating) * 1000, 2)
-        footer = sources_footer(turn.sources)
-        if footer:
-            yield turn.chunk_line(Delta(content=footer))
-        yield turn.chunk_line(Delta(), finish=True)
-        yield "data: [DONE]\n\n"
-        outcome = "ok"
-    except Exception as exc:  # the stream must end with an error line, never a torn one
-        outcome = "error"
-        if isinstance(exc, ModelError):
-            code = "model_unavailable"
-        else:
-            code = "internal_error"
-            log.exception("OpenAI-compatible stream failed")
-        error = OpenAIError(message=str(exc), type="server_error", code=code)
-        yield f"data: {OpenAIErrorBody(error=error).model_dump_json()}\n\n"
+            if isinstance(event, ReasoningDelta):
+                yield turn.chunk_line(Delta(reasoning_content=event.text))
+            elif isinstance(event, TokenDelta):
+                yield turn.chunk_line(Delta(content=event.text))
+            elif isinstance(event, TurnError):
+                outcome = "error"
+                error = OpenAIError(message=event.message, type="server_error", code=event.code)
+                yield f"data: {OpenAIErrorBody(error=error).model_dump_json()}\n\n"
+                return
+            elif isinstance(event, TurnDone):
+                turn.timings = dict(event.timings_ms)
+                footer = sources_footer(turn.sources)
+                if footer:
+                    yield turn.chunk_line(Delta(content=footer))
+                yield turn.chunk_line(
+                    Delta(), finish=finish_reason(event.stop_reason), extras=turn.extras(event)
+                )
+                yield "data: [DONE]\n\n"
+                outcome = "ok"
     finally:
-        if pieces is not None:
-            close_quietly(pieces)
+        close_quietly(turn.events)
         turn.finish(outcome)
 
 
@@ -336,35 +334,25 @@ async def chat_completions(
 ) -> Response | ChatCompletion:
     """Answer the last user message over the corpus, with citations and sources."""
     settings = services.settings
-    started = time.perf_counter()
     method = method_for(body.model, settings)
     question, turns = split_conversation(body.messages)
-    keep = settings.CHAT_HISTORY_TURNS
-    history = turns[-keep:] if keep else []
-    engine = build_chat_engine(
-        settings.CHAT_ENGINE,
-        completer=services.chat,
-        condense_enabled=settings.CONDENSE_ENABLED,
-        condense_max_tokens=settings.CONDENSE_MAX_TOKENS,
-    )
-    retriever = services.retriever(method)
     try:
-        grounding = await run_in_threadpool(
-            ground, engine, retriever, question, history, settings.TOP_K
+        turn = TurnRequest(
+            question=question,
+            history=tuple(turns),
+            method=method,
+            max_answer_tokens=body.max_completion_tokens or body.max_tokens,
         )
-    except ModelError as exc:
-        count_chat_turn(engine.name, retriever.method, "error")
-        raise ApiError(503, "model_unavailable", str(exc)) from exc
-    requested = body.max_completion_tokens or body.max_tokens or settings.LLM_MAX_TOKENS
-    turn = _Completion(
-        services,
-        engine,
-        retriever.method,
-        body.model,
-        grounding,
-        answer_tokens=min(requested, settings.LLM_CONTEXT_TOKENS // 2),
-        started=started,
-    )
+    except ValueError as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from exc
+    events = run_turn(services, turn)
+    first = await run_in_threadpool(next, events)  # the evidence, or why there is none
+    if not isinstance(first, TurnRetrieval):
+        close_quietly(events)
+        count_chat_turn(settings.CHAT_ENGINE, method, "error")
+        error = first if isinstance(first, TurnError) else TurnError("internal_error", repr(first))
+        raise ApiError(_STATUS[error.code], error.code, error.message)
+    completion = _Completion(first, body.model, events)
     if body.stream:
-        return StreamingResponse(_stream(request, turn), media_type="text/event-stream")
-    return await _complete(turn)
+        return StreamingResponse(_stream(request, completion), media_type="text/event-stream")
+    return await _complete(completion)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from varagity.chat.turn import QUESTION_MAX_CHARS, StopReason
 from varagity.config import ChatEngineName
 from varagity_api.schemas.common import Method, Source
 
@@ -11,7 +12,7 @@ from varagity_api.schemas.common import Method, Source
 class ChatRequest(BaseModel):
     """A question answered over the corpus, streamed as SSE."""
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1, max_length=QUESTION_MAX_CHARS)
     k: int = Field(default=5, ge=1, le=20)
     method: Method | None = Field(default=None, description="Default: RETRIEVAL_METHOD.")
     conversation_id: str | None = Field(
@@ -53,14 +54,24 @@ class TokenEvent(BaseModel):
 
 
 class DoneEvent(BaseModel):
-    """Last SSE event of a successful answer, sent once the turn is saved."""
+    """Last SSE event of a successful answer, sent once the turn is saved.
+
+    ``answer`` is the final text to show: replace the streamed tokens with it.
+    """
 
     conversation_id: str
     message_id: str = Field(description="Id of the saved assistant message.")
     answer: str
     reasoning: str | None
     cited: list[int] = Field(description="Source numbers the answer cites, first-seen order.")
-    timings_ms: dict[str, float]
+    stop_reason: StopReason = Field(
+        description="Why generation ended: finished, length (hit LLM_MAX_TOKENS), or "
+        "repetition (the answer began looping; answer is trimmed before the repeats, so "
+        "it can be shorter than the streamed tokens)."
+    )
+    timings_ms: dict[str, float] = Field(
+        description="Stage timings in ms: condense, retrieval stages, first_token, generate, total."
+    )
 
 
 class ErrorEvent(BaseModel):

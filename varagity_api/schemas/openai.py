@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from varagity.chat.turn import StopReason
 from varagity_api.schemas.common import Method, Source
 
 
@@ -75,7 +76,13 @@ class VaragityExtras(BaseModel):
     method: Method
     sources: list[Source]
     cited: list[int] | None = Field(
-        default=None, description="Source numbers the answer cites (complete responses)."
+        default=None,
+        description="Source numbers the answer cites (complete responses, last chunk).",
+    )
+    stop_reason: StopReason | None = Field(
+        default=None,
+        description="Why generation ended (complete responses, last chunk): finished, "
+        "length, or repetition (the answer began looping and was cut).",
     )
     timings_ms: dict[str, float]
 
@@ -93,7 +100,7 @@ class Choice(BaseModel):
 
     index: int = 0
     message: AssistantMessage
-    finish_reason: Literal["stop"] = "stop"
+    finish_reason: Literal["stop", "length"] = "stop"
 
 
 class ChatCompletion(BaseModel):
@@ -120,7 +127,7 @@ class ChunkChoice(BaseModel):
 
     index: int = 0
     delta: Delta
-    finish_reason: Literal["stop"] | None = None
+    finish_reason: Literal["stop", "length"] | None = None
 
 
 class ChatCompletionChunk(BaseModel):

@@ -1,12 +1,15 @@
-"""``eval_results``: the golden suite scored against the live search index.
+"""``eval_results`` and ``answer_eval_results``: the golden suite on the live index.
 
-The asset depends on every partition of ``indexed_document`` (any ingest run makes it
-stale), runs the suite's questions through the gate's retrieval method on the live
-stores (nothing is re-ingested) and records Pass@k, MRR and latency percentiles as
-numeric metadata the UI plots, plus the per-question ranks and the thresholds the
-blocking checks in :mod:`varagity_assets.evaluation.checks` compare against.
-``search_index_release`` runs after those checks and so never materializes in a run
-where a gate failed.
+Both depend on every partition of ``indexed_document`` (any ingest run makes them
+stale) and use the live stores (nothing is re-ingested). ``eval_results`` runs the
+suite's answerable questions through the gate's retrieval method and records Pass@k,
+MRR and latency percentiles; ``answer_eval_results`` answers every question through
+the chat turn runner with the live chat model and records key-fact correctness,
+citation validity, abstention accuracy, loops and time to first token / per answer.
+Each records numeric metadata the UI plots, the per-question verdicts and the
+thresholds the blocking checks in :mod:`varagity_assets.evaluation.checks` compare
+against. ``search_index_release`` runs after those checks and so never materializes in
+a run where a gate failed.
 """
 
 from pathlib import Path
@@ -15,9 +18,17 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from varagity.eval import runner
+from varagity.eval import answers, runner
 from varagity.eval.configs import EvalConfig
-from varagity.eval.suite import Suite, Thresholds, load_suite, load_thresholds
+from varagity.eval.suite import (
+    AnswerThresholds,
+    Suite,
+    SuiteError,
+    Thresholds,
+    load_answer_thresholds,
+    load_suite,
+    load_thresholds,
+)
 from varagity.ingest.discovery import file_sha256
 from varagity_assets.documents.assets import indexed_document
 from varagity_assets.documents.resources import VaragityResource
@@ -31,6 +42,13 @@ class EvalRunConfig(dg.Config):
     suite_path: str = str(DEFAULT_SUITE)
     thresholds_path: str | None = None
     ks: list[int] = Field(default_factory=lambda: [5, 10, 20])
+
+
+class AnswerEvalConfig(dg.Config):
+    """Which suite to answer and, optionally, another thresholds file (its ``answers``)."""
+
+    suite_path: str = str(DEFAULT_SUITE)
+    thresholds_path: str | None = None
 
 
 def corpus_differences(docs_path: Path, suite: Suite) -> list[str]:
@@ -53,6 +71,26 @@ def corpus_differences(docs_path: Path, suite: Suite) -> list[str]:
     return out
 
 
+def _corpus_note(
+    context: dg.AssetExecutionContext, docs_path: Path, suite: Suite
+) -> tuple[list[str], str]:
+    """The files DOCS_PATH lacks or holds in another version, and a line saying so."""
+    differences = corpus_differences(docs_path, suite)
+    if differences:
+        note = f"DOCS_PATH ({docs_path}) is not the suite's corpus ({suite.corpus}): " + "; ".join(
+            differences
+        )
+        context.log.warning(note)
+    elif docs_path.resolve() == suite.corpus.resolve():
+        note = "DOCS_PATH is the suite's corpus"
+    else:
+        note = (
+            f"DOCS_PATH ({docs_path}) is not the suite's corpus folder "
+            f"({suite.corpus}), but holds identical copies of every file the suite cites"
+        )
+    return differences, note
+
+
 @dg.asset(
     group_name="evaluation",
     deps=[dg.AssetDep(indexed_document, partition_mapping=dg.AllPartitionMapping())],
@@ -71,21 +109,7 @@ def eval_results(
     )
     gate = thresholds or Thresholds(settings.RETRIEVAL_METHOD, 5, 0.0, 0.0)
     ks = sorted({*config.ks, gate.k})
-    same_folder = settings.docs_path.resolve() == suite.corpus.resolve()
-    differences = corpus_differences(settings.docs_path, suite)
-    if differences:
-        corpus_note = (
-            f"DOCS_PATH ({settings.docs_path}) is not the suite's corpus ({suite.corpus}): "
-            + "; ".join(differences)
-        )
-        context.log.warning(corpus_note)
-    elif same_folder:
-        corpus_note = "DOCS_PATH is the suite's corpus"
-    else:
-        corpus_note = (
-            f"DOCS_PATH ({settings.docs_path}) is not the suite's corpus folder "
-            f"({suite.corpus}), but holds identical copies of every file the suite cites"
-        )
+    differences, corpus_note = _corpus_note(context, settings.docs_path, suite)
     result = runner.evaluate(
         varagity.services, suite, EvalConfig(f"live/{gate.method}", gate.method), ks
     )
@@ -122,15 +146,99 @@ def eval_results(
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(group_name="evaluation", deps=[eval_results], kinds={"python"})
+ANSWER_FIGURES = (
+    "answer_correctness",
+    "fully_correct",
+    "citation_validity",
+    "cited_share",
+    "abstention_accuracy",
+    "abstained_when_unanswerable",
+)
+
+
+@dg.asset(
+    group_name="evaluation",
+    deps=[dg.AssetDep(indexed_document, partition_mapping=dg.AllPartitionMapping())],
+    kinds={"python"},
+)
+def answer_eval_results(
+    context: dg.AssetExecutionContext, config: AnswerEvalConfig, varagity: VaragityResource
+) -> dg.MaterializeResult:
+    """Key facts, citations, abstention, loops and answer latency on the live index."""
+    settings = varagity.settings
+    suite = load_suite(config.suite_path)
+    thresholds = (
+        load_answer_thresholds(Path(config.thresholds_path))
+        if config.thresholds_path
+        else suite.answer_thresholds
+    )
+    gate = thresholds or AnswerThresholds(
+        settings.RETRIEVAL_METHOD, 5, 0.0, 0.0, 0.0, len(suite.queries)
+    )
+    differences, corpus_note = _corpus_note(context, settings.docs_path, suite)
+    try:
+        result = answers.evaluate_answers(
+            varagity.services,
+            suite,
+            gate.method,
+            gate.k,
+            config=f"live/{gate.method}",
+            progress=context.log.info,
+        )
+    except (answers.AnswerError, SuiteError) as exc:
+        raise dg.Failure(description=f"answer evaluation could not run: {exc}") from exc
+    summary = result.summary
+    latency = result.latency()
+    metadata: dict[str, Any] = {
+        "results": dg.MetadataValue.md(answers.markdown_table([result])),
+        "model": result.model,
+        "method": gate.method,
+        "k": gate.k,
+        "suite": suite.name,
+        "n_questions": summary.n,
+        "n_answerable": summary.n_answerable,
+        **{
+            name: dg.MetadataValue.float(round(getattr(summary, name), 4))
+            for name in ANSWER_FIGURES
+        },
+        "false_abstentions": summary.false_abstentions,
+        "loops": summary.loops,
+        "first_token_p50_ms": dg.MetadataValue.float(latency["first_token"]["p50"]),
+        "first_token_p95_ms": dg.MetadataValue.float(latency["first_token"]["p95"]),
+        "answer_p50_ms": dg.MetadataValue.float(latency["answer"]["p50"]),
+        "answer_p95_ms": dg.MetadataValue.float(latency["answer"]["p95"]),
+        "failing": dg.MetadataValue.json(summary.failing),
+        "thresholds": dg.MetadataValue.json(
+            {**gate.to_dict(), "source": config.thresholds_path or "suite"}
+            if thresholds
+            else {**gate.to_dict(), "source": "none (gate disabled)"}
+        ),
+        "questions": dg.MetadataValue.json(result.questions()),
+        "docs_path": str(settings.docs_path),
+        "corpus_matches_suite": not differences,
+        "corpus_note": corpus_note,
+    }
+    context.log.info(
+        f"{suite.name} answers by {result.model} on {gate.method}@{gate.k}: correctness "
+        f"{summary.answer_correctness:.3f}, citations {summary.citation_validity:.3f}, "
+        f"abstention {summary.abstention_accuracy:.3f}, loops {summary.loops}"
+    )
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(group_name="evaluation", deps=[eval_results, answer_eval_results], kinds={"python"})
 def search_index_release(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     """The live index, released: materializes only after every blocking eval gate passed."""
-    event = context.instance.get_latest_materialization_event(eval_results.key)
-    md = event.asset_materialization.metadata if event and event.asset_materialization else {}
-    keep = {k: v for k, v in md.items() if k.startswith(("pass_at_", "mrr"))}
-    return dg.MaterializeResult(
-        metadata={"evaluated_in_run": event.run_id if event else "unknown", **keep}
-    )
+    metadata: dict[str, Any] = {}
+    for asset, keep in (
+        (eval_results, ("pass_at_", "mrr")),
+        (answer_eval_results, (*ANSWER_FIGURES, "loops", "model")),
+    ):
+        event = context.instance.get_latest_materialization_event(asset.key)
+        md = event.asset_materialization.metadata if event and event.asset_materialization else {}
+        metadata[f"{asset.key.to_user_string()}_run"] = event.run_id if event else "unknown"
+        metadata.update({k: v for k, v in md.items() if k.startswith(keep)})
+    return dg.MaterializeResult(metadata=metadata)
 
 
-evaluation_assets = [eval_results, search_index_release]
+evaluation_assets = [eval_results, answer_eval_results, search_index_release]

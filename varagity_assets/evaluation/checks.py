@@ -1,8 +1,11 @@
-"""Blocking release gates on ``eval_results``: Pass@k and MRR@k against ``thresholds.json``.
+"""Blocking release gates against ``thresholds.json``.
 
-Both checks read the latest ``eval_results`` materialization (the one of the same run
-when they run together), compare its scores with the thresholds it recorded, and list
-the questions that were not found by rank k. They are ``blocking``: a failure stops
+On ``eval_results``: Pass@k and MRR@k. On ``answer_eval_results``: key-fact
+correctness, citation validity and abstention accuracy (each at least its threshold)
+and degenerate loops (at most ``max_loops``). Each check reads the latest
+materialization of its asset (the one of the same run when they run together),
+compares it with the thresholds that materialization recorded, and lists the
+questions that lowered the figure. They are ``blocking``: a failure stops
 ``search_index_release`` from materializing in that run.
 """
 
@@ -10,11 +13,20 @@ from typing import Any
 
 import dagster as dg
 
-from varagity_assets.evaluation.assets import eval_results, search_index_release
+from varagity.eval.answer_scoring import AnswerSummary
+from varagity.eval.answers import gate as answer_gate
+from varagity.eval.suite import AnswerThresholds
+from varagity_assets.evaluation.assets import (
+    answer_eval_results,
+    eval_results,
+    search_index_release,
+)
 
 
-def _latest(context: dg.AssetCheckExecutionContext) -> tuple[dict[str, Any], str | None]:
-    event = context.instance.get_latest_materialization_event(eval_results.key)
+def _latest(
+    context: dg.AssetCheckExecutionContext, asset: dg.AssetsDefinition = eval_results
+) -> tuple[dict[str, Any], str | None]:
+    event = context.instance.get_latest_materialization_event(asset.key)
     if event is None or event.asset_materialization is None:
         return {}, None
     values = {k: v.value for k, v in event.asset_materialization.metadata.items()}
@@ -85,10 +97,112 @@ def mrr_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     return _gate(context, "mrr")
 
 
-evaluation_checks = [pass_at_k_gate, mrr_gate]
+def _answer_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
+    rows = [
+        f"| {q['id']} | {str(q.get('query', '')).replace('|', '/')} | "
+        f"{sum(q.get('facts_found', []))}/{len(q.get('facts_found', []))} | "
+        f"{q.get('citation_validity')} | {'yes' if q.get('abstained') else 'no'} | "
+        f"{' '.join(str(q.get('answer', '')).split())[:160].replace('|', '/')} |"
+        for q in questions
+        if q.get("id") in ids
+    ]
+    head = (
+        "| id | question | facts | citation validity | abstained | answer |\n"
+        "|---|---|---|---|---|---|\n"
+    )
+    return head + "\n".join(rows) if rows else "none"
+
+
+def _answer_check(context: dg.AssetCheckExecutionContext, metric: str) -> dg.AssetCheckResult:
+    values, run_id = _latest(context, answer_eval_results)
+    if not values:
+        return dg.AssetCheckResult(
+            passed=False, metadata={"reason": "answer_eval_results has never materialized"}
+        )
+    recorded = dict(values["thresholds"])
+    source = recorded.pop("source", None)
+    summary = AnswerSummary(
+        answer_correctness=float(values["answer_correctness"]),
+        citation_validity=float(values["citation_validity"]),
+        abstention_accuracy=float(values["abstention_accuracy"]),
+        loops=int(values["loops"]),
+        failing=dict(values.get("failing") or {}),
+    )
+    (outcome,) = [
+        o for o in answer_gate(summary, AnswerThresholds(**recorded)) if o.metric == metric
+    ]
+    return dg.AssetCheckResult(
+        passed=outcome.passed,
+        metadata={
+            metric: dg.MetadataValue.float(outcome.measured),
+            "threshold": dg.MetadataValue.float(outcome.threshold),
+            "rule": "at most" if metric == "loops" else "at least",
+            "model": str(values.get("model")),
+            "method": str(recorded.get("method")),
+            "thresholds_source": str(source),
+            "failing_questions": dg.MetadataValue.md(
+                _answer_table(values.get("questions", []), set(outcome.failing))
+            ),
+            "failing_question_ids": ", ".join(outcome.failing) or "none",
+            "evaluated_run": str(run_id),
+            "corpus_note": str(values.get("corpus_note", "")),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="Mean key-fact share of the answers is at least answers.answer_correctness.",
+)
+def answer_correctness_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when answers miss too many key facts; list the questions."""
+    return _answer_check(context, "answer_correctness")
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="Mean citation validity of the answers is at least answers.citation_validity.",
+)
+def citation_validity_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when answers cite too little or cite passages lacking the claim."""
+    return _answer_check(context, "citation_validity")
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="Share of questions abstained on exactly when unanswerable is at least "
+    "answers.abstention_accuracy.",
+)
+def abstention_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when answers invent on unanswerable questions or abstain wrongly."""
+    return _answer_check(context, "abstention_accuracy")
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="At most answers.max_loops answers run into a degenerate repetition loop.",
+)
+def loops_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when more answers loop than allowed; list them."""
+    return _answer_check(context, "loops")
+
+
+evaluation_checks = [
+    pass_at_k_gate,
+    mrr_gate,
+    answer_correctness_gate,
+    citation_validity_gate,
+    abstention_gate,
+    loops_gate,
+]
 
 evaluate_index_job = dg.define_asset_job(
     "evaluate_index",
-    selection=dg.AssetSelection.assets(eval_results, search_index_release),
-    description="Score the golden suite on the live index; release it when the gates pass.",
+    selection=dg.AssetSelection.assets(eval_results, answer_eval_results, search_index_release),
+    description="Score retrieval and answers of the golden suite on the live index; release "
+    "it when every gate passes.",
 )

@@ -545,9 +545,9 @@ export interface components {
             /**
              * Finish Reason
              * @default stop
-             * @constant
+             * @enum {string}
              */
-            finish_reason?: "stop";
+            finish_reason?: "stop" | "length";
             /**
              * Index
              * @default 0
@@ -759,6 +759,8 @@ export interface components {
         /**
          * DoneEvent
          * @description Last SSE event of a successful answer, sent once the turn is saved.
+         *
+         *     ``answer`` is the final text to show: replace the streamed tokens with it.
          */
         DoneEvent: {
             /** Answer */
@@ -777,7 +779,16 @@ export interface components {
             message_id: string;
             /** Reasoning */
             reasoning: string | null;
-            /** Timings Ms */
+            /**
+             * Stop Reason
+             * @description Why generation ended: finished, length (hit LLM_MAX_TOKENS), or repetition (the answer began looping; answer is trimmed before the repeats, so it can be shorter than the streamed tokens).
+             * @enum {string}
+             */
+            stop_reason: "finished" | "length" | "repetition";
+            /**
+             * Timings Ms
+             * @description Stage timings in ms: condense, retrieval stages, first_token, generate, total.
+             */
             timings_ms: {
                 [key: string]: number;
             };
@@ -1581,7 +1592,7 @@ export interface components {
             chat_engine: string;
             /**
              * Cited
-             * @description Source numbers the answer cites (complete responses).
+             * @description Source numbers the answer cites (complete responses, last chunk).
              */
             cited?: number[] | null;
             /** Condensed Query */
@@ -1598,6 +1609,11 @@ export interface components {
             query: string;
             /** Sources */
             sources: components["schemas"]["Source"][];
+            /**
+             * Stop Reason
+             * @description Why generation ended (complete responses, last chunk): finished, length, or repetition (the answer began looping and was cut).
+             */
+            stop_reason?: ("finished" | "length" | "repetition") | null;
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;

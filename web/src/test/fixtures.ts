@@ -37,6 +37,7 @@ export function done(answer: string, overrides: Partial<DoneEvent> = {}): DoneEv
   return {
     answer,
     cited: [],
+    stop_reason: "finished",
     timings_ms: {},
     reasoning: null,
     conversation_id: "c1",

@@ -1,0 +1,243 @@
+"""The shared turn runner: event order, the repetition guard, limits and error paths.
+
+A scripted model and a fixed retriever drive the runner here, so each path is exact;
+the API and CLI tests run the same runner against the real stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.test_generation import _chunk
+from varagity.chat.base import Turn
+from varagity.chat.turn import (
+    QUESTION_MAX_CHARS,
+    TokenDelta,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+    TurnRequest,
+    TurnRetrieval,
+    run_turn,
+)
+from varagity.config import Settings, load_settings
+from varagity.generation.answer import NO_EVIDENCE_ANSWER
+from varagity.models.clients import Decoding, ModelError
+from varagity.records import RetrievedChunk
+from varagity.retrieval.base import Retrieval
+
+HEAD = "The Tern K2 kettle has a warranty of 27 months [1]."
+LOOP = "The Kestrel is a FastAPI application that serves the corpus."
+QUESTION = "What is the warranty period of the Tern K2 kettle?"
+
+
+class ScriptedModel:
+    """Streams fixed deltas, then returns a finish reason; records what it was asked."""
+
+    def __init__(
+        self, deltas: Sequence[str], finish: str | None = "stop", fail_after: int | None = None
+    ) -> None:
+        self.deltas = list(deltas)
+        self.finish = finish
+        self.fail_after = fail_after
+        self.sent = 0
+        self.closed = False
+        self.calls: list[dict[str, object]] = []
+
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        *,
+        decoding: Decoding | None = None,
+    ) -> Generator[str, None, str | None]:
+        self.calls.append({"messages": messages, "max_tokens": max_tokens, "decoding": decoding})
+        try:
+            for delta in self.deltas:
+                if self.fail_after is not None and self.sent == self.fail_after:
+                    raise ModelError("stream broke", url="http://model", model="m")
+                self.sent += 1
+                yield delta
+        finally:
+            self.closed = True
+        return self.finish
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, str]],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> str:
+        return "What is the warranty of the Tern K2 kettle?"
+
+
+class FixedRetriever:
+    method = "bm25"
+
+    def __init__(self, chunks: list[RetrievedChunk], error: Exception | None = None) -> None:
+        self.chunks = chunks
+        self.error = error
+        self.queries: list[tuple[str, int]] = []
+
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self.queries.append((query, k))
+        if self.error:
+            raise self.error
+        return Retrieval(self.method, query, self.chunks[:k], {"bm25": 1.0})
+
+
+class FakeServices:
+    def __init__(self, settings: Settings, chat: ScriptedModel, retriever: FixedRetriever) -> None:
+        self.settings = settings
+        self.chat = chat
+        self._retriever = retriever
+        self.methods: list[str | None] = []
+
+    def retriever(self, method: str | None = None) -> FixedRetriever:
+        self.methods.append(method)
+        return self._retriever
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(VARAGITY_HOME=tmp_path, LLM_MAX_TOKENS=200, LLM_REPEAT_PENALTY=1.15)
+
+
+def _services(settings: Settings, model: ScriptedModel, chunks: int = 2) -> FakeServices:
+    evidence = [_chunk(1, "Warranty: 27 months."), _chunk(2, "Lentil soup.")][:chunks]
+    return FakeServices(settings, model, FixedRetriever(evidence))
+
+
+def _split(text: str, size: int = 3) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _kinds(events: list[TurnEvent]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def test_events_come_in_order_and_done_holds_the_whole_answer(settings: Settings) -> None:
+    model = ScriptedModel(["<thi", "nk>check [1]</th", "ink>", *_split(HEAD)])
+    services = _services(settings, model)
+    events = list(run_turn(services, TurnRequest(question=QUESTION, k=2)))
+    kinds = _kinds(events)
+    assert kinds[0] == "TurnRetrieval" and kinds[-1] == "TurnDone"
+    assert kinds.index("ReasoningDelta") < kinds.index("TokenDelta")
+    retrieval, done = events[0], events[-1]
+    assert isinstance(retrieval, TurnRetrieval) and isinstance(done, TurnDone)
+    assert retrieval.query == QUESTION and retrieval.condensed_query is None
+    assert retrieval.method == "bm25" and retrieval.chat_engine == "simple"
+    assert [c.record.content for c in retrieval.chunks] == ["Warranty: 27 months.", "Lentil soup."]
+    assert done.answer == "".join(e.text for e in events if isinstance(e, TokenDelta)) == HEAD
+    assert done.reasoning == "check [1]"
+    assert done.cited == [1] and done.stop_reason == "finished"
+    assert {"bm25", "first_token", "generate", "total"} <= set(done.timings_ms)
+    call = model.calls[0]
+    assert call["max_tokens"] == 200
+    assert call["decoding"] == Decoding(repeat_penalty=1.15)
+    assert model.closed
+
+
+def test_a_looping_stream_is_stopped_trimmed_and_closed(settings: Settings) -> None:
+    stream = _split(HEAD + " " + " ".join([LOOP] * 200))
+    model = ScriptedModel(stream, finish="length")
+    events = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.stop_reason == "repetition"
+    assert done.answer == f"{HEAD} {LOOP}"
+    assert model.closed and model.sent < len(stream) / 20  # generation stopped early
+    shown = "".join(e.text for e in events if isinstance(e, TokenDelta))
+    assert shown.startswith(done.answer)
+    assert len(shown) <= len(HEAD) + 3 * (len(LOOP) + 1)  # nothing past the detection point
+
+
+def test_hitting_the_cap_is_a_length_stop(settings: Settings) -> None:
+    model = ScriptedModel(_split("The warranty is 27"), finish="length")
+    done = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))[-1]
+    assert isinstance(done, TurnDone) and done.stop_reason == "length"
+    assert done.answer == "The warranty is 27" and done.cited == []
+
+
+def test_the_answer_cap_can_be_lowered_never_raised(settings: Settings) -> None:
+    for asked, sent in ((50, 50), (10_000, 200), (None, 200)):
+        model = ScriptedModel(["ok"])
+        list(run_turn(_services(settings, model), TurnRequest(QUESTION, max_answer_tokens=asked)))
+        assert model.calls[0]["max_tokens"] == sent, asked
+
+
+def test_history_is_kept_to_the_last_turns(settings: Settings) -> None:
+    few = settings.model_copy(update={"CHAT_HISTORY_TURNS": 1})
+    model = ScriptedModel(["ok"])
+    history = (Turn("First?", "One."), Turn("Second?", "Two."))
+    request = TurnRequest(QUESTION, history=history, chat_engine="condense_context")
+    services = _services(few, model)
+    retrieval = next(iter(run_turn(services, request)))
+    assert isinstance(retrieval, TurnRetrieval)
+    assert retrieval.condensed_query == "What is the warranty of the Tern K2 kettle?"
+    list(run_turn(services, request))
+    messages = model.calls[-1]["messages"]
+    assert isinstance(messages, list)
+    assert [m["content"] for m in messages[1:3]] == ["Second?", "Two."]
+    assert services._retriever.queries[-1][0] == retrieval.condensed_query
+
+
+def test_no_evidence_answers_without_the_model(settings: Settings) -> None:
+    model = ScriptedModel(["never"])
+    events = list(run_turn(_services(settings, model, chunks=0), TurnRequest(question=QUESTION)))
+    assert _kinds(events) == ["TurnRetrieval", "TokenDelta", "TurnDone"]
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.answer == NO_EVIDENCE_ANSWER and done.stop_reason == "finished"
+    assert model.calls == []
+
+
+def test_a_model_failure_mid_answer_ends_with_an_error(settings: Settings) -> None:
+    model = ScriptedModel(_split(HEAD), fail_after=2)
+    events = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))
+    assert _kinds(events) == ["TurnRetrieval", "TokenDelta", "TokenDelta", "TurnError"]
+    error = events[-1]
+    assert isinstance(error, TurnError) and error.code == "model_unavailable"
+    assert "stream broke" in error.message and model.closed
+
+
+def test_failures_before_the_evidence_are_error_events(settings: Settings) -> None:
+    down = _services(settings, ScriptedModel(["x"]))
+    down._retriever.error = ModelError("cannot connect", url="http://emb", model="e")
+    events = list(run_turn(down, TurnRequest(question=QUESTION)))
+    assert len(events) == 1 and isinstance(events[0], TurnError)
+    assert events[0].code == "model_unavailable" and "http://emb" in events[0].message
+
+    bad_engine = list(run_turn(down, TurnRequest(question=QUESTION, chat_engine="magic")))
+    assert len(bad_engine) == 1 and isinstance(bad_engine[0], TurnError)
+    assert bad_engine[0].code == "invalid_request" and "magic" in bad_engine[0].message
+
+    broken = _services(settings, ScriptedModel(["x"]))
+    broken._retriever.error = KeyError("oops")
+    internal = list(run_turn(broken, TurnRequest(question=QUESTION)))
+    assert isinstance(internal[0], TurnError) and internal[0].code == "internal_error"
+
+
+def test_closing_the_turn_early_closes_the_model_stream(settings: Settings) -> None:
+    model = ScriptedModel(_split(HEAD * 5))
+    events = run_turn(_services(settings, model), TurnRequest(question=QUESTION))
+    assert isinstance(next(events), TurnRetrieval)
+    assert isinstance(next(events), TokenDelta)
+    events.close()
+    assert model.closed and model.sent < len(model.deltas)
+
+
+def test_bad_requests_are_refused_with_the_reason() -> None:
+    for kwargs, message in (
+        ({"question": "  "}, "empty"),
+        ({"question": "x" * (QUESTION_MAX_CHARS + 1)}, f"limit is {QUESTION_MAX_CHARS}"),
+        ({"question": "q", "k": 0}, "k must be at least 1"),
+        ({"question": "q", "max_answer_tokens": 0}, "max_answer_tokens"),
+        ({"question": "q", "corpus": "graph"}, "Unknown corpus 'graph'"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            TurnRequest(**kwargs)  # type: ignore[arg-type]

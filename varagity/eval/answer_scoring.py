@@ -1,0 +1,358 @@
+"""Scoring one generated answer against its suite question, as pure functions.
+
+The rules (also in ``eval_suites/README.md``):
+
+* **Normalised text.** NFKC, case-folded; every dash or hyphen becomes a space,
+  thousands separators between digits go (``38,000`` is ``38000``), ``°`` sticks to
+  its number (``220°C`` is ``220 °c``), Markdown emphasis marks go, whitespace
+  collapses. Facts, answers and passages are all compared in this form.
+* **A key fact is found** in a text when one of its spellings occurs there as whole
+  words (not inside a longer word or number: ``12 min`` is not in ``120 min``), a
+  trailing plural ``s`` optional either way (``27 months`` matches ``27-month``).
+* **Key-fact correctness** of an answer is the share of its question's facts found.
+* **Abstention**: the answer matches one of :data:`ABSTENTION_PATTERNS` ("the
+  documents do not say", "could not find", "no information" ...) and states none of
+  the question's key facts. An unanswerable question is answered right when the
+  answer abstains and states none of its ``traps``; an answerable one when it does not
+  abstain.
+* **Citations.** A marker is ``[n]`` or ``[n, m]`` (each number one citation). Markers
+  right after a sentence's full stop belong to that sentence, and a line holding only
+  markers belongs to the sentence before it. The *claim* of a citation is its sentence
+  with every marker and a leading list mark removed. A citation is **valid** when ``n``
+  numbers one of the evidence passages the model was shown, and that passage
+  *supports* the claim:
+
+  - when the claim states key facts of the question, the passage contains at least one
+    of those facts;
+  - otherwise at least half of the claim's content words (lower-cased words of two or
+    more characters that are not :data:`STOPWORDS`, numbers included, a trailing
+    plural ``s`` ignored) occur in the passage, and every number of the claim does.
+
+  An answer's citation validity is the share of its citations that are valid, and 0
+  when it cites nothing (an uncited answer is not a grounded one).
+* **Loops**: an answer loops when the stream's repetition guard cut it, or when
+  :func:`varagity.generation.repetition.find_loop` (the guard's own rule) finds a loop
+  in its text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from varagity.generation.repetition import find_loop
+
+Fact = Sequence[str]
+
+_DASHES = re.compile(r"[\u2010-\u2015\u2212\-]")
+_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u2009](?=\d{3}(?!\d))")
+_DEGREES = re.compile(r"(\d)\s*°\s*")
+_EMPHASIS = re.compile(r"[*`]+")
+_WS = re.compile(r"\s+")
+_APOSTROPHES = re.compile(r"[\u2018\u2019\u02bc]")
+
+#: Phrasings that mean "the evidence does not answer this", matched on normalised text.
+ABSTENTION_PATTERNS: tuple[str, ...] = (
+    r"\b(?:documents?|sources?|context|passages?|evidence|texts?|information provided)"
+    r"(?: provided)? (?:do|does|did) ?(?:not|n't) (?:say|mention|state|specify|contain|"
+    r"include|provide|give|cover|list|describe|tell|answer)",
+    r"\b(?:could|can|cannot|can't|couldn't|was unable to|am unable to|unable to)"
+    r"(?: not)? (?:find|determine|answer|tell)\b",
+    r"\bno (?:information|mention|details?|data|answer)\b",
+    r"\b(?:is|are|was|were) not (?:mentioned|stated|specified|given|provided|listed|"
+    r"found|documented)\b",
+    r"\bnot (?:found|available|covered) in the (?:documents?|sources?|provided)",
+    r"\bi (?:do not|don't) know\b",
+)
+_ABSTAIN = re.compile("|".join(f"(?:{p})" for p in ABSTENTION_PATTERNS))
+
+#: Words that carry no claim: left out of the content-word overlap.
+STOPWORDS = frozenset(
+    """a an the and or but nor of to in on at by for with from into onto over under about
+    as is are was were be been being am do does did has have had having it its it's this
+    that these those there here which who whom whose what when where why how than then so
+    such can could may might must shall should will would not no yes also only just very
+    more most less least any all each every some other both either neither one per
+    you your yours we our us they their them he she his her i me my
+    if else while after before during between through up down out off again once
+    according source sources document documents passage passages answer question""".split()
+)
+
+_MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
+_MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:[ \t]*\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+)")
+_MARKER_AND_SPACE = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*")
+_NUMBER = re.compile(r"^\d+(?:[.:]\d+)*$")
+
+
+def normalize(text: str) -> str:
+    """The comparison form of ``text`` (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _APOSTROPHES.sub("'", text)
+    text = _EMPHASIS.sub("", text)
+    text = _THOUSANDS.sub("", text)
+    text = _DASHES.sub(" ", text)
+    text = _DEGREES.sub(r"\1 °", text)
+    return _WS.sub(" ", text).strip()
+
+
+@lru_cache(maxsize=4096)
+def _spelling_pattern(spelling: str) -> re.Pattern[str]:
+    norm = normalize(spelling)
+    if len(norm) > 3 and norm.endswith("s") and norm[-2].isalpha() and norm[-2] != "s":
+        body = re.escape(norm[:-1]) + "s?"
+    elif norm[-1:].isalpha():
+        body = re.escape(norm) + "s?"
+    else:
+        body = re.escape(norm)
+    return re.compile(rf"(?<!\w){body}(?!\w)")
+
+
+def fact_in(fact: Fact, normalized_text: str) -> bool:
+    """Whether any spelling of ``fact`` occurs in ``normalized_text`` (see :func:`normalize`)."""
+    return any(_spelling_pattern(s).search(normalized_text) for s in fact if s.strip())
+
+
+def facts_found(facts: Sequence[Fact], text: str) -> list[bool]:
+    """Per fact, whether ``text`` states it."""
+    norm = normalize(text)
+    return [fact_in(f, norm) for f in facts]
+
+
+def is_abstention(text: str) -> bool:
+    """Whether ``text`` says the evidence does not answer the question."""
+    return bool(_ABSTAIN.search(normalize(text)))
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One ``[n]`` of an answer and its verdict."""
+
+    n: int
+    claim: str
+    valid: bool
+    reason: str  # "supported", "out of range", "fact missing", "low overlap", "number missing"
+
+
+def _sentences(answer: str) -> list[tuple[str, list[int]]]:
+    """``(claim, cited numbers)`` per sentence, marker-only lines joined to the one before."""
+    text = _MARKERS_AFTER_STOP.sub(lambda m: f"{m.group(2)}{m.group(1)}", answer)
+    out: list[tuple[str, list[int]]] = []
+    for raw in _SENTENCE_END.split(text):
+        numbers = [int(n) for m in _MARKER.finditer(raw) for n in m.group(1).split(",")]
+        claim = _LIST_MARK.sub("", _MARKER_AND_SPACE.sub("", raw))
+        claim = _WS.sub(" ", claim).strip()
+        if not re.search(r"\w", claim):
+            if out and numbers:
+                out[-1][1].extend(numbers)
+            continue
+        out.append((claim, numbers))
+    return out
+
+
+def cited(answer: str) -> list[int]:
+    """Every cited number of ``answer`` in order, repeats and out-of-range ones included."""
+    return [n for _claim, numbers in _sentences(answer) for n in numbers]
+
+
+def _content_words(normalized_text: str) -> set[str]:
+    words = set()
+    for token in _TOKEN.findall(normalized_text):
+        if len(token) < 2 or token in STOPWORDS:
+            continue
+        if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+            token = token[:-1]
+        words.add(token)
+    return words
+
+
+def supports(passage: str, claim: str, facts: Sequence[Fact], min_overlap: float = 0.5) -> str:
+    """Why ``passage`` supports ``claim`` or does not: ``supported`` or the failing rule."""
+    norm_claim = normalize(claim)
+    norm_passage = normalize(passage)
+    stated = [f for f in facts if fact_in(f, norm_claim)]
+    if stated:
+        return "supported" if any(fact_in(f, norm_passage) for f in stated) else "fact missing"
+    words = _content_words(norm_claim)
+    if not words:
+        return "low overlap"
+    have = _content_words(norm_passage)
+    if any(_NUMBER.match(w) and w not in have for w in words):
+        return "number missing"
+    if len(words & have) / len(words) < min_overlap:
+        return "low overlap"
+    return "supported"
+
+
+def check_citations(answer: str, passages: Sequence[str], facts: Sequence[Fact]) -> list[Citation]:
+    """Every citation of ``answer`` checked against the ``passages`` shown (``[1]`` first)."""
+    checks = []
+    for claim, numbers in _sentences(answer):
+        for n in numbers:
+            if not 1 <= n <= len(passages):
+                checks.append(Citation(n, claim, False, "out of range"))
+                continue
+            reason = supports(passages[n - 1], claim, facts)
+            checks.append(Citation(n, claim, reason == "supported", reason))
+    return checks
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerScore:
+    """The verdicts on one answer."""
+
+    query_id: str
+    answerable: bool
+    facts: tuple[bool, ...]
+    traps: tuple[bool, ...]
+    abstained: bool
+    citations: tuple[Citation, ...]
+    looped: bool = False
+
+    @property
+    def fact_share(self) -> float:
+        """Share of the key facts found (1.0 for a question without facts)."""
+        return sum(self.facts) / len(self.facts) if self.facts else 1.0
+
+    @property
+    def abstention_correct(self) -> bool:
+        """Abstained with no trap stated when unanswerable; did not abstain when answerable."""
+        if self.answerable:
+            return not self.abstained
+        return self.abstained and not any(self.traps)
+
+    @property
+    def citation_validity(self) -> float:
+        """Share of the citations that are valid; 0 when the answer cites nothing."""
+        if not self.citations:
+            return 0.0
+        return sum(c.valid for c in self.citations) / len(self.citations)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "id": self.query_id,
+            "answerable": self.answerable,
+            "facts_found": list(self.facts),
+            "fact_share": round(self.fact_share, 4),
+            "traps_stated": list(self.traps),
+            "abstained": self.abstained,
+            "abstention_correct": self.abstention_correct,
+            "citation_validity": round(self.citation_validity, 4),
+            "citations": [
+                {"n": c.n, "valid": c.valid, "reason": c.reason, "claim": c.claim}
+                for c in self.citations
+            ],
+            "looped": self.looped,
+        }
+
+
+def score_answer(
+    query_id: str,
+    answer: str,
+    passages: Sequence[str],
+    *,
+    facts: Sequence[Fact] = (),
+    traps: Sequence[Fact] = (),
+    answerable: bool = True,
+    looped: bool = False,
+) -> AnswerScore:
+    """Score ``answer`` to one question.
+
+    Args:
+        query_id: The question's id.
+        answer: The answer text (reasoning removed).
+        passages: The evidence texts the model was shown, ``[1]`` first.
+        facts: The question's key facts, each a list of accepted spellings.
+        traps: For an unanswerable question, near-miss facts it must not state.
+        answerable: Whether the corpus answers the question.
+        looped: Whether the stream's repetition guard cut the answer; a loop left in
+            ``answer`` is detected here too.
+    """
+    found = facts_found(facts, answer)
+    norm = normalize(answer)
+    abstained = is_abstention(answer) and not any(found)
+    return AnswerScore(
+        query_id=query_id,
+        answerable=answerable,
+        facts=tuple(found),
+        traps=tuple(fact_in(t, norm) for t in traps),
+        abstained=abstained,
+        citations=tuple(check_citations(answer, passages, facts)),
+        looped=looped or find_loop(answer) is not None,
+    )
+
+
+@dataclass(slots=True)
+class AnswerSummary:
+    """Suite-level answer figures."""
+
+    n: int = 0
+    n_answerable: int = 0
+    answer_correctness: float = 0.0
+    fully_correct: float = 0.0
+    citation_validity: float = 0.0
+    cited_share: float = 0.0
+    abstention_accuracy: float = 0.0
+    abstained_when_unanswerable: float = 0.0
+    false_abstentions: int = 0
+    loops: int = 0
+    failing: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "n": self.n,
+            "n_answerable": self.n_answerable,
+            "answer_correctness": round(self.answer_correctness, 4),
+            "fully_correct": round(self.fully_correct, 4),
+            "citation_validity": round(self.citation_validity, 4),
+            "cited_share": round(self.cited_share, 4),
+            "abstention_accuracy": round(self.abstention_accuracy, 4),
+            "abstained_when_unanswerable": round(self.abstained_when_unanswerable, 4),
+            "false_abstentions": self.false_abstentions,
+            "loops": self.loops,
+            "failing": self.failing,
+        }
+
+
+def summarize(scores: Sequence[AnswerScore]) -> AnswerSummary:
+    """Suite figures over ``scores``.
+
+    ``answer_correctness`` (mean fact share) and ``fully_correct`` are over the
+    answerable questions with key facts, ``citation_validity`` and ``cited_share`` over
+    every answerable question; ``abstention_accuracy`` over
+    every question; ``failing`` lists, per figure, the ids that lowered it.
+    """
+    answerable = [s for s in scores if s.answerable]
+    unanswerable = [s for s in scores if not s.answerable]
+    with_facts = [s for s in answerable if s.facts]
+
+    def mean(values: Sequence[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    return AnswerSummary(
+        n=len(scores),
+        n_answerable=len(answerable),
+        answer_correctness=mean([s.fact_share for s in with_facts]),
+        fully_correct=mean([1.0 if s.fact_share == 1.0 else 0.0 for s in with_facts]),
+        citation_validity=mean([s.citation_validity for s in answerable]),
+        cited_share=mean([1.0 if s.citations else 0.0 for s in answerable]),
+        abstention_accuracy=mean([1.0 if s.abstention_correct else 0.0 for s in scores]),
+        abstained_when_unanswerable=mean(
+            [1.0 if s.abstention_correct else 0.0 for s in unanswerable]
+        ),
+        false_abstentions=sum(1 for s in answerable if s.abstained),
+        loops=sum(1 for s in scores if s.looped),
+        failing={
+            "answer_correctness": [s.query_id for s in with_facts if s.fact_share < 1.0],
+            "citation_validity": [s.query_id for s in answerable if s.citation_validity < 1.0],
+            "abstention_accuracy": [s.query_id for s in scores if not s.abstention_correct],
+            "loops": [s.query_id for s in scores if s.looped],
+        },
+    )
