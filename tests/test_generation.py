@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from varagity.generation.answer import (
+    ABSTENTION,
     NO_EVIDENCE_ANSWER,
+    abstains,
     build_messages,
     cited_numbers,
     format_history,
@@ -42,10 +44,11 @@ def test_sources_are_numbered_in_rank_order() -> None:
         answer_tokens=256,
     )
     user = msgs[-1]["content"]
+    assert user.startswith("Question: How long?\n\nSources:\n\n[1] 27 months")
     assert user.index("[1] 27 months") < user.index("[2] 14 days")
-    assert user.startswith("Question: How long?")
     assert user.rstrip().endswith('"How long?" in one or two sentences, citing sources like [1]:')
-    assert "[n]" in msgs[0]["content"]
+    system = msgs[0]["content"]
+    assert "[n]" in system and f'say "{ABSTENTION}"' in system
 
 
 def test_long_sources_are_trimmed_to_the_budget() -> None:
@@ -57,6 +60,12 @@ def test_long_sources_are_trimmed_to_the_budget() -> None:
 def test_cited_numbers() -> None:
     assert cited_numbers("A [2] and [1][2], not [7] or [0].", 3) == [2, 1]
     assert cited_numbers("no citations", 3) == []
+
+
+def test_abstention_is_one_recognisable_phrase() -> None:
+    assert abstains(ABSTENTION) and abstains(NO_EVIDENCE_ANSWER)
+    assert abstains("Sorry: the  documents do not say [1].")
+    assert not abstains("The warranty is 27 months [1].")
 
 
 def test_no_evidence_needs_no_model() -> None:

@@ -131,7 +131,9 @@ class Settings(BaseSettings):
     )
     LLM_API_KEY: str = "sk-local"
     LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
-    LLM_MAX_TOKENS: int = Field(default=384, ge=1)
+    LLM_MAX_TOKENS: int = Field(
+        default=256, ge=1, description="Answer cap in tokens, the same for every front end."
+    )
     LLM_TEMPERATURE: float = Field(default=0.0, ge=0.0, le=2.0)
     LLM_REPEAT_PENALTY: float = Field(
         default=1.1,
