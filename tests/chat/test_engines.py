@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import free_port
 from varagity.chat.base import CHAT_ENGINES, Turn, build_chat_engine
 from varagity.chat.condense import CondenseContextEngine
-from varagity.chat.prompts import clean_condensed, condense_messages
+from varagity.chat.prompts import clean_condensed, condense_messages, standalone_query
 from varagity.config import ChatEngineName
 from varagity.models.clients import ChatClient
 from varagity.tokens import count_tokens
@@ -123,6 +123,40 @@ def test_kill_switch_searches_verbatim_but_keeps_history(caplog: pytest.LogCaptu
     assert prepared.history == (KETTLE,)
     assert prepared.engine == "condense_context"
     assert "CONDENSE_ENABLED" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("referent", "expected"),
+    [
+        ("the Tern K2 kettle", "How long does it last? (the Tern K2 kettle)"),
+        ("Tern K2 kettle.", "How long does it last? (Tern K2 kettle)"),
+        ("the Orca 3 bike", None),  # the worked example, not this conversation
+        ("The kettle has a warranty of 27 months and more words", None),  # a sentence
+        ("it", None),  # not a name the conversation uses
+        ("", None),
+    ],
+)
+def test_standalone_query_takes_only_a_name_from_the_conversation(
+    referent: str, expected: str | None
+) -> None:
+    assert standalone_query(FOLLOW_UP, referent, [KETTLE]) == expected
+
+
+def test_standalone_query_leaves_a_question_that_already_names_it() -> None:
+    question = "Does the Tern K2 kettle have a glass window?"
+    assert standalone_query(question, "the Tern K2 kettle", [KETTLE]) is None
+
+
+def test_a_named_referent_drives_retrieval() -> None:
+    model = CannedModel("the Tern K2 kettle")
+    prepared = CondenseContextEngine(model).prepare(FOLLOW_UP, [KETTLE])
+    assert model.calls == 1
+    assert (
+        prepared.search_query
+        == prepared.condensed_query
+        == ("How long does it last? (the Tern K2 kettle)")
+    )
+    assert prepared.question == FOLLOW_UP and prepared.history == (KETTLE,)
 
 
 @pytest.mark.parametrize("reply", ["<think>only reasoning</think>", "  \n ", FOLLOW_UP.upper()])

@@ -72,7 +72,7 @@ class ScriptedModel:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> str:
-        return "What is the warranty of the Tern K2 kettle?"
+        return "the Tern K2 kettle"  # the condense engine's referent
 
 
 class FixedRetriever:
@@ -173,16 +173,17 @@ def test_the_answer_cap_can_be_lowered_never_raised(settings: Settings) -> None:
 def test_history_is_kept_to_the_last_turns(settings: Settings) -> None:
     few = settings.model_copy(update={"CHAT_HISTORY_TURNS": 1})
     model = ScriptedModel(["ok"])
-    history = (Turn("First?", "One."), Turn("Second?", "Two."))
-    request = TurnRequest(QUESTION, history=history, chat_engine="condense_context")
+    history = (Turn("First?", "One."), Turn("Which kettle?", "The Tern K2 kettle."))
+    follow_up = "How long is its warranty?"
+    request = TurnRequest(follow_up, history=history, chat_engine="condense_context")
     services = _services(few, model)
     retrieval = next(iter(run_turn(services, request)))
     assert isinstance(retrieval, TurnRetrieval)
-    assert retrieval.condensed_query == "What is the warranty of the Tern K2 kettle?"
+    assert retrieval.condensed_query == f"{follow_up} (the Tern K2 kettle)"
     list(run_turn(services, request))
     messages = model.calls[-1]["messages"]
     assert isinstance(messages, list)
-    assert [m["content"] for m in messages[1:3]] == ["Second?", "Two."]
+    assert [m["content"] for m in messages[1:3]] == ["Which kettle?", "The Tern K2 kettle."]
     assert services._retriever.queries[-1][0] == retrieval.condensed_query
 
 

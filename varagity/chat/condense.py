@@ -1,14 +1,16 @@
-"""``condense_context``: rewrite a follow-up into a standalone search query.
+"""``condense_context``: make a follow-up searchable on its own.
 
 "What about its warranty?" searches badly on its own; with the conversation in view
-one LLM call rewrites it into "What is the warranty of the Tern K2 kettle?", and that
-drives retrieval. The answer prompt still gets the original question, plus the recent
-turns so it can resolve the same references.
+one LLM call names what it is about ("the Tern K2 kettle"), and the question with that
+name appended, "What about its warranty? (the Tern K2 kettle)", drives retrieval. Small
+models name a referent far more reliably than they rewrite a question (measurements in
+:mod:`varagity.chat.prompts`). The answer prompt still gets the original question, plus
+the recent turns so it can resolve the same references.
 
 Searches the question as asked (``condensed_query`` None, the engine name still
-reported) on the first turn, when the model echoes the question back unchanged, under
-``CONDENSE_ENABLED=false``, when the model call fails, or when it returns nothing
-usable; the last three log a WARNING.
+reported) on the first turn, when the question already names the referent, under
+``CONDENSE_ENABLED=false``, when the model call fails, or when its reply is not a
+name from the conversation; the last three log a WARNING.
 """
 
 from __future__ import annotations
@@ -18,17 +20,17 @@ import time
 from collections.abc import Sequence
 
 from varagity.chat.base import PreparedQuery, Turn
-from varagity.chat.prompts import clean_condensed, condense_messages
+from varagity.chat.prompts import clean_condensed, condense_messages, standalone_query
 from varagity.models.clients import Completer, ModelError
 
 log = logging.getLogger(__name__)
 
-#: Budget of the transcript shown to the rewrite call, in tokens.
+#: Budget of the transcript shown to the referent call, in tokens.
 CONDENSE_HISTORY_TOKENS = 1024
 
 
 class CondenseContextEngine:
-    """One LLM rewrite per follow-up; verbatim search otherwise."""
+    """One LLM call naming the referent of each follow-up; verbatim search otherwise."""
 
     name = "condense_context"
 
@@ -62,15 +64,20 @@ class CondenseContextEngine:
             log.warning("condensing the follow-up failed, searching it as asked: %s", exc)
             return self._verbatim(question, turns, _elapsed(started))
         timings = _elapsed(started)
-        query = clean_condensed(reply, self.max_tokens)
-        if not query:
+        referent = clean_condensed(reply, self.max_tokens)
+        if not referent:
             log.warning(
-                "the condense call returned no usable query (%r); searching the question as asked",
+                "the condense call returned nothing usable (%r); searching the question as asked",
                 reply[:200],
             )
             return self._verbatim(question, turns, timings)
-        if query.casefold() == " ".join(question.split()).casefold():
-            log.info("the follow-up already stands alone; searching it as asked")
+        query = standalone_query(question, referent, turns)
+        if query is None:
+            log.warning(
+                "the referent %r is not a name from the conversation the question lacks; "
+                "searching the question as asked",
+                referent,
+            )
             return self._verbatim(question, turns, timings)
         return PreparedQuery(
             question=question,
