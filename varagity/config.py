@@ -238,7 +238,7 @@ class Settings(BaseSettings):
     CHAT_ENGINE: ChatEngineName = Field(
         default="simple",
         description="simple searches with the question as asked; condense_context first "
-        "rewrites a follow-up into a standalone search query using the conversation.",
+        "asks the model what a follow-up is about and appends that name to the search.",
     )
     CONDENSE_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes condense_context search verbatim."

@@ -75,7 +75,8 @@ def test_streamed_answer_uses_the_history_and_ends_with_sources(base: str) -> No
                 "role": "assistant",
                 "content": "The warranty is 27 months [1].\n\nSources:\n[1] kettle.md",
             },
-            {"role": "user", "content": [{"type": "text", "text": "Who makes it?"}]},
+            # names its subject, so BM25 finds evidence whatever the condense call says
+            {"role": "user", "content": [{"type": "text", "text": "Who makes the kettle?"}]},
         ],
     )
     chunks = list(stream)
@@ -84,7 +85,7 @@ def test_streamed_answer_uses_the_history_and_ends_with_sources(base: str) -> No
     extras = chunks[0].model_extra["varagity"]
     assert extras["method"] == "bm25" and extras["chat_engine"] == "condense_context"
     assert "condense" in extras["timings_ms"]  # the earlier turn reached the chat engine
-    assert extras["query"] == (extras["condensed_query"] or "Who makes it?")
+    assert extras["query"] == (extras["condensed_query"] or "Who makes the kettle?")
     assert [c.choices[0].finish_reason for c in chunks[:-1]] == [None] * (len(chunks) - 1)
     assert chunks[-1].model_extra is not None
     outcome = chunks[-1].model_extra["varagity"]

@@ -160,7 +160,7 @@ def test_stale_flag_only_when_a_reingest_setting_changes_on_a_non_empty_corpus(
         stale = r.json()["stale"]
         assert stale is not None
         assert "CHUNK_SIZE 600->300" in stale["reason"]
-        assert "CHUNK_OVERLAP 100->30" in stale["reason"]
+        assert "CHUNK_OVERLAP 200->30" in stale["reason"]
         assert httpx.get(f"{base}/api/settings", timeout=30).json()["stale"] == stale
 
 

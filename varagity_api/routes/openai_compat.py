@@ -244,6 +244,8 @@ class _Completion:
         )
         data = chunk.model_dump(mode="json", exclude_none=True)
         data["choices"][0]["finish_reason"] = chunk.choices[0].finish_reason  # null mid-stream
+        if extras is not None:  # the same fields as the complete response, nulls included
+            data["varagity"] = extras.model_dump(mode="json")
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     def finish(self, outcome: str) -> None:
