@@ -228,7 +228,7 @@ async function settingsAndReingest(session, page) {
     "settings drawer: the server's validation error next to each field",
   );
 
-  await drawer.getByLabel("Chunk overlap", { exact: true }).fill("100");
+  await drawer.getByLabel("Chunk overlap", { exact: true }).fill("200");
   await drawer.getByLabel("Chunk size", { exact: true }).fill("600");
   await drawer.getByRole("button", { name: "Save 1 change" }).click();
   await drawer.getByText("Saved. Changed: CHUNK_SIZE.").waitFor();
