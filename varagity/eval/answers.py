@@ -87,6 +87,7 @@ class AnswerResult:
                     "query": self.queries.get(score.query_id, ""),
                     "answer": answer.text,
                     "sources": list(answer.sources),
+                    "passages": list(answer.passages),
                     "first_token_ms": answer.first_token_ms,
                     "total_ms": round(answer.total_ms, 1),
                 }
