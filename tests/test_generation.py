@@ -5,12 +5,12 @@ from __future__ import annotations
 from varagity.generation.answer import (
     ABSTENTION,
     NO_EVIDENCE_ANSWER,
-    abstains,
     build_messages,
     cited_numbers,
     format_history,
     stream_answer,
 )
+from varagity.generation.grounding import is_abstention
 from varagity.records import ChunkRecord, RetrievedChunk
 
 
@@ -63,9 +63,9 @@ def test_cited_numbers() -> None:
 
 
 def test_abstention_is_one_recognisable_phrase() -> None:
-    assert abstains(ABSTENTION) and abstains(NO_EVIDENCE_ANSWER)
-    assert abstains("Sorry: the  documents do not say [1].")
-    assert not abstains("The warranty is 27 months [1].")
+    assert is_abstention(ABSTENTION) and is_abstention(NO_EVIDENCE_ANSWER)
+    assert is_abstention("Sorry: the  documents do not say [1].")
+    assert not is_abstention("The warranty is 27 months [1].")
 
 
 def test_no_evidence_needs_no_model() -> None:

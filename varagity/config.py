@@ -56,6 +56,7 @@ RUNTIME_EDITABLE = (
     "MAX_FILE_BYTES",
     "LLM_MAX_TOKENS",
     "LLM_TEMPERATURE",
+    "ANSWER_CITATIONS",
     "CONTEXT_MAX_TOKENS",
     "RETRIEVAL_METHOD",
     "SEMANTIC_WEIGHT",
@@ -147,6 +148,12 @@ class Settings(BaseSettings):
     )
     LLM_PRESENCE_PENALTY: float = Field(
         default=0.0, ge=-2.0, le=2.0, description="Answers: OpenAI presence_penalty."
+    )
+    ANSWER_CITATIONS: Literal["attributed", "model"] = Field(
+        default="attributed",
+        description="Answers: 'attributed' cites each sentence with the passage that "
+        "supports it and drops the model's unsupported markers (varagity/generation/"
+        "grounding.py); 'model' leaves the model's own markers as written.",
     )
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."

@@ -160,7 +160,26 @@ def test_hitting_the_cap_is_a_length_stop(settings: Settings) -> None:
     model = ScriptedModel(_split("The warranty is 27"), finish="length")
     done = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))[-1]
     assert isinstance(done, TurnDone) and done.stop_reason == "length"
-    assert done.answer == "The warranty is 27" and done.cited == []
+    assert done.answer == "The warranty is 27 [1]" and done.cited == [1]  # attributed
+
+
+def test_citations_are_attributed_as_the_answer_streams(settings: Settings) -> None:
+    # the model cites the wrong passage for one sentence and nothing for the other
+    answer = "The soup is lentil [1]. The warranty lasts 27 months. It is purple."
+    model = ScriptedModel(_split(answer, 2))
+    events = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.answer == (
+        "The soup is lentil [2]. The warranty lasts 27 months [1]. It is purple."
+    )
+    assert done.cited == [2, 1]
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == done.answer
+
+    as_written = settings.model_copy(update={"ANSWER_CITATIONS": "model"})
+    model = ScriptedModel(_split(answer, 2))
+    done = list(run_turn(_services(as_written, model), TurnRequest(question=QUESTION)))[-1]
+    assert isinstance(done, TurnDone) and done.answer == answer and done.cited == [1]
 
 
 def test_the_answer_cap_can_be_lowered_never_raised(settings: Settings) -> None:

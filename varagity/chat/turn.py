@@ -15,6 +15,10 @@ The answer stream passes through a :class:`~varagity.generation.repetition.Repet
 when the answer starts looping, generation stops, the repeated tail is trimmed from
 :attr:`TurnDone.answer` (the deltas already sent cannot be taken back, so front ends
 show ``done``'s answer as the final text) and the stop reason is ``"repetition"``.
+With ``ANSWER_CITATIONS=attributed`` it then passes a
+:class:`~varagity.generation.grounding.CitationStream`, which gives each sentence the
+``[n]`` of the passage that supports it (the model's own markers wait until the
+sentence ends, then stay only where they are supported).
 
 Limits live here, so every front end enforces the same ones: a question of at most
 :data:`QUESTION_MAX_CHARS` characters, and at most ``LLM_MAX_TOKENS`` answer tokens
@@ -33,6 +37,7 @@ from typing import Literal, Protocol, get_args
 from varagity.chat.base import ChatEngine, PreparedQuery, Turn, build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import Streamer, cited_numbers, stream_answer
+from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
 from varagity.models.clients import Completer, Decoding, ModelError
@@ -275,6 +280,11 @@ def _generate(
     settings = services.settings
     splitter = ThinkSplitter()
     guard = RepetitionGuard()
+    citer = (
+        CitationStream([c.record.content for c in chunks])
+        if chunks and settings.ANSWER_CITATIONS == "attributed"
+        else None
+    )
     reasoning: list[str] = []
     finish: str | None = None
     deltas = stream_answer(
@@ -306,6 +316,8 @@ def _generate(
                 sent = len(guard.text)
                 loop = guard.feed(piece.text)
                 visible = piece.text if loop is None else piece.text[: max(0, loop.keep - sent)]
+                if citer is not None:
+                    visible = citer.feed(visible)
                 if visible:
                     yield TokenDelta(visible)
                 if loop is not None:
@@ -313,6 +325,15 @@ def _generate(
             if ended:
                 break
     loop = guard.finish()
+    answer = guard.trimmed()
+    if citer is not None:
+        if citer.raw == answer:
+            rest = citer.finish()  # the last sentence's citations
+            if rest:
+                yield TokenDelta(rest)
+            answer = citer.text
+        else:  # the guard found the loop in text already shown: attribute what it kept
+            answer = attribute_answer(answer, citer.passages)
     if loop is not None:
         log.warning("the answer began repeating itself; stopped at %r", loop.repeated)
         stop: StopReason = "repetition"
@@ -320,4 +341,4 @@ def _generate(
         stop = "length"
     else:
         stop = "finished"
-    return guard.trimmed(), "".join(reasoning) or None, stop
+    return answer, "".join(reasoning) or None, stop

@@ -2,16 +2,16 @@
 
 The rules (also in ``eval_suites/README.md``):
 
-* **Normalised text.** NFKC, case-folded; every dash or hyphen becomes a space,
-  thousands separators between digits go (``38,000`` is ``38000``), ``°`` sticks to
-  its number (``220°C`` is ``220 °c``), Markdown emphasis marks go, whitespace
-  collapses. Facts, answers and passages are all compared in this form.
+* **Normalised text**, **content words** and **abstention phrasings** are those of
+  :mod:`varagity.generation.grounding` (``38,000`` is ``38000``, ``220°C`` is
+  ``220 °c``, dashes are spaces). Facts, answers and passages are all compared in
+  normalised form.
 * **A key fact is found** in a text when one of its spellings occurs there as whole
   words (not inside a longer word or number: ``12 min`` is not in ``120 min``), a
   trailing plural ``s`` optional either way (``27 months`` matches ``27-month``).
 * **Key-fact correctness** of an answer is the share of its question's facts found.
-* **Abstention**: the answer matches one of :data:`ABSTENTION_PATTERNS` ("the
-  documents do not say", "could not find", "no information" ...) and states none of
+* **Abstention**: the answer matches one of the abstention phrasings ("the documents
+  do not say", "could not find", "no information" ...) and states none of
   the question's key facts. An unanswerable question is answered right when the
   answer abstains and states none of its ``traps``; an answerable one when it does not
   abstain.
@@ -24,9 +24,12 @@ The rules (also in ``eval_suites/README.md``):
 
   - when the claim states key facts of the question, the passage contains at least one
     of those facts;
-  - otherwise at least half of the claim's content words (lower-cased words of two or
-    more characters that are not :data:`STOPWORDS`, numbers included, a trailing
-    plural ``s`` ignored) occur in the passage, and every number of the claim does.
+  - otherwise at least half of the claim's content words occur in the passage, and
+    every number of the claim does.
+
+  The answer stream attributes citations with a related but different rule (weighted
+  word overlap, no key facts: :mod:`varagity.generation.grounding`); citations of
+  claims that state key facts are checked against the facts, independently of it.
 
   An answer's citation validity is the share of its citations that are valid, and 0
   when it cites nothing (an uncited answer is not a grounded one).
@@ -38,67 +41,26 @@ The rules (also in ``eval_suites/README.md``):
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from varagity.generation.grounding import (
+    content_words,
+    is_abstention,
+    is_number,
+    normalize,
+)
 from varagity.generation.repetition import find_loop
 
 Fact = Sequence[str]
-
-_DASHES = re.compile(r"[\u2010-\u2015\u2212\-]")
-_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u2009](?=\d{3}(?!\d))")
-_DEGREES = re.compile(r"(\d)\s*°\s*")
-_EMPHASIS = re.compile(r"[*`]+")
-_WS = re.compile(r"\s+")
-_APOSTROPHES = re.compile(r"[\u2018\u2019\u02bc]")
-
-#: Phrasings that mean "the evidence does not answer this", matched on normalised text.
-ABSTENTION_PATTERNS: tuple[str, ...] = (
-    r"\b(?:documents?|sources?|context|passages?|evidence|texts?|information provided)"
-    r"(?: provided)? (?:do|does|did) ?(?:not|n't) (?:say|mention|state|specify|contain|"
-    r"include|provide|give|cover|list|describe|tell|answer)",
-    r"\b(?:could|can|cannot|can't|couldn't|was unable to|am unable to|unable to)"
-    r"(?: not)? (?:find|determine|answer|tell)\b",
-    r"\bno (?:information|mention|details?|data|answer)\b",
-    r"\b(?:is|are|was|were) not (?:mentioned|stated|specified|given|provided|listed|"
-    r"found|documented)\b",
-    r"\bnot (?:found|available|covered) in the (?:documents?|sources?|provided)",
-    r"\bi (?:do not|don't) know\b",
-)
-_ABSTAIN = re.compile("|".join(f"(?:{p})" for p in ABSTENTION_PATTERNS))
-
-#: Words that carry no claim: left out of the content-word overlap.
-STOPWORDS = frozenset(
-    """a an the and or but nor of to in on at by for with from into onto over under about
-    as is are was were be been being am do does did has have had having it its it's this
-    that these those there here which who whom whose what when where why how than then so
-    such can could may might must shall should will would not no yes also only just very
-    more most less least any all each every some other both either neither one per
-    you your yours we our us they their them he she his her i me my
-    if else while after before during between through up down out off again once
-    according source sources document documents passage passages answer question""".split()
-)
 
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _MARKERS_AFTER_STOP = re.compile(r"([.!?])((?:[ \t]*\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+)")
 _MARKER_AND_SPACE = re.compile(r"\s*\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
-_TOKEN = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*")
-_NUMBER = re.compile(r"^\d+(?:[.:]\d+)*$")
-
-
-def normalize(text: str) -> str:
-    """The comparison form of ``text`` (see the module docstring)."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    text = _APOSTROPHES.sub("'", text)
-    text = _EMPHASIS.sub("", text)
-    text = _THOUSANDS.sub("", text)
-    text = _DASHES.sub(" ", text)
-    text = _DEGREES.sub(r"\1 °", text)
-    return _WS.sub(" ", text).strip()
+_WS = re.compile(r"\s+")
 
 
 @lru_cache(maxsize=4096)
@@ -122,11 +84,6 @@ def facts_found(facts: Sequence[Fact], text: str) -> list[bool]:
     """Per fact, whether ``text`` states it."""
     norm = normalize(text)
     return [fact_in(f, norm) for f in facts]
-
-
-def is_abstention(text: str) -> bool:
-    """Whether ``text`` says the evidence does not answer the question."""
-    return bool(_ABSTAIN.search(normalize(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +117,6 @@ def cited(answer: str) -> list[int]:
     return [n for _claim, numbers in _sentences(answer) for n in numbers]
 
 
-def _content_words(normalized_text: str) -> set[str]:
-    words = set()
-    for token in _TOKEN.findall(normalized_text):
-        if len(token) < 2 or token in STOPWORDS:
-            continue
-        if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-            token = token[:-1]
-        words.add(token)
-    return words
-
-
 def supports(passage: str, claim: str, facts: Sequence[Fact], min_overlap: float = 0.5) -> str:
     """Why ``passage`` supports ``claim`` or does not: ``supported`` or the failing rule."""
     norm_claim = normalize(claim)
@@ -178,11 +124,11 @@ def supports(passage: str, claim: str, facts: Sequence[Fact], min_overlap: float
     stated = [f for f in facts if fact_in(f, norm_claim)]
     if stated:
         return "supported" if any(fact_in(f, norm_passage) for f in stated) else "fact missing"
-    words = _content_words(norm_claim)
+    words = content_words(norm_claim)
     if not words:
         return "low overlap"
-    have = _content_words(norm_passage)
-    if any(_NUMBER.match(w) and w not in have for w in words):
+    have = content_words(norm_passage)
+    if any(is_number(w) and w not in have for w in words):
         return "number missing"
     if len(words & have) / len(words) < min_overlap:
         return "low overlap"

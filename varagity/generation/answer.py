@@ -1,8 +1,10 @@
 """Grounded, cited answers: the evidence is numbered and the model cites it as [n].
 
 The prompt asks for a citation after each claim, one fixed abstention phrase
-(:data:`ABSTENTION`, recognised by :func:`abstains`) when no source answers, and one or
-two sentences. Decoding (``LLM_REPEAT_PENALTY`` etc.) and the repetition guard live in
+(:data:`ABSTENTION`) when no source answers, and one or two sentences. Small models
+cite rarely and not always the right source, so the turn runner attributes each
+sentence to the passage that supports it (:mod:`varagity.generation.grounding`).
+Decoding (``LLM_REPEAT_PENALTY`` etc.) and the repetition guard live in
 the turn runner (:mod:`varagity.chat.turn`).
 
 Measured with Qwen2.5-Coder-0.5B-Instruct Q4_K_M (temperature 0) on questions of
@@ -35,8 +37,9 @@ from varagity.records import RetrievedChunk
 from varagity.tokens import count_tokens, truncate_tokens
 
 #: The fixed reply when the sources do not answer the question: one recognisable phrase,
-#: so people, the web client and the answer scorer (:func:`abstains`) can tell an
-#: abstention from an answer.
+#: so people, the web client and the answer scorer
+#: (:func:`~varagity.generation.grounding.is_abstention`) can tell an abstention from an
+#: answer.
 ABSTENTION = "The documents do not say."
 
 SYSTEM_PROMPT = (
@@ -163,11 +166,6 @@ def stream_answer(
         history=history,
     )
     return (yield from client.stream(messages, max_tokens=answer_tokens, decoding=decoding))
-
-
-def abstains(answer: str) -> bool:
-    """Whether ``answer`` is (or contains) the fixed abstention phrase."""
-    return ABSTENTION.rstrip(".").casefold() in " ".join(answer.split()).casefold()
 
 
 def cited_numbers(answer: str, n_sources: int) -> list[int]:
