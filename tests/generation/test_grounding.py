@@ -61,6 +61,13 @@ def test_markers_are_placed_before_the_full_stop_and_wrong_ones_go() -> None:
     )
 
 
+def test_a_marker_the_sentence_mentions_stays_in_place() -> None:
+    answer = "According to [1], the soup keeps for 4 days."
+    assert attribute_answer(answer, PASSAGES) == (
+        "According to [1], the soup keeps for 4 days [3]."
+    )
+
+
 def test_code_and_abbreviations_are_left_alone() -> None:
     answer = "Use `a[1]` here. It holds 1.7 litres, e.g. the Tern K1 kettle."
     out = attribute_answer(answer, PASSAGES)
@@ -76,6 +83,7 @@ def test_code_and_abbreviations_are_left_alone() -> None:
         "The Tern K2 [1] has a warranty of 27 months. [1] The K1 holds 1.7 litres, e.g. a lot.",
         "- 27 months of warranty\n- soup: 4 days\n[1]\n",
         "Use `k[2]` and [see notes]. The documents do not say.",
+        "According to [2], the K1 holds 1.7 litres. See [3] for soup.",
         "```\ncode [1]\n```\nThe soup freezes well",
     ],
 )

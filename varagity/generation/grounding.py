@@ -208,7 +208,7 @@ class CitationStream:
 
     def cited(self) -> list[int]:
         """Passage numbers the attributed answer cites, in first-seen order."""
-        return list(dict.fromkeys(_marker_numbers(self.text)))
+        return list(dict.fromkeys(_marker_numbers(self.text, mentions=True)))
 
     def _show(self, visible: str) -> str:
         if not visible.startswith(self._visible):  # cannot happen; never show a rewrite
@@ -267,20 +267,43 @@ def _open_visible(rest: str) -> str:
 _CODE_SPAN = re.compile(r"(`[^`]*`?)")
 
 
+# a marker after these words is part of the sentence ("according to [1], ..."): it stays
+_MENTION = re.compile(
+    r"\b(?:to|in|from|see|per|by|source|sources|document|documents|passage|passages)\s*$",
+    re.I,
+)
+
+
+def _is_mention(text: str, marker: re.Match[str]) -> bool:
+    return bool(_MENTION.search(text, 0, marker.start()))
+
+
+def _unless_mention(marker: re.Match[str]) -> str:
+    return marker.group() if _is_mention(marker.string, marker) else ""
+
+
 def _strip_markers(text: str) -> str:
-    """``text`` without its citation markers (and the spaces before them), code kept."""
-    parts = _CODE_SPAN.split(text)
-    return "".join(p if p.startswith("`") else _MARKER_WITH_SPACE.sub("", p) for p in parts)
+    """``text`` without its citation markers (and the spaces before them); code and
+    markers the sentence mentions stay."""
+    out = []
+    for part in _CODE_SPAN.split(text):
+        if part.startswith("`"):
+            out.append(part)
+            continue
+        out.append(_MARKER_WITH_SPACE.sub(_unless_mention, part))
+    return "".join(out)
 
 
-def _marker_numbers(text: str) -> list[int]:
-    """Every number cited by a marker of ``text``, in order, code spans left out."""
+def _marker_numbers(text: str, *, mentions: bool = False) -> list[int]:
+    """Every number cited by a marker of ``text``, in order, code spans left out (and
+    mentions, unless ``mentions``)."""
     return [
         int(n)
         for part in _CODE_SPAN.split(text)
         if not part.startswith("`")
-        for m in _MARKER.finditer(part)
-        for n in m.group()[1:-1].split(",")
+        for m in _MARKER_WITH_SPACE.finditer(part)
+        if mentions or not _is_mention(part, m)
+        for n in m.group().strip()[1:-1].split(",")
     ]
 
 
