@@ -32,6 +32,7 @@ with, and the stale flag with the completed reingest backfills, and requests a
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
 
@@ -90,10 +91,10 @@ def _paths_being_purged(context: dg.SensorEvaluationContext) -> set[str]:
     )
     paths: set[str] = set()
     for run in runs:
-        ops = (run.run_config or {}).get("ops", {})
-        paths.update(
-            ops.get(purged_documents.op.name, {}).get("config", {}).get("relative_paths", [])
-        )
+        run_config: dict[str, Any] = dict(run.run_config or {})
+        ops = run_config.get("ops") or {}
+        config = (ops.get(purged_documents.op.name) or {}).get("config") or {}
+        paths.update(config.get("relative_paths") or [])
     return paths
 
 
