@@ -8,8 +8,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from varagity import pipeline
 from varagity.config import Settings
-from varagity.pipeline import INGEST_JOB
 from varagity.services import Services
 from varagity_assets.definitions import defs
 from varagity_assets.defs.ingest.partitions import documents_partitions
@@ -21,6 +21,17 @@ from varagity_assets.defs.ingest.sensors import (
 from varagity_assets.resources import VaragityResource
 
 DEFS = defs()
+
+# every asset of the code location, as the UI lists them
+ALL_ASSETS = {
+    *pipeline.INGEST_ASSETS,
+    "chunk_contexts",
+    "purged_documents",
+    "corpus_staleness",
+    "eval_results",
+    "answer_eval_results",
+    "search_index_release",
+}
 
 SensorOutcome = dg.SensorResult | dg.RunRequest | dg.SkipReason
 
@@ -72,7 +83,7 @@ class Harness:
             return corpus_staleness_sensor(ctx)
 
     def run_requests(
-        self, result: SensorOutcome, job_name: str = INGEST_JOB
+        self, result: SensorOutcome, job_name: str = pipeline.INGEST_JOB
     ) -> list[dg.ExecuteInProcessResult]:
         """Execute each requested run (of its own job, else ``job_name``) in process."""
         if isinstance(result, dg.SkipReason):

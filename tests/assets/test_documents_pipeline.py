@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 
-from tests.assets.support import DEFS, Harness, search, write
+from tests.assets.support import ALL_ASSETS, DEFS, Harness, search, write
 from tests.conftest import SettingsFactory
 from varagity import pipeline
 from varagity.config import Settings
@@ -26,17 +26,6 @@ from varagity.stores.corpus_state import CorpusState
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
-
-# every asset of the code location, as the UI lists them
-ALL_ASSETS = {
-    *pipeline.INGEST_ASSETS,
-    "chunk_contexts",
-    "purged_documents",
-    "corpus_staleness",
-    "eval_results",
-    "answer_eval_results",
-    "search_index_release",
-}
 
 
 def test_definitions_load(monkeypatch: pytest.MonkeyPatch) -> None:
