@@ -21,7 +21,7 @@ import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from tests.assets.test_documents_pipeline import ALL_ASSETS
+from tests.assets.support import ALL_ASSETS
 from tests.running_stack import varagity_up
 from varagity.config import load_settings
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
@@ -107,7 +107,7 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
             lambda: "drop-in.txt" not in _search(api, "Velo-9 drone battery"), 120, "removal", proc
         )
 
-        # the corpus was "built with other settings": the sensor flags it stale, a
+        # the corpus was "built with other settings": a staleness run flags it stale, a
         # reingest backfill launched through Dagster's GraphQL rebuilds it and clears it
         pg_url = ensure_embedded_postgres(load_settings(VARAGITY_HOME=tmp_path / "home"))
         with connect(pg_url, autocommit=True) as conn:

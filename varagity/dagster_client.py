@@ -20,30 +20,23 @@ from typing import Any, Literal
 import httpx
 
 from varagity.ingest.discovery import relative_path_for
-
-INGEST_ASSETS = (
-    "parsed_document",
-    "document_chunks",
-    "chunk_embeddings",
-    "indexed_document",
+from varagity.pipeline import (
+    DOCUMENTS_PARTITIONS,
+    INDEXED_ASSET,
+    INGEST_ASSETS,
+    PARTITION_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    REINGEST_TAG,
+    SOURCE_TAG,
 )
-# A file counts as done when its last asset (the searchable index) is materialized;
-# its LLM blurbs follow in separate runs (the blurb sensor's), not in the backfill.
-FINAL_ASSET = INGEST_ASSETS[-1]
-DOCUMENTS_PARTITIONS = "documents"
-REINGEST_TAG = "varagity/reingest"
-# Who launched a backfill ("api", "cli"); recent_jobs lists the backfills carrying it.
-SOURCE_TAG = "varagity/source"
-PARTITION_TAG = "dagster/partition"
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 # BulkActionStatus values after which a backfill launches and changes nothing more.
 FINISHED_STATUSES = frozenset(
     {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
 )
 # Run every step of a backfill run in the run's own process, as the sensor's
-# ``ingest_documents`` job does: a subprocess per step would re-import the whole stack
+# ingest job (``INGEST_JOB``) does: a subprocess per step would re-import the whole stack
 # for every asset of a run (most of a small ingest's latency). This is the config of the
 # definitions' default executor; change it with that executor.
 IN_PROCESS_RUN_CONFIG: dict[str, Any] = {"execution": {"config": {"in_process": {}}}}
@@ -113,7 +106,8 @@ class BackfillSummary:
     """What a listing shows of one backfill.
 
     ``partitions`` are the counts of the final (indexing) asset: a file is materialized
-    there once it is searchable. Times are Unix timestamps (seconds).
+    there once it is searchable (its LLM blurbs follow in the blurb sensor's runs, not
+    in the backfill). Times are Unix timestamps (seconds).
     """
 
     backfill_id: str
@@ -267,7 +261,7 @@ def _asset_progress(node: dict[str, Any]) -> list[AssetProgress]:
 def _summary_fields(node: dict[str, Any]) -> dict[str, Any]:
     """The :class:`BackfillSummary` constructor arguments of a backfill node."""
     tags = _tags(node)
-    final = next((a.counts for a in _asset_progress(node) if a.asset == FINAL_ASSET), None)
+    final = next((a.counts for a in _asset_progress(node) if a.asset == INDEXED_ASSET), None)
     return {
         "backfill_id": node["id"],
         "kind": "reingest" if tags.get(REINGEST_TAG) == "true" else "ingest",
@@ -351,12 +345,12 @@ class DagsterClient:
                 "query Repo($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) "
                 "{ __typename ... on AssetNode { repository { name location { name } } } "
                 "... on AssetNotFoundError { message } } }",
-                {"path": [FINAL_ASSET]},
+                {"path": [INDEXED_ASSET]},
             )
             node = data["assetNodeOrError"]
             if node["__typename"] != "AssetNode":
                 raise DagsterError(
-                    f"Dagster at {self.url} has no asset {FINAL_ASSET!r}: is the varagity_assets "
+                    f"Dagster at {self.url} has no asset {INDEXED_ASSET!r}: is the varagity_assets "
                     "code location loaded?"
                 )
             repo = node["repository"]
@@ -371,7 +365,7 @@ class DagsterClient:
         data = self.query(
             "query Keys($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) "
             "{ ... on AssetNode { partitionKeys } } }",
-            {"path": [FINAL_ASSET]},
+            {"path": [INDEXED_ASSET]},
         )
         keys: list[str] = data["assetNodeOrError"].get("partitionKeys") or []
         return keys

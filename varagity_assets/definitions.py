@@ -1,23 +1,21 @@
-"""The Dagster code location: ``dagster dev -m varagity_assets.definitions``."""
+"""The Dagster code location: ``dagster dev -m varagity_assets.definitions``.
+
+Every module under ``defs/`` (one folder per domain: ``ingest``, ``evaluation``) is
+loaded for its assets, checks, jobs and sensors; the resources of ``resources.py`` are
+bound to all of them. Nothing is read or opened before the location loads.
+"""
+
+from pathlib import Path
 
 import dagster as dg
 
-from varagity_assets.documents import assets
-from varagity_assets.documents.checks import document_checks
-from varagity_assets.documents.resources import ArtifactIOManager, VaragityResource
-from varagity_assets.documents.sensors import (
-    chunk_contexts_sensor,
-    contextualize_documents_job,
-    docs_folder_sensor,
-    ingest_documents_job,
-)
-from varagity_assets.evaluation.assets import evaluation_assets
-from varagity_assets.evaluation.checks import evaluate_index_job, evaluation_checks
+from varagity_assets.resources import location_resources
 
-defs = dg.Definitions(
-    assets=[*dg.load_assets_from_modules([assets]), *evaluation_assets],
-    asset_checks=[*document_checks, *evaluation_checks],
-    jobs=[ingest_documents_job, contextualize_documents_job, evaluate_index_job],
-    sensors=[docs_folder_sensor, chunk_contexts_sensor],
-    resources={"varagity": VaragityResource(), "artifacts": ArtifactIOManager()},
-)
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    """Everything under ``defs/``, bound to the location's resources."""
+    return dg.Definitions.merge(
+        dg.load_from_defs_folder(path_within_project=Path(__file__).parent),
+        dg.Definitions(resources=location_resources()),
+    )

@@ -3,8 +3,9 @@
 ``dagster_stack`` runs the real Dagster webserver and daemon (started by the same
 ``varagity.stack.dagster_processes`` as ``varagity up``) for one test module, against
 a fresh database, a temporary home and corpus folder, and the session's model
-servers. The folder sensor is stopped before the daemon starts, so every run the
-tests see was launched through the API, and only the API clears the stale flag.
+servers. The folder and staleness sensors are stopped before the daemon starts, so
+every run the tests see was launched through the API, and only the API clears the
+stale flag.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from varagity.stack import dagster_processes, dagster_ready_url
 from varagity.stores.postgres import connect, ensure_database
 from varagity.stores.vector_store import PgVectorStore
 
-FOLDER_SENSOR = "docs_folder_sensor"
+STOPPED_SENSORS = ("docs_folder_sensor", "corpus_staleness_sensor")
 
 
-def stop_folder_sensor(client: DagsterClient) -> None:
-    """Stop the corpus-folder sensor (it starts RUNNING by default) and check it stopped."""
-    selector = {**client.repository_selector(), "sensorName": FOLDER_SENSOR}
+def stop_sensor(client: DagsterClient, name: str) -> None:
+    """Stop a sensor (they start RUNNING by default) and check it stopped."""
+    selector = {**client.repository_selector(), "sensorName": name}
     sensor = client.query(
         "query Sensor($s: SensorSelector!) { sensorOrError(sensorSelector: $s) "
         "{ __typename ... on Sensor { jobOriginId sensorState { selectorId } } "
@@ -69,7 +70,8 @@ def dagster_stack(
     try:
         web.start()
         web.wait_ready(dagster_ready_url(settings), timeout=300)
-        stop_folder_sensor(DagsterClient(settings.dagster_url))
+        for sensor in STOPPED_SENSORS:
+            stop_sensor(DagsterClient(settings.dagster_url), sensor)
         daemon.start()
         yield settings
     finally:

@@ -21,8 +21,9 @@ from prometheus_client import REGISTRY
 from tests.api.test_api import serve
 from tests.conftest import SettingsFactory, free_port
 from varagity.config import Settings
-from varagity.dagster_client import INGEST_ASSETS, DagsterClient
+from varagity.dagster_client import DagsterClient
 from varagity.ingest.stages import ingest_file
+from varagity.pipeline import INGEST_ASSETS
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 

@@ -7,32 +7,23 @@ blurb sensor then requests ``contextualize_documents`` runs for its chunks.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dagster as dg
 import pytest
 
-from tests.assets.test_documents_pipeline import Harness
+from tests.assets.support import DEFS, Harness, write
 from tests.conftest import SettingsFactory, free_port
 from varagity.corpus import list_corpus
+from varagity.pipeline import CONTEXTUALIZE_JOB, RANGE_END_TAG, RANGE_START_TAG
 from varagity.services import Services
-from varagity_assets.definitions import defs
-from varagity_assets.documents.partitions import RANGE_END, RANGE_START
 
 pytestmark = pytest.mark.integration
 
-BLURB_JOB = "contextualize_documents"
 STATION = (
     "# Aurora Research Station\n\nThe station opened in March 2019 on Brannfell Island.\n\n"
     "## Power\n\nWind turbines deliver a peak output of 4.2 megawatts.\n\n"
     "## Crew\n\nEleven researchers winter at the station; forty come in summer.\n"
 )
 SMALL = {"CHUNK_SIZE": 120, "CHUNK_OVERLAP": 0, "CONTEXT_MAX_TOKENS": 24}
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 def _metadata(run: dg.ExecuteInProcessResult, key: str) -> dict[str, object]:
@@ -48,7 +39,7 @@ def test_file_is_searchable_before_its_blurbs_then_contextualized(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
-    _write(settings.docs_path / "station.md", STATION)
+    write(settings.docs_path / "station.md", STATION)
     h = Harness()
     ingest = h.run_requests(h.tick())
     assert ingest and all(r.success for r in ingest)
@@ -72,7 +63,7 @@ def test_file_is_searchable_before_its_blurbs_then_contextualized(
         ticked = h.tick_contexts()
         assert isinstance(ticked, dg.SensorResult)
         assert [r.partition_key for r in ticked.run_requests] == ["station.md"]
-        [blurbs] = h.run_requests(ticked, BLURB_JOB)
+        [blurbs] = h.run_requests(ticked, CONTEXTUALIZE_JOB)
         assert blurbs.success
         meta = _metadata(blurbs, "station.md")
         assert meta["contextualized"] == f"{len(raw)}/{len(raw)}"
@@ -113,12 +104,12 @@ def test_contextualize_off_never_calls_the_llm(
         **SMALL,
         **{**model_urls, "LLM_BASE_URL": dead_llm},
     )
-    _write(settings.docs_path / "station.md", STATION)
+    write(settings.docs_path / "station.md", STATION)
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     assert isinstance(h.tick_contexts(), dg.SkipReason)
     # materialized anyway (from the UI, say): it does nothing and succeeds
-    run = defs.resolve_job_def(BLURB_JOB).execute_in_process(
+    run = DEFS.resolve_job_def(CONTEXTUALIZE_JOB).execute_in_process(
         instance=h.instance, partition_key="station.md"
     )
     assert run.success
@@ -137,13 +128,13 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
     for name in ("a.md", "b.md", "c.md"):
-        _write(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
+        write(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     ticked = h.tick_contexts()
     assert isinstance(ticked, dg.SensorResult)
     [request] = ticked.run_requests
-    assert (request.tags[RANGE_START], request.tags[RANGE_END]) == ("a.md", "c.md")
+    assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == ("a.md", "c.md")
     # the same state asks with the same run key (Dagster launches it once)
     again = h.tick_contexts()
     assert isinstance(again, dg.SensorResult)
@@ -151,7 +142,7 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
 
     # while a blurb run for those partitions is in flight, the sensor waits for it
     queued = h.instance.create_run_for_job(
-        defs.resolve_job_def(BLURB_JOB),
+        DEFS.resolve_job_def(CONTEXTUALIZE_JOB),
         status=dg.DagsterRunStatus.NOT_STARTED,
         tags=dict(request.tags),
     )

@@ -8,148 +8,100 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 
+from tests.assets.support import ALL_ASSETS, DEFS, Harness, search, write
+from tests.conftest import SettingsFactory
+from varagity import pipeline
 from varagity.config import Settings
 from varagity.ingest.discovery import partition_key_for
 from varagity.services import Services
-from varagity_assets.definitions import defs
-from varagity_assets.documents.partitions import RANGE_END, RANGE_START, documents_partitions
-from varagity_assets.documents.resources import VaragityResource
-from varagity_assets.documents.sensors import chunk_contexts_sensor, docs_folder_sensor
+from varagity.stores.corpus_state import CorpusState
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
-# every asset of the code location, as the UI lists them
-ALL_ASSETS = {
-    "parsed_document",
-    "document_chunks",
-    "chunk_embeddings",
-    "indexed_document",
-    "chunk_contexts",
-    "eval_results",
-    "answer_eval_results",
-    "search_index_release",
-}
 
-
-class Harness:
-    """Ticks the sensor and executes what it requests, like the daemon would."""
-
-    def __init__(self) -> None:
-        self.instance = dg.DagsterInstance.ephemeral()
-        self.cursor: str | None = None
-        self.results: list[dg.ExecuteInProcessResult] = []
-
-    def tick(self) -> dg.SensorResult | dg.SkipReason:
-        with dg.build_sensor_context(
-            instance=self.instance,
-            cursor=self.cursor,
-            resources={"varagity": VaragityResource()},
-        ) as ctx:
-            result = docs_folder_sensor(ctx)
-        if isinstance(result, dg.SensorResult):
-            self.cursor = result.cursor
-            for req in result.dynamic_partitions_requests or []:
-                if isinstance(req, dg.AddDynamicPartitionsRequest):
-                    self.instance.add_dynamic_partitions(
-                        req.partitions_def_name, list(req.partition_keys)
-                    )
-                else:
-                    for key in req.partition_keys:
-                        self.instance.delete_dynamic_partition(req.partitions_def_name, key)
-        else:
-            self.cursor = ctx.cursor
-        return result
-
-    def tick_contexts(self) -> dg.SensorResult | dg.SkipReason:
-        """One tick of the blurb sensor (it keeps no cursor)."""
-        with dg.build_sensor_context(
-            instance=self.instance, resources={"varagity": VaragityResource()}
-        ) as ctx:
-            return chunk_contexts_sensor(ctx)
-
-    def run_requests(
-        self, result: dg.SensorResult | dg.SkipReason, job_name: str = "ingest_documents"
-    ) -> list[dg.ExecuteInProcessResult]:
-        runs = []
-        if not isinstance(result, dg.SensorResult):
-            return runs
-        job = defs.resolve_job_def(job_name)
-        for req in result.run_requests or []:
-            runs.append(
-                job.execute_in_process(
-                    instance=self.instance,
-                    partition_key=req.partition_key,
-                    tags=dict(req.tags),
-                    raise_on_error=False,
-                )
-            )
-        self.results.extend(runs)
-        return runs
-
-    def reported_skips(self) -> dict[str, str]:
-        return dict(json.loads(self.cursor or "{}").get("skipped", {}))
-
-    def partitions(self) -> set[str]:
-        return set(self.instance.get_dynamic_partitions(documents_partitions.name))
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def _search(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
-    services = Services.open(settings)
-    try:
-        return [
-            c.record.relative_path for c in services.retriever(method).retrieve(query, 5).chunks
-        ]
-    finally:
-        services.close()
-
-
-def test_definitions_load() -> None:
-    graph = defs.resolve_asset_graph()
+def test_definitions_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = DEFS.resolve_asset_graph()
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     assert keys == ALL_ASSETS
-    for sensor in ("docs_folder_sensor", "chunk_contexts_sensor"):
-        assert defs.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
+    for sensor in ("docs_folder_sensor", "chunk_contexts_sensor", "corpus_staleness_sensor"):
+        assert DEFS.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
+    # the names the GraphQL client uses are the location's
+    ingest = DEFS.resolve_job_def(pipeline.INGEST_JOB)
+    assert {n for n in ingest.graph.node_dict if "quality" not in n} == set(pipeline.INGEST_ASSETS)
+    assert {
+        p.name for p in (DEFS.resolve_assets_def(a).partitions_def for a in pipeline.INGEST_ASSETS)
+    } == {pipeline.DOCUMENTS_PARTITIONS}
     # ingest has no LLM step: blurbs are their own job, on the llm pool, one run at a time
-    ingest = defs.resolve_job_def("ingest_documents")
     assert "chunk_contexts" not in ingest.graph.node_dict
-    blurbs = defs.resolve_job_def("contextualize_documents")
+    blurbs = DEFS.resolve_job_def(pipeline.CONTEXTUALIZE_JOB)
     assert set(blurbs.graph.node_dict) == {"chunk_contexts"}
-    assert defs.resolve_assets_def("chunk_contexts").op.pool == "llm"
+    assert DEFS.resolve_assets_def("chunk_contexts").op.pool == pipeline.LLM_POOL
+    assert DEFS.resolve_assets_def("chunk_embeddings").op.pool == pipeline.EMBEDDING_POOL
+    # purges and stale-flag changes are runs of their own jobs, tagged with their stage
+    for job, node, stage in (
+        (pipeline.PURGE_JOB, "purged_documents", pipeline.STAGE_PURGE),
+        (pipeline.STALENESS_JOB, "corpus_staleness", pipeline.STAGE_STALENESS),
+    ):
+        definition = DEFS.resolve_job_def(job)
+        assert set(definition.graph.node_dict) == {node}
+        assert definition.tags[pipeline.STAGE_TAG] == stage
     limits = yaml.safe_load((REPO / "dagster_home" / "dagster.yaml").read_text())["concurrency"]
     blurb_limit = next(
         t["limit"]
         for t in limits["runs"]["tag_concurrency_limits"]
-        if (t["key"], t["value"]) == next(iter(blurbs.tags.items()))
+        if (t["key"], t["value"]) == (pipeline.STAGE_TAG, blurbs.tags[pipeline.STAGE_TAG])
     )
     # a blurb run never takes the last run slot: the next ingest run always starts
     assert blurb_limit < limits["runs"]["max_concurrent_runs"]
 
 
+def test_backfills_batch_by_the_ingest_batch_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    from varagity.config import get_settings, reset_settings
+    from varagity_assets.defs.ingest.per_file import batch_policy
+
+    policy = DEFS.resolve_assets_def("parsed_document").backfill_policy
+    assert policy is not None
+    assert policy.max_partitions_per_run == get_settings().INGEST_BATCH_SIZE
+    for asset in (*pipeline.INGEST_ASSETS, "chunk_contexts"):
+        assert DEFS.resolve_assets_def(asset).backfill_policy == policy
+    monkeypatch.setenv("INGEST_BATCH_SIZE", "7")
+    reset_settings()
+    try:
+        assert batch_policy().max_partitions_per_run == 7
+    finally:
+        monkeypatch.delenv("INGEST_BATCH_SIZE")
+        reset_settings()
+
+
+def _materialization(run: dg.ExecuteInProcessResult, asset: str) -> dict[str, object]:
+    [event] = [
+        e for e in run.get_asset_materialization_events() if e.asset_key == dg.AssetKey(asset)
+    ]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
 def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    _write(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
-    _write(docs / "ignored.bin", "not a supported format")
+    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
+    write(docs / "ignored.bin", "not a supported format")
     h = Harness()
 
     first = h.tick()
     assert isinstance(first, dg.SensorResult)
     # two new files -> one batched run over a partition range
     assert len(first.run_requests) == 1
-    assert first.run_requests[0].tags[RANGE_START] == "kettle.md"
-    assert first.run_requests[0].tags[RANGE_END] == "notes/station power.txt"
+    assert first.run_requests[0].tags[pipeline.RANGE_START_TAG] == "kettle.md"
+    assert first.run_requests[0].tags[pipeline.RANGE_END_TAG] == "notes/station power.txt"
     runs = h.run_requests(first)
     assert all(r.success for r in runs)
     assert h.partitions() == {"kettle.md", "notes/station power.txt"}
@@ -160,15 +112,15 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
         if e.asset_key == dg.AssetKey("indexed_document")
     ]
     assert sorted(mats) == ["kettle.md", "notes/station power.txt"]
-    assert _search(stack_settings, "kettle warranty months")[0] == "kettle.md"
-    assert _search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
+    assert search(stack_settings, "kettle warranty months")[0] == "kettle.md"
+    assert search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
 
     # nothing changed: the sensor skips; the unsupported file was reported once, by name
     assert "ignored.bin" in json.loads(h.cursor or "{}")["skipped"]
     assert isinstance(h.tick(), dg.SkipReason)
 
     # change a file: one run for that partition; the old version leaves both stores
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
+    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
     os.utime(docs / "kettle.md", ns=(1, 2_000_000_000_000_000_000))
     changed = h.tick()
     assert isinstance(changed, dg.SensorResult)
@@ -187,29 +139,163 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     finally:
         services.close()
 
-    # delete a file: purged from both stores, partition gone, its artifacts removed
+    # delete a file: the tick deletes its partition and requests a purge run; the run
+    # takes it out of both stores and removes its artifacts, with its own logs
     artifacts = stack_settings.home / "artifacts"
     assert len(list(artifacts.rglob("notes%2Fstation%20power.txt.pkl"))) == 4
     (docs / "notes/station power.txt").unlink()
     deleted = h.tick()
     assert isinstance(deleted, dg.SensorResult)
-    assert not deleted.run_requests
+    [request] = deleted.run_requests
+    assert request.job_name == pipeline.PURGE_JOB
     assert h.partitions() == {"kettle.md"}
+    assert search(stack_settings, "megawatts", "bm25") == ["notes/station power.txt"]  # not yet
+    [purge] = h.run_requests(deleted)
+    assert purge.success
+    assert purge.dagster_run.tags[pipeline.STAGE_TAG] == pipeline.STAGE_PURGE
+    assert any(
+        m.startswith("purged notes/station power.txt: 1 stored version(s)")
+        and m.endswith("4 artifact file(s)")
+        for m in h.logs(purge)
+    )
+    meta = _materialization(purge, "purged_documents")
+    assert (meta["files_purged"], meta["documents_purged"]) == (1, 1)
     assert list(artifacts.rglob("notes%2Fstation%20power.txt.pkl")) == []
     assert len(list(artifacts.rglob("kettle.md.pkl"))) == 4
-    assert "notes/station power.txt" not in _search(stack_settings, "megawatts", "bm25")
+    assert "notes/station power.txt" not in search(stack_settings, "megawatts", "bm25")
     services = Services.open(stack_settings)
     try:
         assert services.pg.documents_at_path("notes/station power.txt") == []
         assert services.bm25.search("megawatts", 5) == []
+        assert [d.relative_path for d in services.pg.list_documents()] == ["kettle.md"]
     finally:
         services.close()
+    assert isinstance(h.tick(), dg.SkipReason)
+
+
+def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
+    stack_settings: Settings,
+) -> None:
+    docs = stack_settings.docs_path
+    text = "The Velo-9 drone battery lasts 47 minutes.\n"
+    write(docs / "drone.md", text)
+    h = Harness()
+    assert all(r.success for r in h.run_requests(h.tick()))
+    mtime = (docs / "drone.md").stat().st_mtime_ns
+
+    # a run for the file is in flight when the file goes: the purge waits for that run,
+    # so the run cannot write the file back after it was purged
+    in_flight = h.instance.create_run_for_job(
+        DEFS.resolve_job_def(pipeline.INGEST_JOB),
+        status=dg.DagsterRunStatus.STARTED,
+        tags={pipeline.PARTITION_TAG: "drone.md"},
+    )
+    (docs / "drone.md").unlink()
+    waiting = h.tick()
+    assert isinstance(waiting, dg.SkipReason) and "wait for their runs" in str(waiting.skip_message)
+    assert h.partitions() == {"drone.md"}
+    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+    assert isinstance(h.tick(), dg.SkipReason)  # still waiting: nothing is forgotten
+    h.instance.report_run_failed(in_flight)
+
+    purging = h.tick()
+    assert isinstance(purging, dg.SensorResult)
+    [purge] = h.run_requests(purging)
+    assert purge.success and h.partitions() == set()
+    assert search(stack_settings, "drone battery", "bm25") == []
+
+    # the same file put back, same bytes and mtime: a new partition and a new run
+    write(docs / "drone.md", text)
+    os.utime(docs / "drone.md", ns=(mtime, mtime))
+    back = h.tick()
+    assert isinstance(back, dg.SensorResult)
+    [request] = back.run_requests
+    assert request.job_name == pipeline.INGEST_JOB and request.partition_key == "drone.md"
+    assert all(r.success for r in h.run_requests(back))
+    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+
+    # removed again, and put back while its purge run is still queued: the file waits
+    # for that run, which keeps what is back in the folder; then it is ingested again
+    (docs / "drone.md").unlink()
+    second = h.tick()
+    assert isinstance(second, dg.SensorResult)
+    [purge_request] = second.run_requests
+    queued = h.instance.create_run_for_job(
+        DEFS.resolve_job_def(pipeline.PURGE_JOB),
+        status=dg.DagsterRunStatus.NOT_STARTED,
+        run_config=purge_request.run_config,
+    )
+    write(docs / "drone.md", text)
+    held = h.tick()
+    assert isinstance(held, dg.SkipReason) and h.partitions() == set()
+    h.instance.report_run_canceled(queued)
+    [kept] = h.run_requests(second)
+    assert kept.success
+    assert "drone.md is back in the folder: its stored versions are kept" in h.logs(kept)
+    assert _materialization(kept, "purged_documents")["files_purged"] == 0
+    again = h.tick()
+    assert isinstance(again, dg.SensorResult)
+    assert [r.partition_key for r in again.run_requests] == ["drone.md"]
+    assert all(r.success for r in h.run_requests(again))
+    assert h.partitions() == {"drone.md"}
+    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+
+
+def test_stale_flag_changes_are_runs_with_logs(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    settings = make_settings(DATABASE_URL=pg_url, CHUNK_SIZE=600, **model_urls)
+    write(settings.docs_path / "soup.txt", "Red lentil soup simmers for 25 minutes.\n")
+    h = Harness()
+    assert all(r.success for r in h.run_requests(h.tick()))
+
+    # nothing recorded the corpus's settings yet: one run records them
+    [adopt] = h.run_requests(h.tick_staleness())
+    assert adopt.success
+    assert adopt.dagster_run.tags[pipeline.STAGE_TAG] == pipeline.STAGE_STALENESS
+    assert "the corpus matches the ingest settings" in h.logs(adopt)
+    assert isinstance(h.tick_staleness(), dg.SkipReason)
+
+    # a reingest-affecting setting changes: one run raises the flag and says why
+    make_settings(DATABASE_URL=pg_url, CHUNK_SIZE=300, **model_urls)
+    [raised] = h.run_requests(h.tick_staleness())
+    assert raised.success
+    [warning] = [m for m in h.logs(raised) if m.startswith("corpus is stale")]
+    assert "CHUNK_SIZE 600->300" in warning and pipeline.REINGEST_TAG in warning
+    assert _materialization(raised, "corpus_staleness")["stale"] is True
+    services = Services.open(settings)
+    try:
+        corpus = CorpusState(services.pg)
+        flag = corpus.stale()
+        assert flag is not None and "CHUNK_SIZE 600->300" in flag.reason
+        # the same drift asks again with the same run key: Dagster launches nothing more
+        assert h.run_requests(h.tick_staleness()) == []
+
+        # a reingest backfill completes after the flag: one run clears it
+        h.instance.add_backfill(
+            PartitionBackfill(
+                backfill_id="reingest1",
+                status=BulkActionStatus.COMPLETED_SUCCESS,
+                from_failure=False,
+                tags={pipeline.REINGEST_TAG: "true"},
+                backfill_timestamp=max(time.time(), flag.since.timestamp() + 1),
+            )
+        )
+        [cleared] = h.run_requests(h.tick_staleness())
+        assert cleared.success
+        assert any("reingest1" in m and "stale flag cleared" in m for m in h.logs(cleared))
+        assert _materialization(cleared, "corpus_staleness")["stale"] is False
+        assert corpus.stale() is None
+        assert corpus.built_with() == {**(corpus.built_with() or {}), "CHUNK_SIZE": "300"}
+    finally:
+        services.close()
+    assert isinstance(h.tick_staleness(), dg.SkipReason)
 
 
 def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
     settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=4, **model_urls)
     for i in range(10):
-        _write(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
+        write(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
     h = Harness()
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
@@ -224,7 +310,7 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
 
 def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
+    write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
     (docs / "broken.txt").write_bytes(bytes(range(256)) * 8)  # binary named .txt
     h = Harness()
     runs = h.run_requests(h.tick())
@@ -232,14 +318,14 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     failure = next(e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error.message)
     assert "broken.txt" in message and "binary" in message
-    assert _search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
+    assert search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
 
     # the next tick re-runs each file of the failed batch alone: good.md materializes,
     # broken.txt fails by itself, and the sensor does not ask again afterwards
     isolate = h.tick()
     assert isinstance(isolate, dg.SensorResult)
     assert sorted(r.partition_key for r in isolate.run_requests) == ["broken.txt", "good.md"]
-    solo = {r.dagster_run.tags["dagster/partition"]: r.success for r in h.run_requests(isolate)}
+    solo = {r.dagster_run.tags[pipeline.PARTITION_TAG]: r.success for r in h.run_requests(isolate)}
     assert solo == {"good.md": True, "broken.txt": False}
     assert isinstance(h.tick(), dg.SkipReason)
 

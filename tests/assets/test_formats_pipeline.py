@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.assets.test_documents_pipeline import Harness, _write
+from tests.assets.support import Harness, write
 from tests.ingest import fixtures_office as office
 from tests.ingest import fixtures_pdf as pdfs
 from varagity.records import ChunkRecord
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def test_every_format_through_the_sensor(make_settings, pg_url: str, model_urls) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CHUNK_SIZE=60, CHUNK_OVERLAP=0, **model_urls)
     docs = settings.docs_path
-    _write(
+    write(
         docs / "guide.md",
         "# Operations\n\nIntro line, long enough to fill a 60-character chunk.\n\n"
         "## Dredging\n\nDredgers clear silt.\n",
@@ -28,7 +28,7 @@ def test_every_format_through_the_sensor(make_settings, pg_url: str, model_urls)
     pdfs.scanned_pdf(docs / "scan.pdf")
     pdfs.mixed_pdf(docs / "mixed.pdf")
     pdfs.text_png(docs / "invoice.png")
-    for write in (
+    for write_fixture in (
         office.write_docx,
         office.write_pptx,
         office.write_xlsx,
@@ -36,7 +36,7 @@ def test_every_format_through_the_sensor(make_settings, pg_url: str, model_urls)
         office.write_odt,
         office.write_html,
     ):
-        write(docs)
+        write_fixture(docs)
 
     h = Harness()
     runs = h.run_requests(h.tick())

@@ -12,21 +12,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.assets.test_documents_pipeline import Harness
+from tests.assets.support import DEFS, Harness, write
 from varagity import quality
 from varagity.config import Settings, load_settings
+from varagity.pipeline import (
+    DOCUMENTS_PARTITIONS,
+    INGEST_JOB,
+    PARTITION_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+)
 from varagity.services import Services
 from varagity.stores.postgres import connect, database_url
-from varagity_assets.definitions import defs
-from varagity_assets.documents.checks import chunk_quality, embedding_quality
-from varagity_assets.documents.partitions import (
-    DOCUMENTS,
-    PARTITION_TAG,
-    RANGE_END,
-    RANGE_START,
-    run_partition_keys,
-)
-from varagity_assets.documents.resources import VaragityResource
+from varagity_assets.defs.ingest.checks import chunk_quality, embedding_quality
+from varagity_assets.defs.ingest.partitions import run_partition_keys
+from varagity_assets.resources import VaragityResource
 
 DIM = 8
 CHECK_KEYS = {
@@ -142,12 +142,12 @@ def test_bounds_come_from_settings(tmp_path: Path) -> None:
 
 def test_run_partition_keys_from_tags() -> None:
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(DOCUMENTS, ["b.md", "a.md", "c%2E..md", "d.md"])
+    instance.add_dynamic_partitions(DOCUMENTS_PARTITIONS, ["b.md", "a.md", "c%2E..md", "d.md"])
     assert run_partition_keys({PARTITION_TAG: "a.md"}, instance) == ["a.md"]
     # the range follows the partition set's order (insertion), not the alphabet
-    tags = {RANGE_START: "a.md", RANGE_END: "d.md"}
+    tags = {RANGE_START_TAG: "a.md", RANGE_END_TAG: "d.md"}
     assert run_partition_keys(tags, instance) == ["a.md", "c%2E..md", "d.md"]
-    assert run_partition_keys({RANGE_START: "b.md", RANGE_END: "gone.md"}, instance) == [
+    assert run_partition_keys({RANGE_START_TAG: "b.md", RANGE_END_TAG: "gone.md"}, instance) == [
         "b.md",
         "gone.md",
     ]
@@ -155,11 +155,6 @@ def test_run_partition_keys_from_tags() -> None:
 
 
 # --- the checks on real runs --------------------------------------------------------
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def _evaluations(
     result: dg.ExecuteInProcessResult,
 ) -> dict[str, dg.AssetCheckEvaluation]:
@@ -173,16 +168,16 @@ def _meta(evaluation: dg.AssetCheckEvaluation | dg.AssetCheckResult, key: str) -
 @pytest.mark.integration
 def test_checks_pass_on_ingest_and_name_corrupted_chunks(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    _write(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
-    _write(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
-    job = defs.resolve_job_def("ingest_documents")
+    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
+    write(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
+    job = DEFS.resolve_job_def(INGEST_JOB)
     assert set(job.asset_layer.asset_graph.asset_check_keys) >= CHECK_KEYS
 
     h = Harness()
     runs = h.run_requests(h.tick())
     assert len(runs) == 1 and runs[0].success
-    assert runs[0].dagster_run.tags[RANGE_START] == "kettle.md"
+    assert runs[0].dagster_run.tags[RANGE_START_TAG] == "kettle.md"
     evaluations = _evaluations(runs[0])
     assert set(evaluations) == {"chunk_quality", "embedding_quality"}
 

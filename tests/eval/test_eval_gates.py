@@ -27,6 +27,7 @@ from varagity.config import Settings
 from varagity.eval.suite import load_suite
 from varagity.ingest.discovery import scan
 from varagity.ingest.stages import ingest_file
+from varagity.pipeline import EVALUATE_JOB
 from varagity.services import Services
 from varagity.stores.postgres import database_url, databases_with_prefix
 
@@ -91,7 +92,7 @@ def _run(
     if thresholds is not None:
         config["thresholds_path"] = str(thresholds)
     answers = {"suite_path": str(answer_suite), "thresholds_path": str(answer_thresholds)}
-    job = defs.resolve_job_def("evaluate_index")
+    job = defs().resolve_job_def(EVALUATE_JOB)
     return job.execute_in_process(
         instance=dg.DagsterInstance.ephemeral(),
         run_config={

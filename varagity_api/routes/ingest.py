@@ -7,8 +7,8 @@ backfill's progress back; ``/events`` streams it as SSE (``progress`` whenever i
 changes, then ``done``, or an in-band ``error``).
 
 When a route sees a reingest job that completed successfully after the corpus was
-flagged stale, it clears the flag, exactly as the folder sensor does; whichever of
-the two sees it first does the work and the other finds nothing left to do.
+flagged stale, it clears the flag, exactly as the staleness sensor's run does;
+whichever of the two sees it first does the work and the other finds nothing left to do.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 /** Links into the Dagster UI: the lineage behind a citation. */
 
-/** The asset that holds one corpus file per partition (varagity_assets/documents). */
+/** The asset that holds one corpus file per partition (varagity/pipeline.py: INDEXED_ASSET). */
 export const INDEXED_DOCUMENT_ASSET = "indexed_document";
 
 /**

@@ -5,13 +5,9 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-# Never rename: the partition set lives in the instance under this name.
-DOCUMENTS = "documents"
-documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS)
+from varagity.pipeline import DOCUMENTS_PARTITIONS, PARTITION_TAG, RANGE_END_TAG, RANGE_START_TAG
 
-PARTITION_TAG = "dagster/partition"
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
+documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS_PARTITIONS)
 
 
 def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) -> list[str] | None:
@@ -27,10 +23,10 @@ def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) ->
     """
     if tags.get(PARTITION_TAG):
         return [tags[PARTITION_TAG]]
-    start, end = tags.get(RANGE_START), tags.get(RANGE_END)
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
     if not (start and end):
         return None
-    keys = list(instance.get_dynamic_partitions(DOCUMENTS))
+    keys = list(instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     if start in keys and end in keys:
         first, last = sorted((keys.index(start), keys.index(end)))
         return keys[first : last + 1]
@@ -40,4 +36,4 @@ def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) ->
 
 def range_request_tags(keys: list[str]) -> dict[str, str]:
     """Tags of one run over the contiguous range ``keys[0]`` .. ``keys[-1]``."""
-    return {RANGE_START: keys[0], RANGE_END: keys[-1]}
+    return {RANGE_START_TAG: keys[0], RANGE_END_TAG: keys[-1]}

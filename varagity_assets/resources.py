@@ -1,11 +1,16 @@
-"""Resources wrapping the ``varagity`` domain objects."""
+"""The location's resources, shared by every domain folder under ``defs/``.
+
+``varagity`` opens the stores and model clients of :mod:`varagity.services`; the
+``artifacts`` IO manager keeps each partition's stage value on disk.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import pickle
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import cast
 from urllib.parse import quote
 
 import dagster as dg
@@ -47,24 +52,13 @@ def artifact_name(partition_key: str) -> str:
     return f"{name}.pkl"
 
 
-def remove_artifacts(root: Path, partition_key: str) -> int:
-    """Delete every asset's stored value for a partition; returns how many files went."""
-    removed = 0
-    name = artifact_name(partition_key)
-    if root.is_dir():
-        for path in root.rglob("*.pkl"):
-            if path.name == name:
-                path.unlink(missing_ok=True)
-                removed += 1
-    return removed
-
-
 class ArtifactIOManager(dg.ConfigurableIOManager):
     """Pickles per-partition values under ``VARAGITY_HOME/artifacts/<asset>/<partition>``.
 
-    Runs ingest several partitions at once, so every asset of the documents group returns
-    a ``{partition_key: value}`` dict; each entry is stored under its own partition's
-    path, and inputs load back as such a dict for the partitions the run targets.
+    Runs ingest several partitions at once, so every per-file asset returns a mapping
+    ``{partition_key: value}`` (:mod:`varagity_assets.defs.ingest.per_file`); each entry
+    is stored under its own partition's path, and an input loads back as the mapping
+    type it is declared with, over the partitions the run targets.
     """
 
     base_dir: str | None = None
@@ -75,10 +69,23 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
     def _path(self, asset_key: dg.AssetKey, partition_key: str) -> Path:
         return self._root() / "/".join(asset_key.path) / artifact_name(partition_key)
 
-    def handle_output(self, context: dg.OutputContext, obj: dict[str, Any]) -> None:
+    def remove_partition(self, partition_key: str) -> int:
+        """Delete every asset's stored value for a partition; returns how many files went."""
+        root, name = self._root(), artifact_name(partition_key)
+        removed = 0
+        if root.is_dir():
+            for path in root.rglob("*.pkl"):
+                if path.name == name:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+        return removed
+
+    def handle_output(self, context: dg.OutputContext, obj: Mapping[str, object]) -> None:
         """Store each partition's value."""
-        if not isinstance(obj, dict):
-            raise TypeError(f"{context.asset_key.to_user_string()} must return a dict by partition")
+        if not isinstance(obj, Mapping):
+            raise TypeError(
+                f"{context.asset_key.to_user_string()} must return a mapping by partition"
+            )
         for key in context.asset_partition_keys:
             if key not in obj:
                 raise KeyError(f"{context.asset_key.to_user_string()} returned nothing for {key!r}")
@@ -88,9 +95,9 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
             tmp.write_bytes(pickle.dumps(obj[key]))
             tmp.replace(path)
 
-    def load_input(self, context: dg.InputContext) -> dict[str, Any]:
-        """Load each targeted partition's upstream value."""
-        out: dict[str, Any] = {}
+    def load_input(self, context: dg.InputContext) -> Mapping[str, object]:
+        """Load each targeted partition's upstream value, as the input's declared type."""
+        out: dict[str, object] = {}
         for key in context.asset_partition_keys:
             path = self._path(context.asset_key, key)
             if not path.exists():
@@ -99,4 +106,13 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
                     "materialize the upstream asset for it first"
                 )
             out[key] = pickle.loads(path.read_bytes())
+        declared = context.dagster_type.typing_type
+        if isinstance(declared, type) and issubclass(declared, Mapping):
+            build = cast(Callable[[dict[str, object]], Mapping[str, object]], declared)
+            return build(out)  # a PerFile subclass (or a plain dict)
         return out
+
+
+def location_resources() -> dict[str, dg.ConfigurableResource | dg.ConfigurableIOManager]:
+    """The resources every definition of the location is bound to, by key."""
+    return {"varagity": VaragityResource(), "artifacts": ArtifactIOManager()}

@@ -9,98 +9,67 @@ are stored): ``chunk_contexts`` writes each stored chunk's LLM blurb and, a few 
 at a time, re-embeds and re-indexes them in place, so search improves while the
 document is contextualized and the next batch's ingest never waits for it.
 
-Each asset is partitioned by corpus file. One run may target several partitions (the
-sensors batch), so each asset maps over ``context.partition_keys`` and returns
-``{partition_key: value}``. A file that fails a stage is carried downstream as an
-:class:`IngestFailure` instead of sinking the whole batch; the last asset of a stage
-finishes every good file, then fails the step naming each bad file and its reason.
+Each asset is partitioned by corpus file and declared with
+:func:`~varagity_assets.defs.ingest.per_file.file_asset`; one run may target several
+files, so each returns a typed :class:`~varagity_assets.defs.ingest.per_file.PerFile`
+value (one outcome per file; a failed file is carried downstream, not fatal to the
+batch, and named when the stage's last asset fails the step).
 """
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 import dagster as dg
 
-from varagity.dagster_client import REINGEST_TAG
 from varagity.ingest import stages
 from varagity.ingest.discovery import file_sha256, relative_path_for
 from varagity.ingest.parsers import ParsedDocument, locate, parse_file
+from varagity.pipeline import EMBEDDING_POOL, LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
-from varagity_assets.documents.partitions import documents_partitions
-from varagity_assets.documents.resources import VaragityResource
-
-T = TypeVar("T")
-BATCH_POLICY = dg.BackfillPolicy.multi_run(max_partitions_per_run=25)
-
-
-@dataclass(frozen=True, slots=True)
-class IngestFailure:
-    """A file that failed a stage: carried downstream so the rest of the batch proceeds."""
-
-    relative_path: str
-    stage: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Unchanged:
-    """This exact file version is already indexed: later stages do nothing."""
-
-    relative_path: str
-    doc_id: str
-
-
-def _per_partition(
-    context: dg.AssetExecutionContext,
-    stage: str,
-    upstream: dict[str, Any],
-    fn: Callable[[str, Any], T],
-) -> dict[str, T | IngestFailure | Unchanged]:
-    """Apply ``fn`` to each targeted partition, passing failures/skips through."""
-    out: dict[str, T | IngestFailure | Unchanged] = {}
-    for key in context.partition_keys:
-        previous = upstream.get(key)
-        if isinstance(previous, IngestFailure | Unchanged):
-            out[key] = previous
-            continue
-        started = time.perf_counter()
-        try:
-            out[key] = fn(key, previous)
-        except Exception as exc:  # one bad file must not sink the batch
-            rel = relative_path_for(key)
-            message = f"{type(exc).__name__}: {exc}"
-            context.log.error(f"{stage} failed for {rel}: {message}")
-            out[key] = IngestFailure(rel, stage, message)
-            continue
-        context.add_asset_metadata(
-            {f"{stage}_seconds": round(time.perf_counter() - started, 3)}, partition_key=key
-        )
-    return out
-
-
-def _parsed(upstream: dict[str, Any], key: str) -> ParsedDocument:
-    value = upstream[key]
-    assert isinstance(value, ParsedDocument)
-    return value
-
-
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="ingest",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
-    kinds={"python"},
+from varagity_assets.defs.ingest.per_file import (
+    PerFile,
+    Unchanged,
+    each_file,
+    each_outcome,
+    fail_on_failures,
+    file_asset,
 )
-def parsed_document(
-    context: dg.AssetExecutionContext, varagity: VaragityResource
-) -> dict[str, Any]:
+from varagity_assets.resources import VaragityResource
+
+
+class ParsedFiles(PerFile[ParsedDocument]):
+    """``parsed_document``: each file's extracted text and provenance."""
+
+
+class ChunkedFiles(PerFile[list[stages.ChunkDraft]]):
+    """``document_chunks``: each file's chunk drafts, in document order."""
+
+
+class EmbeddedFiles(PerFile[list[list[float]]]):
+    """``chunk_embeddings``: one vector per draft, in draft order."""
+
+
+class IndexedFiles(PerFile[stages.StoreResult]):
+    """``indexed_document``: what each file's store write did."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotStored:
+    """The file has no stored version to contextualize (deleted, or not indexed yet)."""
+
+    relative_path: str
+
+
+class ContextualizedFiles(PerFile[stages.ContextResult | NotStored]):
+    """``chunk_contexts``: what each file's blurb pass did."""
+
+
+@file_asset(group_name="ingest", kinds={"python"})
+def parsed_document(context: dg.AssetExecutionContext, varagity: VaragityResource) -> ParsedFiles:
     """The file's extracted text and provenance (skipped when this version is indexed)."""
     settings = varagity.settings
     reingest = context.run.tags.get(REINGEST_TAG) == "true"
 
-    def parse(key: str, _: Any) -> ParsedDocument | Unchanged:
+    def parse(key: str) -> ParsedDocument | Unchanged:
         rel = relative_path_for(key)
         if not reingest:  # hash the bytes first: an indexed version is never re-parsed
             doc_id = doc_id_for(rel, file_sha256(locate(settings.docs_path, rel)))
@@ -122,19 +91,13 @@ def parsed_document(
         )
         return parsed
 
-    return _per_partition(context, "parse", {}, parse)
+    return ParsedFiles(each_file(context, "parse", parse))
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="ingest",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
-    kinds={"python"},
-)
+@file_asset(group_name="ingest", kinds={"python"})
 def document_chunks(
-    context: dg.AssetExecutionContext, varagity: VaragityResource, parsed_document: dict[str, Any]
-) -> dict[str, Any]:
+    context: dg.AssetExecutionContext, varagity: VaragityResource, parsed_document: ParsedFiles
+) -> ChunkedFiles:
     """The document cut into chunks (strategy, size and overlap from settings)."""
     settings = varagity.settings
 
@@ -154,22 +117,13 @@ def document_chunks(
         )
         return drafts
 
-    return _per_partition(context, "chunk", parsed_document, chunk)
+    return ChunkedFiles(each_outcome(context, "chunk", parsed_document, chunk))
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="ingest",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
-    pool="embedding",
-    kinds={"python"},
-)
+@file_asset(group_name="ingest", kinds={"python"}, pool=EMBEDDING_POOL)
 def chunk_embeddings(
-    context: dg.AssetExecutionContext,
-    varagity: VaragityResource,
-    document_chunks: dict[str, Any],
-) -> dict[str, Any]:
+    context: dg.AssetExecutionContext, varagity: VaragityResource, document_chunks: ChunkedFiles
+) -> EmbeddedFiles:
     """One vector per chunk, over its header and text (the blurb stage re-embeds later)."""
     embedder = varagity.services.embedder
 
@@ -181,32 +135,24 @@ def chunk_embeddings(
         )
         return vectors
 
-    return _per_partition(context, "embed", document_chunks, embed)
+    return EmbeddedFiles(each_outcome(context, "embed", document_chunks, embed))
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
-    group_name="ingest",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
-    kinds={"postgres", "tantivy"},
-)
+@file_asset(group_name="ingest", kinds={"postgres", "tantivy"})
 def indexed_document(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
-    parsed_document: dict[str, Any],
-    document_chunks: dict[str, Any],
-    chunk_embeddings: dict[str, Any],
-) -> dict[str, Any]:
+    parsed_document: ParsedFiles,
+    document_chunks: ChunkedFiles,
+    chunk_embeddings: EmbeddedFiles,
+) -> IndexedFiles:
     """The document searchable: BM25 index first, then its Postgres rows (the marker)."""
     services = varagity.services
 
     def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
-        parsed = _parsed(parsed_document, key)
-        drafts = document_chunks[key]
         result = stages.store_document(
-            parsed,
-            drafts,
+            parsed_document.value(key),
+            document_chunks.value(key),
             vectors,
             pg=services.pg,
             bm25=services.bm25,
@@ -224,43 +170,40 @@ def indexed_document(
         )
         return result
 
-    out = _per_partition(context, "store", chunk_embeddings, store)
-    stored = sum(1 for v in out.values() if isinstance(v, stages.StoreResult))
-    skipped = sum(1 for v in out.values() if isinstance(v, Unchanged))
-    failed = sum(1 for v in out.values() if isinstance(v, IngestFailure))
-    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {failed} failed")
-    _fail_on_failures(out, f"{stored} other file(s) of this run were indexed")
+    out = IndexedFiles(each_outcome(context, "store", chunk_embeddings, store))
+    stored, skipped = out.count(stages.StoreResult), out.count(Unchanged)
+    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(out.failures())} failed")
+    fail_on_failures(out, f"{stored} other file(s) of this run were indexed")
     return out
 
 
-@dg.asset(
-    partitions_def=documents_partitions,
+@file_asset(
     group_name="contextualize",
-    io_manager_key="artifacts",
-    backfill_policy=BATCH_POLICY,
-    pool="llm",
-    deps=[indexed_document],
     kinds={"python", "postgres", "tantivy"},
+    pool=LLM_POOL,
+    deps=[indexed_document],
 )
-def chunk_contexts(context: dg.AssetExecutionContext, varagity: VaragityResource) -> dict[str, Any]:
+def chunk_contexts(
+    context: dg.AssetExecutionContext, varagity: VaragityResource
+) -> ContextualizedFiles:
     """Each stored chunk's LLM blurb, re-embedded and re-indexed in place as it lands.
 
     Works from the stores: the newest stored version of the file, its chunks that have
     no blurb yet, the document text rebuilt from its chunks. Every few blurbs the
     chunks are replaced in both stores under their ``chunk_id`` and an observation
     ("contextualized n/m") is logged, so the partition shows progress before the step
-    ends. ``None`` for a file with no stored version; nothing is called with
+    ends. :class:`NotStored` for a file with no stored version; nothing is called with
     ``CONTEXTUALIZE=false``.
     """
     services = varagity.services
     settings = services.settings
 
-    def situate(key: str, _: Any) -> stages.ContextResult | None:
+    def situate(key: str) -> stages.ContextResult | NotStored:
         rel = relative_path_for(key)
         versions = services.pg.documents_at_path(rel)
         if not versions:
             context.log.info(f"{rel} has no stored version (deleted, or not indexed yet)")
-            return None
+            return NotStored(rel)
 
         def progress(result: stages.ContextResult) -> None:
             context.log.info(f"{rel}: contextualized {result.progress}")
@@ -298,29 +241,7 @@ def chunk_contexts(context: dg.AssetExecutionContext, varagity: VaragityResource
         )
         return result
 
-    out = _per_partition(context, "contextualize", {}, situate)
-    done = sum(1 for v in out.values() if isinstance(v, stages.ContextResult))
-    _fail_on_failures(out, f"{done} other file(s) of this run were contextualized")
+    out = ContextualizedFiles(each_file(context, "contextualize", situate))
+    done = out.count(stages.ContextResult)
+    fail_on_failures(out, f"{done} other file(s) of this run were contextualized")
     return out
-
-
-def _fail_on_failures(out: dict[str, Any], others: str) -> None:
-    """Fail the step naming every file of ``out`` that failed, once the others are done."""
-    failures = [v for v in out.values() if isinstance(v, IngestFailure)]
-    if not failures:
-        return
-    raise dg.Failure(
-        description="; ".join(
-            f"{f.relative_path}: {f.stage} failed - {f.message}" for f in failures
-        )
-        + f" ({others})",
-        metadata={
-            "failed_files": dg.MetadataValue.md(
-                "| file | stage | reason |\n|---|---|---|\n"
-                + "\n".join(
-                    f"| {f.relative_path} | {f.stage} | {f.message.replace('|', '/')} |"
-                    for f in failures
-                )
-            )
-        },
-    )

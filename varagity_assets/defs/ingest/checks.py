@@ -22,9 +22,9 @@ import dagster as dg
 
 from varagity import quality
 from varagity.ingest.discovery import relative_path_for
-from varagity_assets.documents.assets import indexed_document
-from varagity_assets.documents.partitions import run_partition_keys
-from varagity_assets.documents.resources import VaragityResource
+from varagity_assets.defs.ingest.assets import indexed_document
+from varagity_assets.defs.ingest.partitions import run_partition_keys
+from varagity_assets.resources import VaragityResource
 
 
 def _scope(keys: Sequence[str] | None) -> str:
@@ -109,6 +109,3 @@ def embedding_quality(
 ) -> dg.AssetCheckResult:
     """Great-expectations rules on the stored vectors of the run's chunks."""
     return evaluate(context, varagity, "embedding")
-
-
-document_checks = [chunk_quality, embedding_quality]

@@ -7,7 +7,7 @@ MRR and latency percentiles; ``answer_eval_results`` answers every question thro
 the chat turn runner with the live chat model and records key-fact correctness,
 citation validity, abstention accuracy, loops and time to first token / per answer.
 Each records numeric metadata the UI plots, the per-question verdicts and the
-thresholds the blocking checks in :mod:`varagity_assets.evaluation.checks` compare
+thresholds the blocking checks in :mod:`varagity_assets.defs.evaluation.checks` compare
 against. ``search_index_release`` runs after those checks and so never materializes in
 a run where a gate failed.
 """
@@ -30,10 +30,10 @@ from varagity.eval.suite import (
     load_thresholds,
 )
 from varagity.ingest.discovery import file_sha256
-from varagity_assets.documents.assets import indexed_document
-from varagity_assets.documents.resources import VaragityResource
+from varagity_assets.defs.ingest.assets import indexed_document
+from varagity_assets.resources import VaragityResource
 
-DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "eval_suites" / "sample"
+DEFAULT_SUITE = Path(__file__).resolve().parents[3] / "eval_suites" / "sample"
 
 
 class EvalRunConfig(dg.Config):
@@ -239,6 +239,3 @@ def search_index_release(context: dg.AssetExecutionContext) -> dg.MaterializeRes
         metadata[f"{asset.key.to_user_string()}_run"] = event.run_id if event else "unknown"
         metadata.update({k: v for k, v in md.items() if k.startswith(keep)})
     return dg.MaterializeResult(metadata=metadata)
-
-
-evaluation_assets = [eval_results, answer_eval_results, search_index_release]

@@ -16,11 +16,7 @@ import dagster as dg
 from varagity.eval.answer_scoring import AnswerSummary
 from varagity.eval.answers import gate as answer_gate
 from varagity.eval.suite import AnswerThresholds
-from varagity_assets.evaluation.assets import (
-    answer_eval_results,
-    eval_results,
-    search_index_release,
-)
+from varagity_assets.defs.evaluation.assets import answer_eval_results, eval_results
 
 
 def _latest(
@@ -189,20 +185,3 @@ def abstention_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResu
 def loops_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     """Fail (blocking) when more answers loop than allowed; list them."""
     return _answer_check(context, "loops")
-
-
-evaluation_checks = [
-    pass_at_k_gate,
-    mrr_gate,
-    answer_correctness_gate,
-    citation_validity_gate,
-    abstention_gate,
-    loops_gate,
-]
-
-evaluate_index_job = dg.define_asset_job(
-    "evaluate_index",
-    selection=dg.AssetSelection.assets(eval_results, answer_eval_results, search_index_release),
-    description="Score retrieval and answers of the golden suite on the live index; release "
-    "it when every gate passes.",
-)

@@ -1,0 +1,54 @@
+"""The names of the documents pipeline, shared by its Dagster code location and its clients.
+
+``varagity_assets`` declares its partition set, assets, jobs, pools and run tags with
+these names; :mod:`varagity.dagster_client` (the CLI's and the API's GraphQL client)
+addresses them by the same names, and ``dagster_home/dagster.yaml`` limits runs by
+:data:`STAGE_TAG`. Plain strings: nothing here imports Dagster.
+"""
+
+from __future__ import annotations
+
+# --- partitions -------------------------------------------------------------------------
+# One dynamic partition per corpus file. Never rename: the instance stores the set
+# under this name.
+DOCUMENTS_PARTITIONS = "documents"
+
+# --- assets -----------------------------------------------------------------------------
+# The ingest stage, in order; a file counts as searchable once the last is materialized.
+INGEST_ASSETS = ("parsed_document", "document_chunks", "chunk_embeddings", "indexed_document")
+INDEXED_ASSET = INGEST_ASSETS[-1]
+
+# --- jobs -------------------------------------------------------------------------------
+INGEST_JOB = "ingest_documents"
+CONTEXTUALIZE_JOB = "contextualize_documents"
+PURGE_JOB = "purge_documents"
+STALENESS_JOB = "refresh_corpus_staleness"
+EVALUATE_JOB = "evaluate_index"
+
+# --- concurrency pools ------------------------------------------------------------------
+# dagster.yaml sizes every pool to one slot: each local model server answers one
+# request at a time.
+LLM_POOL = "llm"
+EMBEDDING_POOL = "embedding"
+
+# --- run tags ---------------------------------------------------------------------------
+# Which stage a run belongs to (one of the ``STAGE_*`` values); dagster.yaml runs at most
+# one ``contextualize`` run at a time, so blurb runs never take every run slot.
+STAGE_TAG = "varagity/stage"
+STAGE_INGEST = "ingest"
+STAGE_CONTEXTUALIZE = "contextualize"
+STAGE_PURGE = "purge"
+STAGE_STALENESS = "staleness"
+# ``true`` on a reingest backfill: every file is re-processed, indexed or not.
+REINGEST_TAG = "varagity/reingest"
+# Who launched a backfill ("api", "cli"); the job listing shows the backfills carrying it.
+SOURCE_TAG = "varagity/source"
+# On a sensor run over several new files: ``true``, and how many files it covers.
+BATCH_TAG = "varagity/batch"
+FILES_TAG = "varagity/files"
+# On a one-file run that re-runs a file of a failed batch run: that run's id.
+ISOLATED_TAG = "varagity/isolated_from"
+# Dagster's own tags naming the partition (or the range of partitions) a run covers.
+PARTITION_TAG = "dagster/partition"
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"

@@ -1,0 +1,1 @@
+"""Corpus files into the stores: partitions, per-file assets, purges, staleness, sensors."""

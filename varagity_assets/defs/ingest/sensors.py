@@ -1,0 +1,391 @@
+"""The sensors of the ingest domain. They only read and request: every write to the
+stores happens in a run they ask for, so it has its logs and lineage in the UI.
+
+``docs_folder_sensor`` diffs ``DOCS_PATH`` against its cursor (``{"files":
+{relative_path: [mtime_ns, size, sha256]}, "purging": {...}, "skipped": {relative_path:
+reason}, "generation": n, ...}``; a file whose mtime and size are unchanged is not
+re-hashed, a skipped file is reported once):
+
+* new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
+  per run (one run over a contiguous range of the partitions added this tick);
+* changed files (new content hash) are re-requested one run each;
+* removed files become ``purge_documents`` runs (``INGEST_BATCH_SIZE`` files each) and
+  their partitions are deleted. A removed file that a run is still working on waits in
+  ``purging`` until that run ends, so the run cannot write it back after its purge; a
+  file put back while its purge run is queued or running waits for that run, which
+  keeps what is back in the folder, and is ingested after it.
+
+Run keys are built from path + content hash (+ mtime, so a file edited back to an
+earlier content is still re-ingested); a new file's key also carries the cursor's
+``generation``, counted up with every purge, so a file removed and put back is
+ingested again. A file whose exact version is already in the store (e.g. after the
+instance was reset) is not requested at all.
+
+``chunk_contexts_sensor`` reads the stores (which documents have chunks without a blurb)
+and the instance (which blurb runs are in flight) and requests runs for the difference.
+
+``corpus_staleness_sensor`` compares the ingest settings with those the corpus was built
+with, and the stale flag with the completed reingest backfills, and requests a
+``refresh_corpus_staleness`` run when the flag may have to change.
+"""
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import dagster as dg
+
+from varagity.ingest.discovery import file_sha256, partition_key_for, relative_path_for, scan
+from varagity.pipeline import (
+    BATCH_TAG,
+    DOCUMENTS_PARTITIONS,
+    FILES_TAG,
+    INGEST_JOB,
+    ISOLATED_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    STALENESS_JOB,
+)
+from varagity.records import doc_id_for
+from varagity.stores.corpus_state import CorpusState, ingest_settings
+from varagity_assets.defs.ingest.jobs import (
+    contextualize_documents_job,
+    ingest_documents_job,
+    purge_documents_job,
+    refresh_corpus_staleness_job,
+)
+from varagity_assets.defs.ingest.partitions import (
+    documents_partitions,
+    range_request_tags,
+    run_partition_keys,
+)
+from varagity_assets.defs.ingest.upkeep import completed_reingest_after, purged_documents
+from varagity_assets.resources import VaragityResource
+
+_HANDLED_FAILURES_KEPT = 200
+
+# Runs that still count as doing (or about to do) their partitions.
+_IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+def _in_flight_partitions(context: dg.SensorEvaluationContext, job_name: str | None) -> set[str]:
+    """Partitions a run (of ``job_name``, or of any job) is queued for or working on."""
+    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=_IN_FLIGHT))
+    busy: set[str] = set()
+    for run in runs:
+        busy.update(run_partition_keys(run.tags, context.instance) or [])
+    return busy
+
+
+def _paths_being_purged(context: dg.SensorEvaluationContext) -> set[str]:
+    """The relative paths a purge run is queued for or working on."""
+    runs = context.instance.get_runs(
+        filters=dg.RunsFilter(job_name=purge_documents_job.name, statuses=_IN_FLIGHT)
+    )
+    paths: set[str] = set()
+    for run in runs:
+        run_config: dict[str, Any] = dict(run.run_config or {})
+        ops = run_config.get("ops") or {}
+        config = (ops.get(purged_documents.op.name) or {}).get("config") or {}
+        paths.update(config.get("relative_paths") or [])
+    return paths
+
+
+def _batch_request(items: Sequence[tuple[str, str]], generation: int) -> dg.RunRequest:
+    """One ingest run over a contiguous range of freshly added partitions."""
+    digest = hashlib.sha256("\n".join(f"{k}:{h}" for k, h in items).encode()).hexdigest()[:20]
+    first, last = items[0][0], items[-1][0]
+    if len(items) == 1:
+        return dg.RunRequest(
+            job_name=INGEST_JOB,
+            run_key=f"{first}:{items[0][1]}:g{generation}",
+            partition_key=first,
+        )
+    return dg.RunRequest(
+        job_name=INGEST_JOB,
+        run_key=f"batch:{len(items)}:{digest}:g{generation}",
+        tags={**range_request_tags([first, last]), BATCH_TAG: "true", FILES_TAG: str(len(items))},
+    )
+
+
+def _purge_request(paths: Sequence[str], generation: int) -> dg.RunRequest:
+    """One purge run over files removed from the folder."""
+    digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:20]
+    return dg.RunRequest(
+        job_name=purge_documents_job.name,
+        run_key=f"purge:{digest}:g{generation}",
+        run_config={"ops": {purged_documents.op.name: {"config": {"relative_paths": list(paths)}}}},
+        tags={FILES_TAG: str(len(paths))},
+    )
+
+
+def _isolate_failed_batches(
+    context: dg.SensorEvaluationContext, handled: list[str]
+) -> tuple[list[dg.RunRequest], list[str]]:
+    """One run per file of each newly failed batch run.
+
+    A batch run fails when any of its files fails; the good files are stored anyway.
+    Re-running each file alone gives every partition its own outcome in the UI: the
+    good ones materialize (cheaply: already indexed), the bad one fails by itself.
+    """
+    failed = context.instance.get_runs(
+        filters=dg.RunsFilter(
+            job_name=ingest_documents_job.name,
+            statuses=[dg.DagsterRunStatus.FAILURE],
+            tags={BATCH_TAG: "true"},
+        ),
+        limit=50,
+    )
+    fresh = [run for run in failed if run.run_id not in handled]
+    if not fresh:
+        return [], handled
+    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
+    position = {key: i for i, key in enumerate(keys)}
+    requests = []
+    for run in fresh:
+        start, end = run.tags.get(RANGE_START_TAG), run.tags.get(RANGE_END_TAG)
+        if start in position and end in position:
+            for key in keys[position[start] : position[end] + 1]:
+                requests.append(
+                    dg.RunRequest(
+                        job_name=INGEST_JOB,
+                        run_key=f"solo:{run.run_id}:{key}",
+                        partition_key=key,
+                        tags={ISOLATED_TAG: run.run_id},
+                    )
+                )
+        context.log.info(
+            f"batch run {run.run_id} failed: re-running its files one per run to isolate "
+            "the failing one"
+        )
+    kept = [*handled, *(run.run_id for run in fresh)][-_HANDLED_FAILURES_KEPT:]
+    return requests, kept
+
+
+@dg.sensor(
+    jobs=[ingest_documents_job, purge_documents_job],
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Watches DOCS_PATH: requests ingest runs for new and changed files and "
+    "purge runs for removed ones.",
+)
+def docs_folder_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Turn folder changes into partition changes and run requests."""
+    settings = varagity.settings
+    state = json.loads(context.cursor) if context.cursor else {}
+    waiting: dict[str, list] = state.get("purging", {})
+    previous: dict[str, list] = {**waiting, **state.get("files", {})}
+    reported: dict[str, str] = state.get("skipped", {})
+    generation: int = state.get("generation", 0)
+    isolation_requests, handled = _isolate_failed_batches(context, state.get("failed_batches", []))
+    files, skipped = scan(settings.docs_path)
+    for item in skipped:
+        if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
+            context.log.warning(f"not ingesting {item.relative_path}: {item.reason}")
+
+    current: dict[str, list] = {}
+    candidates: list[tuple[str, str, int]] = []  # (relative_path, sha256, mtime_ns)
+    for f in files:
+        before = previous.get(f.relative_path)
+        if before and before[0] == f.mtime_ns and before[1] == f.size:
+            digest = before[2]
+        else:
+            try:
+                digest = file_sha256(f.path)
+            except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
+                context.log.warning(f"cannot read {f.relative_path}: {exc}")
+                if before:
+                    current[f.relative_path] = before
+                continue
+        current[f.relative_path] = [f.mtime_ns, f.size, digest]
+        if before is None or before[2] != digest:
+            candidates.append((f.relative_path, digest, f.mtime_ns))
+    # a file that is there but now skipped (unreadable, link turned outside) keeps its
+    # indexed version: only a file gone from the folder is purged
+    for item in skipped:
+        if item.relative_path in previous and item.relative_path not in current:
+            current[item.relative_path] = previous[item.relative_path]
+    removed = sorted(set(previous) - set(current))
+    # a removed file a run still works on is purged once that run ends
+    busy = _in_flight_partitions(context, None) if removed else set()
+    purging = {rel: previous[rel] for rel in removed if partition_key_for(rel) in busy}
+    for rel in purging.keys() - waiting.keys():
+        context.log.info(f"{rel} was removed; it is purged once the run working on it ends")
+    purge_now = [rel for rel in removed if rel not in purging]
+
+    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
+    # every file gets a partition; files new to the instance are ingested in batches
+    new_items = [
+        (partition_key_for(rel), file_state[2])
+        for rel, file_state in current.items()
+        if partition_key_for(rel) not in existing
+    ]
+    # a file put back while its purge run is queued or running waits for that run
+    held = _paths_being_purged(context) if new_items else set()
+    for rel in sorted(held & {relative_path_for(k) for k, _ in new_items}):
+        context.log.info(f"{rel} is back; it is ingested once its purge run has ended")
+    new_items = [(k, h) for k, h in new_items if relative_path_for(k) not in held]
+    changed = [
+        (partition_key_for(rel), digest, mtime)
+        for rel, digest, mtime in candidates
+        if partition_key_for(rel) in existing
+    ]
+    to_delete = [k for k in (partition_key_for(r) for r in purge_now) if k in existing]
+    if changed:
+        indexed = {d.doc_id for d in varagity.services.pg.list_documents()}
+        changed = [
+            (key, digest, mtime)
+            for key, digest, mtime in changed
+            if doc_id_for(relative_path_for(key), digest) not in indexed
+        ]
+
+    size = settings.INGEST_BATCH_SIZE
+    run_requests = [
+        _batch_request(new_items[i : i + size], generation) for i in range(0, len(new_items), size)
+    ]
+    run_requests += [
+        dg.RunRequest(job_name=INGEST_JOB, run_key=f"{key}:{digest}:{mtime}", partition_key=key)
+        for key, digest, mtime in changed
+    ]
+    run_requests += [
+        r for r in isolation_requests if relative_path_for(r.partition_key or "") in current
+    ]
+    if purge_now:
+        run_requests += [
+            _purge_request(purge_now[i : i + size], generation)
+            for i in range(0, len(purge_now), size)
+        ]
+        generation += 1
+    partition_requests: list[
+        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
+    ] = []
+    if new_items:
+        partition_requests.append(documents_partitions.build_add_request([k for k, _ in new_items]))
+    if to_delete:
+        partition_requests.append(documents_partitions.build_delete_request(to_delete))
+    if purge_now:
+        context.log.info(f"removed from the folder, to purge: {', '.join(purge_now)}")
+    if new_items or changed:
+        context.log.info(
+            f"requesting ingest of {len(new_items)} new and {len(changed)} changed file(s)"
+        )
+    cursor = json.dumps(
+        {
+            "files": current,
+            "purging": purging,
+            "skipped": {s.relative_path: s.reason for s in skipped},
+            "failed_batches": handled,
+            "generation": generation,
+        },
+        sort_keys=True,
+    )
+    if not run_requests and not partition_requests:
+        context.update_cursor(cursor)
+        return dg.SkipReason(
+            f"{len(current)} file(s), nothing changed"
+            + (f"; {len(purging)} removed file(s) wait for their runs" if purging else "")
+        )
+    return dg.SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=partition_requests,
+        cursor=cursor,
+    )
+
+
+@dg.sensor(
+    job=contextualize_documents_job,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests blurb runs for stored chunks that have no LLM blurb yet.",
+)
+def chunk_contexts_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Diff the stores' waiting chunks against the runs in flight; request the rest.
+
+    Level-triggered: whatever is stored without a blurb is requested, whichever way it
+    got there (a new file, a reingest, CONTEXTUALIZE switched on, a blurb run that
+    failed part-way). Documents become runs over contiguous ranges of partitions (at
+    most ``INGEST_BATCH_SIZE`` each); a partition with a blurb run in flight waits for
+    it. The run key names each document's version and how many chunks wait, so a run
+    that failed without progress is not requested again until something changes (its
+    own page in the UI says why), while one that made progress is resumed.
+    """
+    settings = varagity.settings
+    if not settings.CONTEXTUALIZE:
+        return dg.SkipReason("CONTEXTUALIZE is off: no blurbs are written")
+    waiting = varagity.services.pg.documents_awaiting_context()
+    if not waiting:
+        return dg.SkipReason("every stored chunk has its blurb")
+    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
+    position = {key: i for i, key in enumerate(keys)}
+    busy = _in_flight_partitions(context, contextualize_documents_job.name)
+    todo = sorted(
+        (position[key], key, f"{doc.doc_id}@{doc.ingested_at.isoformat()}:{doc.n_waiting}")
+        for doc in waiting
+        if (key := partition_key_for(doc.relative_path)) in position and key not in busy
+    )
+    if not todo:
+        return dg.SkipReason(
+            f"{len(waiting)} document(s) wait for blurbs: all in flight or without a partition"
+        )
+    runs: list[list[tuple[int, str, str]]] = []
+    for item in todo:
+        last = runs[-1] if runs else None
+        if last and item[0] == last[-1][0] + 1 and len(last) < settings.INGEST_BATCH_SIZE:
+            last.append(item)
+        else:
+            runs.append([item])
+    requests = []
+    for run in runs:
+        digest = hashlib.sha256("\n".join(state for _, _, state in run).encode()).hexdigest()
+        run_key = f"contexts:{digest[:24]}"
+        if len(run) == 1:
+            requests.append(dg.RunRequest(run_key=run_key, partition_key=run[0][1]))
+        else:
+            requests.append(
+                dg.RunRequest(run_key=run_key, tags=range_request_tags([run[0][1], run[-1][1]]))
+            )
+    context.log.info(
+        f"requesting {len(requests)} blurb run(s) for {len(todo)} document(s) "
+        f"({sum(d.n_waiting for d in waiting)} chunk(s) without a blurb)"
+    )
+    return dg.SensorResult(run_requests=requests)
+
+
+@dg.sensor(
+    job=refresh_corpus_staleness_job,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests a staleness run when the ingest settings drift from the corpus's "
+    "or a reingest completed after the corpus was flagged stale.",
+)
+def corpus_staleness_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.RunRequest | dg.SkipReason:
+    """Diff the ingest settings and the stale flag against the corpus; request the rest.
+
+    The run key names the (current, recorded) settings pair, so each drift (and a flag
+    set outside a run, by the API) becomes one run, and a completed reingest one more.
+    """
+    corpus = CorpusState(varagity.services.pg)
+    current, recorded = ingest_settings(varagity.settings), corpus.built_with()
+    flag = corpus.stale()
+    if flag is not None:
+        rebuilt = completed_reingest_after(context.instance, flag.since.timestamp())
+        if rebuilt is not None:
+            return dg.RunRequest(job_name=STALENESS_JOB, run_key=f"rebuilt:{rebuilt}")
+    elif recorded == current:
+        return dg.SkipReason("the corpus matches the ingest settings")
+    pair = json.dumps([current, recorded], sort_keys=True)
+    digest = hashlib.sha256(pair.encode()).hexdigest()[:24]
+    return dg.RunRequest(job_name=STALENESS_JOB, run_key=f"settings:{digest}")

@@ -1,1 +1,0 @@
-"""The per-file ingest domain: partitions, assets, sensors, resources."""
