@@ -24,7 +24,8 @@ from varagity.chat.turn import (
     run_turn,
 )
 from varagity.config import Settings, load_settings
-from varagity.generation.answer import NO_EVIDENCE_ANSWER
+from varagity.generation.answer import ABSTENTION, NO_EVIDENCE_ANSWER, UNSUPPORTED_NOTE
+from varagity.generation.grounding import is_abstention
 from varagity.models.clients import Decoding, ModelError
 from varagity.records import RetrievedChunk
 from varagity.retrieval.base import Retrieval
@@ -180,6 +181,20 @@ def test_citations_are_attributed_as_the_answer_streams(settings: Settings) -> N
     model = ScriptedModel(_split(answer, 2))
     done = list(run_turn(_services(as_written, model), TurnRequest(question=QUESTION)))[-1]
     assert isinstance(done, TurnDone) and done.answer == answer and done.cited == [1]
+
+
+def test_an_answer_no_passage_supports_says_so(settings: Settings) -> None:
+    model = ScriptedModel(_split("The kettle is purple and made in Norway [1]."))
+    events = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.answer == "The kettle is purple and made in Norway." + UNSUPPORTED_NOTE
+    assert done.cited == [] and is_abstention(done.answer)
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == done.answer
+    # an abstention is not an unsupported claim
+    model = ScriptedModel([ABSTENTION])
+    done = list(run_turn(_services(settings, model), TurnRequest(question=QUESTION)))[-1]
+    assert isinstance(done, TurnDone) and done.answer == ABSTENTION
 
 
 def test_the_answer_cap_can_be_lowered_never_raised(settings: Settings) -> None:

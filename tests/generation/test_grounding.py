@@ -114,6 +114,19 @@ def test_the_stream_holds_only_markers_and_closing_punctuation() -> None:
     assert stream.cited() == [1]
 
 
+def test_an_answer_is_unsupported_when_no_sentence_is() -> None:
+    def verdict(answer: str) -> bool:
+        stream = CitationStream(PASSAGES)
+        stream.feed(answer)
+        stream.finish()
+        return stream.unsupported
+
+    assert verdict("The kettle is purple. It was made in Norway.")
+    assert not verdict("The kettle is purple. The soup keeps for 4 days.")
+    assert not verdict("The documents do not say.")
+    assert not verdict("")
+
+
 def test_abstention_phrasings() -> None:
     assert is_abstention("The documents do not say.")
     assert is_abstention("I could not find that in the sources.")

@@ -18,7 +18,9 @@ show ``done``'s answer as the final text) and the stop reason is ``"repetition"`
 With ``ANSWER_CITATIONS=attributed`` it then passes a
 :class:`~varagity.generation.grounding.CitationStream`, which gives each sentence the
 ``[n]`` of the passage that supports it (the model's own markers wait until the
-sentence ends, then stay only where they are supported).
+sentence ends, then stay only where they are supported). An answer of which no
+sentence is supported ends with :data:`~varagity.generation.answer.UNSUPPORTED_NOTE`
+("The documents do not say this: ...").
 
 Limits live here, so every front end enforces the same ones: a question of at most
 :data:`QUESTION_MAX_CHARS` characters, and at most ``LLM_MAX_TOKENS`` answer tokens
@@ -36,7 +38,12 @@ from typing import Literal, Protocol, get_args
 
 from varagity.chat.base import ChatEngine, PreparedQuery, Turn, build_chat_engine
 from varagity.config import Settings
-from varagity.generation.answer import Streamer, cited_numbers, stream_answer
+from varagity.generation.answer import (
+    UNSUPPORTED_NOTE,
+    Streamer,
+    cited_numbers,
+    stream_answer,
+)
 from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
@@ -329,9 +336,11 @@ def _generate(
     if citer is not None:
         if citer.raw == answer:
             rest = citer.finish()  # the last sentence's citations
+            if citer.unsupported:
+                rest += UNSUPPORTED_NOTE
             if rest:
                 yield TokenDelta(rest)
-            answer = citer.text
+            answer = citer.text + (UNSUPPORTED_NOTE if citer.unsupported else "")
         else:  # the guard found the loop in text already shown: attribute what it kept
             answer = attribute_answer(answer, citer.passages)
     if loop is not None:

@@ -51,6 +51,10 @@ HISTORY_NOTE = (
     " Earlier turns of the conversation come first; use them only to understand what the "
     "latest question refers to, and answer it from the sources."
 )
+#: Appended to an answer none of whose sentences a passage supports (the model wrote
+#: it from elsewhere, or misread the passages): on the sample suite every such answer
+#: of Qwen2.5-Coder-0.5B was wrong (docs/models.md).
+UNSUPPORTED_NOTE = f"\n\n{ABSTENTION[:-1]} this: none of the passages supports the answer above."
 NO_EVIDENCE_ANSWER = (
     f"{ABSTENTION} Nothing in the indexed documents matches this question: add relevant "
     "files to the corpus folder, or rephrase it."

@@ -192,8 +192,14 @@ class CitationStream:
         self.raw = ""
         self.text = ""  # the attributed form of the settled sentences
         self._settled = 0  # raw[:_settled] is attributed into ``text``
-        self._shown = 0  # characters of text + open part already returned
         self._visible = ""
+        self.claims = 0  # settled sentences that state something
+        self.supported_claims = 0  # of those, the ones a passage supports
+
+    @property
+    def unsupported(self) -> bool:
+        """Whether the answer states something and no passage supports any of it."""
+        return self.claims > 0 and self.supported_claims == 0
 
     def feed(self, delta: str) -> str:
         """Add a delta of the model's answer; the text that can be shown now."""
@@ -238,6 +244,9 @@ class CitationStream:
         stripped = body.rstrip(_CLOSING)
         punct = body[len(stripped) :]
         chosen = attribute(stripped, self.evidence, numbers)
+        if content_words(normalize(stripped)) and not is_abstention(stripped):
+            self.claims += 1
+            self.supported_claims += bool(chosen)
         marks = "".join(f" [{n}]" for n in chosen)
         if not marks:
             return text
