@@ -324,7 +324,7 @@ def test_semantic_rejects_a_short_embedding_answer() -> None:
 
 @pytest.mark.integration
 def test_semantic_with_real_minilm_cuts_between_topics() -> None:
-    from varagity.chunking.bench import InProcessMiniLMEmbedder
+    from varagity_bench.chunking import InProcessMiniLMEmbedder
 
     dredging = [
         "Dredging removes sediment from the bottom of harbours and shipping channels.",
@@ -423,7 +423,7 @@ def test_bad_parameters_are_refused(make: Callable[[], object]) -> None:
 
 
 def test_bench_reports_chunks_per_second() -> None:
-    from varagity.chunking.bench import bench_chunkers, markdown_corpus
+    from varagity_bench.chunking import bench_chunkers, markdown_corpus
 
     assert len(markdown_corpus(5000)) == 5000
     rates = bench_chunkers(

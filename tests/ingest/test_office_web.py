@@ -241,7 +241,7 @@ def test_zero_byte_text_is_one_empty_page(tmp_path: Path) -> None:
 
 
 def test_bench_office_reports_files_per_second() -> None:
-    from varagity.ingest.bench_office import bench_office
+    from varagity_bench.office import bench_office
 
     rates = bench_office(1)
     assert set(rates) == {"docx", "pptx", "xlsx", "csv", "odt", "ods", "odp", "html"}

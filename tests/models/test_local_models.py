@@ -19,7 +19,7 @@ import pytest
 
 from varagity.config import Settings, load_settings
 from varagity.models.clients import ChatClient, EmbeddingClient, ModelError
-from varagity.models.local_servers import (
+from varagity_stack.model_servers import (
     ManagedProcess,
     ProcessStartError,
     embedding_server_process,

@@ -18,7 +18,7 @@ from varagity.models.clients import (
     ModelError,
     needs_e5_prefixes,
 )
-from varagity.models.local_servers import free_port
+from varagity_stack.model_servers import free_port
 
 # A scripted reply: (status, JSON body) or (200, list of SSE data strings).
 Reply = tuple[int, Any]

@@ -33,10 +33,10 @@ import elasticsearch
 import pytest
 
 from tests.stores.bm25_corpus import CORPUS, doc
-from varagity.models.local_servers import free_port
 from varagity.stores.bm25.analysis import search_text
 from varagity.stores.bm25.base import BM25Error, BM25Store
 from varagity.stores.bm25.elasticsearch import INDEX_BODY, ElasticsearchBM25Store
+from varagity_stack.model_servers import free_port
 
 # The body published in the data-model spec ("Elasticsearch index" section), verbatim.
 SPEC_INDEX_BODY: dict[str, Any] = {

@@ -135,7 +135,7 @@ class InProcessMiniLMEmbedder:
         """
         from transformers.utils import logging as hf_logging
 
-        from varagity.models.embedding_server import MiniLMEmbedder
+        from varagity_stack.embedding_server import MiniLMEmbedder
 
         bar = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # "Loading weights" would print to stderr

@@ -28,7 +28,7 @@ from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
 from varagity.stores.postgres import connect, ensure_embedded_postgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
@@ -124,7 +124,7 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
 
         _wait(stale, 60, "the stale flag", proc)
         done = subprocess.run(
-            [sys.executable, "-m", "varagity.cli", "reingest", "--wait"],
+            [sys.executable, "-m", "varagity_cli", "reingest", "--wait"],
             cwd=tmp_path,
             env=env,
             capture_output=True,
