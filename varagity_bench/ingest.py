@@ -35,7 +35,8 @@ import httpx
 
 from varagity.config import Settings, load_settings
 from varagity.context.contextual import DocumentContextualizer
-from varagity.ingest.parsers import ParsedDocument, parse_file
+from varagity.ingest.parsers import ParsedDocument
+from varagity.ingest.parsing import parse_file
 from varagity.ingest.stages import (
     ChunkDraft,
     chunk_document,

@@ -297,7 +297,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         results = runner.run_eval(settings, suite, chosen, ks, progress=print, answer_k=answer_k)
         if args.naive:
             from varagity.eval.naive import run_naive
-            from varagity.models.clients import EmbeddingClient
+            from varagity.models.embeddings import EmbeddingClient
 
             print("[naive] fixed 800-char windows, bm25s + MiniLM, RRF 0.5/0.5")
             results.append(run_naive(suite, EmbeddingClient.from_settings(settings), ks))

@@ -12,8 +12,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from tests.assets.test_documents_pipeline import Harness
 from tests.conftest import SettingsFactory, free_port
+from tests.support.pipeline import Harness
 from varagity.corpus import list_corpus
 from varagity.services import Services
 from varagity_assets.definitions import defs
@@ -30,7 +30,7 @@ STATION = (
 SMALL = {"CHUNK_SIZE": 120, "CHUNK_OVERLAP": 0, "CONTEXT_MAX_TOKENS": 24}
 
 
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
@@ -48,7 +48,7 @@ def test_file_is_searchable_before_its_blurbs_then_contextualized(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
-    _write(settings.docs_path / "station.md", STATION)
+    write_file(settings.docs_path / "station.md", STATION)
     h = Harness()
     ingest = h.run_requests(h.tick())
     assert ingest and all(r.success for r in ingest)
@@ -113,7 +113,7 @@ def test_contextualize_off_never_calls_the_llm(
         **SMALL,
         **{**model_urls, "LLM_BASE_URL": dead_llm},
     )
-    _write(settings.docs_path / "station.md", STATION)
+    write_file(settings.docs_path / "station.md", STATION)
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     assert isinstance(h.tick_contexts(), dg.SkipReason)
@@ -137,7 +137,7 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
     for name in ("a.md", "b.md", "c.md"):
-        _write(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
+        write_file(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     ticked = h.tick_contexts()

@@ -14,105 +14,15 @@ import dagster as dg
 import pytest
 import yaml
 
+from tests.support.pipeline import ALL_ASSETS, Harness, search_paths, write_file
 from varagity.config import Settings
 from varagity.ingest.discovery import partition_key_for
 from varagity.services import Services
 from varagity_assets.definitions import defs
-from varagity_assets.documents.partitions import RANGE_END, RANGE_START, documents_partitions
-from varagity_assets.documents.resources import VaragityResource
-from varagity_assets.documents.sensors import chunk_contexts_sensor, docs_folder_sensor
+from varagity_assets.documents.partitions import RANGE_END, RANGE_START
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
-
-# every asset of the code location, as the UI lists them
-ALL_ASSETS = {
-    "parsed_document",
-    "document_chunks",
-    "chunk_embeddings",
-    "indexed_document",
-    "chunk_contexts",
-    "eval_results",
-    "answer_eval_results",
-    "search_index_release",
-}
-
-
-class Harness:
-    """Ticks the sensor and executes what it requests, like the daemon would."""
-
-    def __init__(self) -> None:
-        self.instance = dg.DagsterInstance.ephemeral()
-        self.cursor: str | None = None
-        self.results: list[dg.ExecuteInProcessResult] = []
-
-    def tick(self) -> dg.SensorResult | dg.SkipReason:
-        with dg.build_sensor_context(
-            instance=self.instance,
-            cursor=self.cursor,
-            resources={"varagity": VaragityResource()},
-        ) as ctx:
-            result = docs_folder_sensor(ctx)
-        if isinstance(result, dg.SensorResult):
-            self.cursor = result.cursor
-            for req in result.dynamic_partitions_requests or []:
-                if isinstance(req, dg.AddDynamicPartitionsRequest):
-                    self.instance.add_dynamic_partitions(
-                        req.partitions_def_name, list(req.partition_keys)
-                    )
-                else:
-                    for key in req.partition_keys:
-                        self.instance.delete_dynamic_partition(req.partitions_def_name, key)
-        else:
-            self.cursor = ctx.cursor
-        return result
-
-    def tick_contexts(self) -> dg.SensorResult | dg.SkipReason:
-        """One tick of the blurb sensor (it keeps no cursor)."""
-        with dg.build_sensor_context(
-            instance=self.instance, resources={"varagity": VaragityResource()}
-        ) as ctx:
-            return chunk_contexts_sensor(ctx)
-
-    def run_requests(
-        self, result: dg.SensorResult | dg.SkipReason, job_name: str = "ingest_documents"
-    ) -> list[dg.ExecuteInProcessResult]:
-        runs = []
-        if not isinstance(result, dg.SensorResult):
-            return runs
-        job = defs.resolve_job_def(job_name)
-        for req in result.run_requests or []:
-            runs.append(
-                job.execute_in_process(
-                    instance=self.instance,
-                    partition_key=req.partition_key,
-                    tags=dict(req.tags),
-                    raise_on_error=False,
-                )
-            )
-        self.results.extend(runs)
-        return runs
-
-    def reported_skips(self) -> dict[str, str]:
-        return dict(json.loads(self.cursor or "{}").get("skipped", {}))
-
-    def partitions(self) -> set[str]:
-        return set(self.instance.get_dynamic_partitions(documents_partitions.name))
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def _search(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
-    services = Services.open(settings)
-    try:
-        return [
-            c.record.relative_path for c in services.retriever(method).retrieve(query, 5).chunks
-        ]
-    finally:
-        services.close()
 
 
 def test_definitions_load() -> None:
@@ -139,9 +49,9 @@ def test_definitions_load() -> None:
 
 def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    _write(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
-    _write(docs / "ignored.bin", "not a supported format")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write_file(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
+    write_file(docs / "ignored.bin", "not a supported format")
     h = Harness()
 
     first = h.tick()
@@ -160,15 +70,15 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
         if e.asset_key == dg.AssetKey("indexed_document")
     ]
     assert sorted(mats) == ["kettle.md", "notes/station power.txt"]
-    assert _search(stack_settings, "kettle warranty months")[0] == "kettle.md"
-    assert _search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
+    assert search_paths(stack_settings, "kettle warranty months")[0] == "kettle.md"
+    assert search_paths(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
 
     # nothing changed: the sensor skips; the unsupported file was reported once, by name
     assert "ignored.bin" in json.loads(h.cursor or "{}")["skipped"]
     assert isinstance(h.tick(), dg.SkipReason)
 
     # change a file: one run for that partition; the old version leaves both stores
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
     os.utime(docs / "kettle.md", ns=(1, 2_000_000_000_000_000_000))
     changed = h.tick()
     assert isinstance(changed, dg.SensorResult)
@@ -197,7 +107,7 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert h.partitions() == {"kettle.md"}
     assert list(artifacts.rglob("notes%2Fstation%20power.txt.pkl")) == []
     assert len(list(artifacts.rglob("kettle.md.pkl"))) == 4
-    assert "notes/station power.txt" not in _search(stack_settings, "megawatts", "bm25")
+    assert "notes/station power.txt" not in search_paths(stack_settings, "megawatts", "bm25")
     services = Services.open(stack_settings)
     try:
         assert services.pg.documents_at_path("notes/station power.txt") == []
@@ -209,7 +119,7 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
 def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
     settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=4, **model_urls)
     for i in range(10):
-        _write(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
+        write_file(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
     h = Harness()
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
@@ -224,7 +134,7 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
 
 def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
+    write_file(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
     (docs / "broken.txt").write_bytes(bytes(range(256)) * 8)  # binary named .txt
     h = Harness()
     runs = h.run_requests(h.tick())
@@ -232,7 +142,7 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     failure = next(e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error.message)
     assert "broken.txt" in message and "binary" in message
-    assert _search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
+    assert search_paths(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
 
     # the next tick re-runs each file of the failed batch alone: good.md materializes,
     # broken.txt fails by itself, and the sensor does not ask again afterwards

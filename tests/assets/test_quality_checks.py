@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.assets.test_documents_pipeline import Harness
+from tests.support.pipeline import Harness
 from varagity import quality
 from varagity.config import Settings, load_settings
 from varagity.services import Services
@@ -155,7 +155,7 @@ def test_run_partition_keys_from_tags() -> None:
 
 
 # --- the checks on real runs --------------------------------------------------------
-def _write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
@@ -173,9 +173,9 @@ def _meta(evaluation: dg.AssetCheckEvaluation | dg.AssetCheckResult, key: str) -
 @pytest.mark.integration
 def test_checks_pass_on_ingest_and_name_corrupted_chunks(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    _write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    _write(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
-    _write(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write_file(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
+    write_file(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
     job = defs.resolve_job_def("ingest_documents")
     assert set(job.asset_layer.asset_graph.asset_check_keys) >= CHECK_KEYS
 

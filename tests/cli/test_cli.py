@@ -66,12 +66,12 @@ def test_invalid_settings_exit_2_with_the_reason(make_settings) -> None:
 def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
     from io import StringIO
 
-    from tests.test_generation import _chunk
+    from tests.support.records import retrieved_chunk
     from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnRetrieval
     from varagity_cli.main import render_turn
 
     events = [
-        TurnRetrieval((_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
+        TurnRetrieval((retrieved_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
         ReasoningDelta("The source says 27."),
         TokenDelta("It is 27 months [1]. Again. Again."),
         TurnDone("It is 27 months [1].", "The source says 27.", [1], "repetition", {}),

@@ -12,13 +12,15 @@ import pytest
 
 import varagity.ingest.parsers.office
 import varagity.ingest.parsers.web  # registers the web family
-from tests.ingest import fixtures_office as fx
+from tests.support import office_files as fx
 from varagity.chunking.headings import heading_index
 from varagity.config import load_settings
-from varagity.ingest.parsers import ParseError, parse_file
+from varagity.ingest.parsers import ParseError
 from varagity.ingest.parsers import docling_base as db
-from varagity.ingest.parsers.base import ParsedDocument, parser_for
+from varagity.ingest.parsers.base import ParsedDocument
+from varagity.ingest.parsers.registry import parser_for
 from varagity.ingest.parsers.text import TextParser
+from varagity.ingest.parsing import parse_file
 
 SETTINGS = load_settings()
 

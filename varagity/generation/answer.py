@@ -30,7 +30,7 @@ import re
 from collections.abc import Generator, Sequence
 from typing import Protocol
 
-from varagity.models.clients import Decoding
+from varagity.models.protocols import Decoding
 from varagity.records import RetrievedChunk
 from varagity.tokens import count_tokens, truncate_tokens
 

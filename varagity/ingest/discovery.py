@@ -99,7 +99,7 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
     """Walk ``DOCS_PATH``: ingestible files sorted by relative path, and skipped ones."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
-    from varagity.ingest.parsers.base import supported_suffixes
+    from varagity.ingest.parsers.registry import supported_suffixes
 
     supported = supported_suffixes()
     root = docs_path.resolve()

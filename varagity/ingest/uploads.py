@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from varagity.ingest.discovery import RESERVED_DIR, file_sha256, prune_empty_folders
-from varagity.ingest.parsers.base import supported_suffixes
+from varagity.ingest.parsers.registry import supported_suffixes
 
 UploadStatus = Literal["stored", "replaced", "unchanged", "refused"]
 

@@ -26,7 +26,8 @@ import dagster as dg
 from varagity.dagster_client import REINGEST_TAG
 from varagity.ingest import stages
 from varagity.ingest.discovery import file_sha256, relative_path_for
-from varagity.ingest.parsers import ParsedDocument, locate, parse_file
+from varagity.ingest.parsers import ParsedDocument
+from varagity.ingest.parsing import locate, parse_file
 from varagity.records import doc_id_for
 from varagity_assets.documents.partitions import documents_partitions
 from varagity_assets.documents.resources import VaragityResource
