@@ -73,12 +73,13 @@ up: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(MAKE) --no-print-directory web-test
 	$(BIN)/pytest -q
 
 lint: install
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
@@ -98,4 +99,4 @@ openapi: install
 	cd web && npm run gen:api
 
 clean:
-	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

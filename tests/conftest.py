@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from varagity.config import Settings, load_settings, reset_settings
-from varagity.models.local_servers import free_port
+from varagity_stack.model_servers import free_port
 
 __all__ = ["free_port"]
 
@@ -59,7 +59,7 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def model_urls(session_home: Path) -> Iterator[dict[str, str]]:
     """The packaged chat and embedding servers, started once for the session."""
-    from varagity.models.local_servers import embedding_server_process, llm_server_process
+    from varagity_stack.model_servers import embedding_server_process, llm_server_process
 
     settings = load_settings(
         VARAGITY_HOME=session_home, LLM_PORT=free_port(), EMBEDDING_PORT=free_port()

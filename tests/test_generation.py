@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.support.records import retrieved_chunk as _chunk
 from varagity.generation.answer import (
     ABSTENTION,
     NO_EVIDENCE_ANSWER,
@@ -11,29 +12,6 @@ from varagity.generation.answer import (
     stream_answer,
 )
 from varagity.generation.grounding import is_abstention
-from varagity.records import ChunkRecord, RetrievedChunk
-
-
-def _chunk(n: int, text: str) -> RetrievedChunk:
-    rec = ChunkRecord(
-        doc_id=f"d{n}",
-        chunk_id=f"d{n}::0",
-        original_index=n,
-        chunk_index=0,
-        source=f"/c/f{n}.md",
-        relative_path=f"f{n}.md",
-        file_name=f"f{n}.md",
-        file_type="md",
-        content=text,
-        contextualized_content=text,
-        chunk_size=800,
-        chunk_overlap=100,
-        chunking_strategy="recursive_character",
-        embedding_model="m",
-        n_tokens=3,
-        content_hash="h",
-    )
-    return RetrievedChunk(record=rec, score=1.0 / n)
 
 
 def test_sources_are_numbered_in_rank_order() -> None:

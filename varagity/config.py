@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from varagity.models.catalog import LOCAL_MODELS
+from varagity.local_models import LOCAL_MODELS
 
 RetrievalMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 BaseMethod = Literal["semantic", "bm25", "hybrid", "hyde"]
@@ -30,7 +30,7 @@ ChunkingStrategy = Literal[
 ]
 OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
-# the keys of varagity.models.catalog.LOCAL_MODELS, default first (a test keeps them equal)
+# the keys of varagity.local_models.LOCAL_MODELS, default first (a test keeps them equal)
 LocalLlmName = Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")

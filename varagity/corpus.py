@@ -21,33 +21,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from varagity.ingest.discovery import CorpusFile, scan
+from varagity.ingest.discovery import CorpusFile, prune_empty_folders, scan
 from varagity.ingest.stages import purge_documents
 from varagity.records import normalize_relative_path
 from varagity.stores.bm25 import BM25Store
+from varagity.stores.corpus_queries import indexed_documents, relative_paths_of
 from varagity.stores.vector_store import PgVectorStore
 
 DocumentStatus = Literal["indexed", "no_text", "pending", "outdated", "missing"]
 
 # Modification times go through float seconds and JSON; closer than this is "the same".
 _MTIME_TOLERANCE = timedelta(milliseconds=1)
-
-_INDEXED_SQL = """
-SELECT d.doc_id, d.relative_path, d.file_type, d.content_hash, d.n_chunks, d.ingested_at,
-       c.extractions, c.file_created_at, c.file_modified_at, coalesce(c.n_contextualized, 0)
-FROM documents d
-LEFT JOIN (
-    SELECT doc_id,
-           array_agg(DISTINCT metadata->>'extraction') AS extractions,
-           count(*) FILTER (WHERE contextualized_at IS NOT NULL) AS n_contextualized,
-           min((metadata->>'file_created_at')::timestamptz)
-               FILTER (WHERE chunk_index = 0) AS file_created_at,
-           min((metadata->>'file_modified_at')::timestamptz)
-               FILTER (WHERE chunk_index = 0) AS file_modified_at
-    FROM chunks GROUP BY doc_id
-) c ON c.doc_id = d.doc_id
-ORDER BY d.relative_path, d.ingested_at
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +79,10 @@ def list_corpus(
     """
     files, _ = scan(docs_path)
     on_disk = {f.relative_path: f for f in files}
-    with pg.connection() as conn:
-        rows = conn.execute(_INDEXED_SQL).fetchall()
     entries: list[CorpusEntry] = []
     indexed_paths = set()
-    for row in rows:
-        doc_id, rel, file_type, digest, n_chunks, ingested, extractions, created, modified = row[:9]
-        n_contextualized = int(row[9])
+    for doc in indexed_documents(pg):
+        rel, modified = doc.relative_path, doc.file_modified_at
         indexed_paths.add(rel)
         f = on_disk.get(rel)
         status: DocumentStatus
@@ -110,26 +91,26 @@ def list_corpus(
         elif (
             abs(_mtime(f) - modified) > _MTIME_TOLERANCE
             if modified is not None
-            else _mtime(f) > ingested  # no chunks recorded the file's clock
+            else _mtime(f) > doc.ingested_at  # no chunks recorded the file's clock
         ):
             status = "outdated"
         else:
-            status = "indexed" if n_chunks else "no_text"
+            status = "indexed" if doc.n_chunks else "no_text"
         entries.append(
             CorpusEntry(
                 relative_path=rel,
                 status=status,
-                doc_id=doc_id,
-                file_type=file_type,
-                n_chunks=n_chunks,
-                n_contextualized=n_contextualized,
-                contextualizing=contextualize and n_contextualized < n_chunks,
-                extractions=tuple(sorted(e for e in extractions or () if e)),
-                content_hash=digest,
+                doc_id=doc.doc_id,
+                file_type=doc.file_type,
+                n_chunks=doc.n_chunks,
+                n_contextualized=doc.n_contextualized,
+                contextualizing=contextualize and doc.n_contextualized < doc.n_chunks,
+                extractions=tuple(sorted(e for e in doc.extractions if e)),
+                content_hash=doc.content_hash,
                 size_bytes=f.size if f else None,
-                file_created_at=created,
+                file_created_at=doc.file_created_at,
                 file_modified_at=_mtime(f) if f else modified,
-                ingested_at=ingested,
+                ingested_at=doc.ingested_at,
             )
         )
     for rel, f in on_disk.items():
@@ -181,14 +162,7 @@ def delete_documents(
     after both stores dropped their documents.
     """
     requested = list(dict.fromkeys(doc_ids))
-    paths: dict[str, str] = {}
-    if remove_file and requested:
-        with pg.connection() as conn:
-            found = conn.execute(
-                "SELECT doc_id, relative_path FROM documents WHERE doc_id = ANY(%s)",
-                (requested,),
-            ).fetchall()
-        paths = {doc_id: rel for doc_id, rel in found}
+    paths = relative_paths_of(pg, requested) if remove_file else {}
     deleted = set(purge_documents(requested, pg=pg, bm25=bm25))
     report = DeleteReport(
         deleted=[d for d in requested if d in deleted],
@@ -227,24 +201,3 @@ def remove_corpus_file(docs_path: Path, relative_path: str) -> tuple[FileRemoval
     except OSError as exc:
         return FileRemoval(rel, False, "unlink_failed", f"{rel}: {exc.strerror}"), []
     return FileRemoval(rel, True), prune_empty_folders(root, path.parent)
-
-
-def prune_empty_folders(root: Path, folder: Path) -> list[str]:
-    """Remove ``folder`` and its ancestors while they are empty, stopping below ``root``.
-
-    Both are compared lexically (``folder`` must be spelled under ``root``); a symlinked
-    folder is never removed (``rmdir`` refuses it).
-
-    Returns:
-        The removed folders relative to ``root``, deepest first.
-    """
-    pruned: list[str] = []
-    current = folder
-    while current != root and root in current.parents:
-        try:
-            current.rmdir()
-        except OSError:  # not empty, a symlink, or gone: stop
-            break
-        pruned.append(current.relative_to(root).as_posix())
-        current = current.parent
-    return pruned

@@ -36,6 +36,7 @@ import pandas as pd
 
 from varagity.config import Settings
 from varagity.ingest.parsers.base import EXTRACTIONS
+from varagity.stores.corpus_queries import chunk_quality_rows
 from varagity.stores.vector_store import PgVectorStore
 
 if TYPE_CHECKING:
@@ -67,42 +68,8 @@ CHUNK_COLUMNS: dict[str, str] = {
     "embedding_norm": "float64",
 }
 
-_CHUNKS_SQL = """
-SELECT c.chunk_id, c.doc_id, d.relative_path, c.original_index, c.chunk_index, c.content,
-       (c.metadata->>'n_tokens')::int AS n_tokens,
-       (c.metadata->>'page')::int AS page,
-       c.metadata->>'extraction' AS extraction,
-       vector_dims(c.embedding) AS embedding_dim,
-       vector_norm(c.embedding) AS embedding_norm
-FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
-{where}
-ORDER BY d.relative_path, c.doc_id, c.chunk_index
-"""
-
 
 # --- reading ---------------------------------------------------------------------
-def _fetch(pg: PgVectorStore, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """Run one read-only query on the store's connection pool."""
-    with pg.connection() as conn:
-        return list(conn.execute(sql, params).fetchall())
-
-
-def doc_ids_at_paths(pg: PgVectorStore, relative_paths: Sequence[str]) -> dict[str, list[str]]:
-    """The stored ``doc_id`` of each corpus file (every stored version; ``[]`` when none)."""
-    found: dict[str, list[str]] = {p: [] for p in relative_paths}
-    if not found:
-        return found
-    rows = _fetch(
-        pg,
-        "SELECT relative_path, doc_id FROM documents WHERE relative_path = ANY(%s)"
-        " ORDER BY relative_path, ingested_at",
-        (list(found),),
-    )
-    for rel, doc_id in rows:
-        found[rel].append(doc_id)
-    return found
-
-
 def empty_chunk_frame() -> pd.DataFrame:
     """A frame with the chunk columns and no rows."""
     return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in CHUNK_COLUMNS.items()})
@@ -142,14 +109,7 @@ def load_chunk_frame(pg: PgVectorStore, doc_ids: Sequence[str] | None = None) ->
     Returns:
         A frame with the :data:`CHUNK_COLUMNS`, ordered by path and chunk index.
     """
-    if doc_ids is None:
-        rows = _fetch(pg, _CHUNKS_SQL.format(where=""), ())
-    else:
-        ids = list(dict.fromkeys(doc_ids))
-        if not ids:
-            return empty_chunk_frame()
-        rows = _fetch(pg, _CHUNKS_SQL.format(where="WHERE c.doc_id = ANY(%s)"), (ids,))
-    return chunk_frame(rows)
+    return chunk_frame(chunk_quality_rows(pg, doc_ids))
 
 
 # --- the suite -------------------------------------------------------------------

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from varagity.config import REINGEST_AFFECTING, RUNTIME_EDITABLE, Settings
-from varagity.models.clients import ChatClient, EmbeddingClient
+from varagity.models.chat import ChatClient
+from varagity.models.embeddings import EmbeddingClient
 from varagity.models.rerank import RerankClient
-from varagity.retrieval import Retriever, build_retriever
+from varagity.retrieval import RetrievalConfig, Retriever, build_retriever
 from varagity.stores.bm25 import BM25Store, open_bm25_store
 from varagity.stores.corpus_state import CorpusState
 from varagity.stores.postgres import database_url
@@ -94,22 +95,12 @@ class Services:
                     self.reranker = RerankClient.from_settings(s)
                 self._retrievers[name] = build_retriever(
                     name,
+                    RetrievalConfig.from_settings(s),
                     pg=self.pg,
                     bm25=self.bm25,
                     embedder=self.embedder,
-                    semantic_weight=s.SEMANTIC_WEIGHT,
-                    bm25_weight=s.BM25_WEIGHT,
-                    arm_candidates=s.ARM_CANDIDATES,
-                    rrf_k=s.RRF_K,
                     chat=self.chat,
                     reranker=self.reranker,
-                    rerank_enabled=s.RERANK_ENABLED,
-                    rerank_base_method=s.RERANK_BASE_METHOD,
-                    rerank_candidates=s.RERANK_CANDIDATES,
-                    rerank_top_n=s.RERANK_TOP_N,
-                    hyde_enabled=s.HYDE_ENABLED,
-                    hyde_base_method=s.HYDE_BASE_METHOD,
-                    hyde_max_tokens=s.HYDE_MAX_TOKENS,
                 )
             return self._retrievers[name]
 

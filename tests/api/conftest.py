@@ -1,7 +1,7 @@
 """API test fixtures that need more than the session's Postgres and model servers.
 
 ``dagster_stack`` runs the real Dagster webserver and daemon (started by the same
-``varagity.stack.dagster_processes`` as ``varagity up``) for one test module, against
+``varagity_stack.supervisor.dagster_processes`` as ``varagity up``) for one test module, against
 a fresh database, a temporary home and corpus folder, and the session's model
 servers. The folder and staleness sensors are stopped before the daemon starts, so
 every run the tests see was launched through the API, and only the API clears the
@@ -17,10 +17,10 @@ import pytest
 
 from varagity.config import Settings, load_settings
 from varagity.dagster_client import DagsterClient
-from varagity.models.local_servers import free_port
-from varagity.stack import dagster_processes, dagster_ready_url
 from varagity.stores.postgres import connect, ensure_database
 from varagity.stores.vector_store import PgVectorStore
+from varagity_stack.model_servers import free_port
+from varagity_stack.supervisor import dagster_processes, dagster_ready_url
 
 STOPPED_SENSORS = ("docs_folder_sensor", "corpus_staleness_sensor")
 

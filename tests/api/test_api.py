@@ -3,44 +3,18 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from httpx_sse import connect_sse
 
-from tests.conftest import free_port
+from tests.support.api_server import index_files, serve
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
-from varagity_api.main import create_app
+from varagity_stack.model_servers import free_port
 
 pytestmark = pytest.mark.integration
-
-CORPUS = {
-    "kettle.md": "# Tern K2 kettle\n\nThe Tern K2 kettle has a warranty of 27 months.\n",
-    "station/power.md": "# Aurora station\n\nWind turbines deliver a peak of 4.2 megawatts.\n",
-    "soup.txt": "Red lentil soup simmers for 25 minutes with cumin and paprika.\n",
-}
-
-
-def index_files(settings: Settings, files: Mapping[str, str] = CORPUS) -> dict[str, str]:
-    """Write ``files`` (relative path -> text) into DOCS_PATH and index them directly
-    (no Dagster); returns each path's doc_id."""
-    for rel, text in files.items():
-        path = settings.docs_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    services = Services.open(settings)
-    try:
-        return {rel: ingest_file(services, rel).doc_id for rel in files}
-    finally:
-        services.close()
 
 
 @pytest.fixture
@@ -48,26 +22,6 @@ def api(stack_settings: Settings) -> Iterator[str]:
     index_files(stack_settings)
     with serve(stack_settings) as base:
         yield base
-
-
-@contextmanager
-def serve(settings: Settings) -> Iterator[str]:
-    """The app for ``settings`` on a real uvicorn in a thread; yields its base URL."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="critical")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "API did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def _events(base: str, body: dict) -> list[tuple[str, dict]]:

@@ -11,8 +11,8 @@ import pytest
 from httpx_sse import connect_sse
 from prometheus_client import REGISTRY
 
-from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory
+from tests.support.api_server import index_files, serve
 from varagity.config import Settings
 from varagity.stores.conversation_store import AssistantReply, ConversationStore, new_id
 from varagity.stores.vector_store import PgVectorStore

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_api import serve
+from tests.support.api_server import serve
 from varagity.config import Settings
 from varagity_api.openapi import COMMITTED, dumps, render_openapi
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory
+from tests.support.api_server import index_files, serve
 from varagity.config import Settings
 
 pytestmark = pytest.mark.integration

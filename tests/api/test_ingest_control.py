@@ -18,8 +18,8 @@ import pytest
 from httpx_sse import connect_sse
 from prometheus_client import REGISTRY
 
-from tests.api.test_api import serve
 from tests.conftest import SettingsFactory, free_port
+from tests.support.api_server import serve
 from varagity.config import Settings
 from varagity.dagster_client import DagsterClient
 from varagity.ingest.stages import ingest_file

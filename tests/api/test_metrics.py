@@ -6,7 +6,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.api.test_api import index_files, serve
+from tests.support.api_server import index_files, serve
 from varagity.config import Settings
 from varagity.services import Services
 

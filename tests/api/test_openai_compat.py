@@ -8,8 +8,8 @@ import httpx
 import openai
 import pytest
 
-from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory, free_port
+from tests.support.api_server import index_files, serve
 from varagity.config import RETRIEVAL_METHODS
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.test_api import index_files, serve
+from tests.support.api_server import index_files, serve
 from varagity.config import RUNTIME_EDITABLE, Settings
 from varagity.services import Services
 from varagity.stores.settings_overrides import SettingsOverrideStore

@@ -8,7 +8,7 @@ import os
 import dagster as dg
 import pytest
 
-from tests.assets.support import Harness, search, write
+from tests.support.pipeline import Harness, search_paths, write_file
 from varagity.config import Settings
 from varagity.ingest.stages import ingest_file
 from varagity.services import Services
@@ -28,8 +28,8 @@ def _failure_messages(runs: list[dg.ExecuteInProcessResult]) -> str:
 def test_bad_input_folder(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
     settings: Settings = make_settings(DATABASE_URL=pg_url, MAX_FILE_BYTES=10_000_000, **model_urls)
     docs = settings.docs_path
-    write(docs / "good one.md", "# Lighthouses\n\nFresnel lenses focus the beam.\n")
-    write(docs / "ünïcode dir/naïve café.txt", "Espresso crema forms from emulsified oils.\n")
+    write_file(docs / "good one.md", "# Lighthouses\n\nFresnel lenses focus the beam.\n")
+    write_file(docs / "ünïcode dir/naïve café.txt", "Espresso crema forms from emulsified oils.\n")
     (docs / "empty.txt").write_bytes(b"")
     (docs / "blank.md").write_text("   \n\n  \t\n")
     (docs / "binary.txt").write_bytes(bytes(range(256)) * 64)
@@ -50,9 +50,9 @@ def test_bad_input_folder(make_settings, pg_url: str, model_urls: dict[str, str]
     assert "sneaky-link.md" not in h.partitions()
     assert "outside the corpus" in h.reported_skips()["sneaky-link.md"]
 
-    assert search(settings, "Fresnel lenses", "bm25") == ["good one.md"]
-    assert search(settings, "espresso crema", "bm25") == ["ünïcode dir/naïve café.txt"]
-    assert "top secret" not in " ".join(search(settings, "top secret", "bm25"))
+    assert search_paths(settings, "Fresnel lenses", "bm25") == ["good one.md"]
+    assert search_paths(settings, "espresso crema", "bm25") == ["ünïcode dir/naïve café.txt"]
+    assert "top secret" not in " ".join(search_paths(settings, "top secret", "bm25"))
     services = Services.open(settings)
     try:
         rows = {d.relative_path: d.n_chunks for d in services.pg.list_documents()}
@@ -78,14 +78,14 @@ def test_bad_input_folder(make_settings, pg_url: str, model_urls: dict[str, str]
 
 def test_file_deleted_mid_ingest(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    write(docs / "keep.md", "Keep this file about glaciers.\n")
-    write(docs / "vanishing.md", "This file disappears before its run.\n")
+    write_file(docs / "keep.md", "Keep this file about glaciers.\n")
+    write_file(docs / "vanishing.md", "This file disappears before its run.\n")
     h = Harness()
     request = h.tick()
     (docs / "vanishing.md").unlink()
     runs = h.run_requests(request)
     assert "vanishing.md: no such file" in _failure_messages(runs)
-    assert search(stack_settings, "glaciers", "bm25") == ["keep.md"]
+    assert search_paths(stack_settings, "glaciers", "bm25") == ["keep.md"]
     h.tick()  # the folder no longer has it: its partition goes away
     assert "vanishing.md" not in h.partitions()
 
@@ -95,7 +95,7 @@ def test_crash_before_the_postgres_commit_leaves_nothing_half_done(
 ) -> None:
     from varagity.stores.vector_store import PgVectorStore
 
-    write(stack_settings.docs_path / "a.md", "Tidal turbines in the strait.\n\nMore text.\n")
+    write_file(stack_settings.docs_path / "a.md", "Tidal turbines in the strait.\n\nMore text.\n")
     services = Services.open(stack_settings)
     try:
         real = PgVectorStore.write_document

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from tests.assets.support import DEFS, Harness, write
 from tests.conftest import SettingsFactory, free_port
+from tests.support.pipeline import DEFS, Harness, write_file
 from varagity.corpus import list_corpus
 from varagity.pipeline import CONTEXTUALIZE_JOB, RANGE_END_TAG, RANGE_START_TAG
 from varagity.services import Services
@@ -39,7 +39,7 @@ def test_file_is_searchable_before_its_blurbs_then_contextualized(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
-    write(settings.docs_path / "station.md", STATION)
+    write_file(settings.docs_path / "station.md", STATION)
     h = Harness()
     ingest = h.run_requests(h.tick())
     assert ingest and all(r.success for r in ingest)
@@ -104,7 +104,7 @@ def test_contextualize_off_never_calls_the_llm(
         **SMALL,
         **{**model_urls, "LLM_BASE_URL": dead_llm},
     )
-    write(settings.docs_path / "station.md", STATION)
+    write_file(settings.docs_path / "station.md", STATION)
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     assert isinstance(h.tick_contexts(), dg.SkipReason)
@@ -128,7 +128,7 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CONTEXTUALIZE=True, **SMALL, **model_urls)
     for name in ("a.md", "b.md", "c.md"):
-        write(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
+        write_file(settings.docs_path / name, f"# {name}\n\nA short note called {name}.\n")
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     ticked = h.tick_contexts()

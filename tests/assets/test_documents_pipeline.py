@@ -16,8 +16,8 @@ import pytest
 import yaml
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 
-from tests.assets.support import ALL_ASSETS, DEFS, Harness, search, write
 from tests.conftest import SettingsFactory
+from tests.support.pipeline import ALL_ASSETS, DEFS, Harness, search_paths, write_file
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.ingest.discovery import partition_key_for
@@ -91,9 +91,9 @@ def _materialization(run: dg.ExecuteInProcessResult, asset: str) -> dict[str, ob
 
 def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    write(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
-    write(docs / "ignored.bin", "not a supported format")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write_file(docs / "notes/station power.txt", "Aurora station peak output is 4.2 megawatts.\n")
+    write_file(docs / "ignored.bin", "not a supported format")
     h = Harness()
 
     first = h.tick()
@@ -112,15 +112,15 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
         if e.asset_key == dg.AssetKey("indexed_document")
     ]
     assert sorted(mats) == ["kettle.md", "notes/station power.txt"]
-    assert search(stack_settings, "kettle warranty months")[0] == "kettle.md"
-    assert search(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
+    assert search_paths(stack_settings, "kettle warranty months")[0] == "kettle.md"
+    assert search_paths(stack_settings, "megawatts", "bm25")[0] == "notes/station power.txt"
 
     # nothing changed: the sensor skips; the unsupported file was reported once, by name
     assert "ignored.bin" in json.loads(h.cursor or "{}")["skipped"]
     assert isinstance(h.tick(), dg.SkipReason)
 
     # change a file: one run for that partition; the old version leaves both stores
-    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle now has a warranty of 36 months.\n")
     os.utime(docs / "kettle.md", ns=(1, 2_000_000_000_000_000_000))
     changed = h.tick()
     assert isinstance(changed, dg.SensorResult)
@@ -149,7 +149,9 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     [request] = deleted.run_requests
     assert request.job_name == pipeline.PURGE_JOB
     assert h.partitions() == {"kettle.md"}
-    assert search(stack_settings, "megawatts", "bm25") == ["notes/station power.txt"]  # not yet
+    assert search_paths(stack_settings, "megawatts", "bm25") == [
+        "notes/station power.txt"
+    ]  # not yet
     [purge] = h.run_requests(deleted)
     assert purge.success
     assert purge.dagster_run.tags[pipeline.STAGE_TAG] == pipeline.STAGE_PURGE
@@ -162,7 +164,7 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert (meta["files_purged"], meta["documents_purged"]) == (1, 1)
     assert list(artifacts.rglob("notes%2Fstation%20power.txt.pkl")) == []
     assert len(list(artifacts.rglob("kettle.md.pkl"))) == 4
-    assert "notes/station power.txt" not in search(stack_settings, "megawatts", "bm25")
+    assert "notes/station power.txt" not in search_paths(stack_settings, "megawatts", "bm25")
     services = Services.open(stack_settings)
     try:
         assert services.pg.documents_at_path("notes/station power.txt") == []
@@ -178,7 +180,7 @@ def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
 ) -> None:
     docs = stack_settings.docs_path
     text = "The Velo-9 drone battery lasts 47 minutes.\n"
-    write(docs / "drone.md", text)
+    write_file(docs / "drone.md", text)
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
     mtime = (docs / "drone.md").stat().st_mtime_ns
@@ -194,7 +196,7 @@ def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
     waiting = h.tick()
     assert isinstance(waiting, dg.SkipReason) and "wait for their runs" in str(waiting.skip_message)
     assert h.partitions() == {"drone.md"}
-    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+    assert search_paths(stack_settings, "drone battery", "bm25") == ["drone.md"]
     assert isinstance(h.tick(), dg.SkipReason)  # still waiting: nothing is forgotten
     h.instance.report_run_failed(in_flight)
 
@@ -202,17 +204,17 @@ def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
     assert isinstance(purging, dg.SensorResult)
     [purge] = h.run_requests(purging)
     assert purge.success and h.partitions() == set()
-    assert search(stack_settings, "drone battery", "bm25") == []
+    assert search_paths(stack_settings, "drone battery", "bm25") == []
 
     # the same file put back, same bytes and mtime: a new partition and a new run
-    write(docs / "drone.md", text)
+    write_file(docs / "drone.md", text)
     os.utime(docs / "drone.md", ns=(mtime, mtime))
     back = h.tick()
     assert isinstance(back, dg.SensorResult)
     [request] = back.run_requests
     assert request.job_name == pipeline.INGEST_JOB and request.partition_key == "drone.md"
     assert all(r.success for r in h.run_requests(back))
-    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+    assert search_paths(stack_settings, "drone battery", "bm25") == ["drone.md"]
 
     # removed again, and put back while its purge run is still queued: the file waits
     # for that run, which keeps what is back in the folder; then it is ingested again
@@ -225,7 +227,7 @@ def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
         status=dg.DagsterRunStatus.NOT_STARTED,
         run_config=purge_request.run_config,
     )
-    write(docs / "drone.md", text)
+    write_file(docs / "drone.md", text)
     held = h.tick()
     assert isinstance(held, dg.SkipReason) and h.partitions() == set()
     h.instance.report_run_canceled(queued)
@@ -238,14 +240,14 @@ def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
     assert [r.partition_key for r in again.run_requests] == ["drone.md"]
     assert all(r.success for r in h.run_requests(again))
     assert h.partitions() == {"drone.md"}
-    assert search(stack_settings, "drone battery", "bm25") == ["drone.md"]
+    assert search_paths(stack_settings, "drone battery", "bm25") == ["drone.md"]
 
 
 def test_stale_flag_changes_are_runs_with_logs(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
 ) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CHUNK_SIZE=600, **model_urls)
-    write(settings.docs_path / "soup.txt", "Red lentil soup simmers for 25 minutes.\n")
+    write_file(settings.docs_path / "soup.txt", "Red lentil soup simmers for 25 minutes.\n")
     h = Harness()
     assert all(r.success for r in h.run_requests(h.tick()))
 
@@ -295,7 +297,7 @@ def test_stale_flag_changes_are_runs_with_logs(
 def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict[str, str]) -> None:
     settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=4, **model_urls)
     for i in range(10):
-        write(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
+        write_file(settings.docs_path / f"f{i:02d}.txt", f"File number {i} talks about topic{i}.\n")
     h = Harness()
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
@@ -310,7 +312,7 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
 
 def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    write(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
+    write_file(docs / "good.md", "Useful text about lighthouses and their lenses.\n")
     (docs / "broken.txt").write_bytes(bytes(range(256)) * 8)  # binary named .txt
     h = Harness()
     runs = h.run_requests(h.tick())
@@ -318,7 +320,7 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     failure = next(e for e in runs[0].all_events if e.event_type_value == "STEP_FAILURE")
     message = str(failure.event_specific_data.error.message)
     assert "broken.txt" in message and "binary" in message
-    assert search(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
+    assert search_paths(stack_settings, "lighthouses lenses", "bm25") == ["good.md"]
 
     # the next tick re-runs each file of the failed batch alone: good.md materializes,
     # broken.txt fails by itself, and the sensor does not ask again afterwards

@@ -7,9 +7,9 @@ from collections import defaultdict
 
 import pytest
 
-from tests.assets.support import Harness, write
-from tests.ingest import fixtures_office as office
-from tests.ingest import fixtures_pdf as pdfs
+from tests.support import office_files as office
+from tests.support import pdf_files as pdfs
+from tests.support.pipeline import Harness, write_file
 from varagity.records import ChunkRecord
 from varagity.services import Services
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def test_every_format_through_the_sensor(make_settings, pg_url: str, model_urls) -> None:
     settings = make_settings(DATABASE_URL=pg_url, CHUNK_SIZE=60, CHUNK_OVERLAP=0, **model_urls)
     docs = settings.docs_path
-    write(
+    write_file(
         docs / "guide.md",
         "# Operations\n\nIntro line, long enough to fill a 60-character chunk.\n\n"
         "## Dredging\n\nDredgers clear silt.\n",

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.assets.support import DEFS, Harness, write
+from tests.support.pipeline import DEFS, Harness, write_file
 from varagity import quality
 from varagity.config import Settings, load_settings
 from varagity.pipeline import (
@@ -168,9 +168,9 @@ def _meta(evaluation: dg.AssetCheckEvaluation | dg.AssetCheckResult, key: str) -
 @pytest.mark.integration
 def test_checks_pass_on_ingest_and_name_corrupted_chunks(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
-    write(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
-    write(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
-    write(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
+    write_file(docs / "kettle.md", "# Kettle\n\nThe Tern kettle has a warranty of 27 months.\n")
+    write_file(docs / "notes/power.txt", "Aurora station peak output is 4.2 megawatts.\n" * 40)
+    write_file(docs / "zeta.txt", "Zeta is the last file of the batch.\n")
     job = DEFS.resolve_job_def(INGEST_JOB)
     assert set(job.asset_layer.asset_graph.asset_check_keys) >= CHECK_KEYS
 

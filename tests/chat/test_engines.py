@@ -9,11 +9,12 @@ from typing import get_args
 import pytest
 
 from tests.conftest import free_port
-from varagity.chat.base import CHAT_ENGINES, Turn, build_chat_engine
+from varagity.chat.base import Turn
 from varagity.chat.condense import CondenseContextEngine
 from varagity.chat.prompts import clean_condensed, condense_messages, standalone_query
+from varagity.chat.registry import CHAT_ENGINES, build_chat_engine
 from varagity.config import ChatEngineName
-from varagity.models.clients import ChatClient
+from varagity.models.chat import ChatClient
 from varagity.tokens import count_tokens
 
 KETTLE = Turn(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_generation import _chunk
+from tests.support.records import retrieved_chunk
 from varagity.chat.base import Turn
 from varagity.chat.turn import (
     QUESTION_MAX_CHARS,
@@ -26,7 +26,8 @@ from varagity.chat.turn import (
 from varagity.config import Settings, load_settings
 from varagity.generation.answer import ABSTENTION, NO_EVIDENCE_ANSWER, UNSUPPORTED_NOTE
 from varagity.generation.grounding import is_abstention
-from varagity.models.clients import Decoding, ModelError
+from varagity.models.base import ModelError
+from varagity.models.protocols import Decoding
 from varagity.records import RetrievedChunk
 from varagity.retrieval.base import Retrieval
 
@@ -109,7 +110,9 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def _services(settings: Settings, model: ScriptedModel, chunks: int = 2) -> FakeServices:
-    evidence = [_chunk(1, "Warranty: 27 months."), _chunk(2, "Lentil soup.")][:chunks]
+    evidence = [retrieved_chunk(1, "Warranty: 27 months."), retrieved_chunk(2, "Lentil soup.")][
+        :chunks
+    ]
     return FakeServices(settings, model, FixedRetriever(evidence))
 
 

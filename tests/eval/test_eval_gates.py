@@ -240,7 +240,7 @@ def test_failing_answer_gates_block_the_release(
 def test_cli_eval_prints_the_table(
     stack_settings: Settings, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from varagity.cli import main
+    from varagity_cli.main import main
 
     out = tmp_path / "report.json"
     code = main(["eval", "--suite", str(SUITE), "--config", "bm25", "--out", str(out)])

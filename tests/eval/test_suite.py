@@ -12,7 +12,7 @@ from varagity.config import load_settings
 from varagity.eval.answer_scoring import fact_in, facts_found, is_abstention, normalize
 from varagity.eval.scoring import normalize as collapse
 from varagity.eval.suite import SuiteError, load_suite
-from varagity.ingest.parsers.base import parse_file
+from varagity.ingest.parsing import parse_file
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "eval_suites" / "sample"

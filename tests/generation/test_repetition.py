@@ -114,7 +114,8 @@ def test_bad_thresholds_are_refused() -> None:
 @pytest.mark.integration
 def test_a_real_stream_stopped_mid_answer_frees_the_server(model_urls: dict[str, str]) -> None:
     """What the guard does on a loop (close the stream) stops the real server's answer."""
-    from varagity.models.clients import ChatClient, Decoding
+    from varagity.models.chat import ChatClient
+    from varagity.models.protocols import Decoding
 
     client = ChatClient(
         base_url=model_urls["LLM_BASE_URL"], model="smollm2", max_retries=0, timeout=120

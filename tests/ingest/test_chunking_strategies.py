@@ -9,16 +9,25 @@ from typing import get_args
 
 import pytest
 
-from varagity.chunking.base import CHUNKERS, Chunker, build_chunker
+from varagity.chunking.base import Chunker, ChunkSpan
 from varagity.chunking.docling_hybrid import DoclingHybridChunker, minilm_tokenizer_dir
 from varagity.chunking.markdown_aware import MarkdownAwareChunker
-from varagity.chunking.recursive_character import ChunkSpan
+from varagity.chunking.registry import CHUNKERS, build_chunker
 from varagity.chunking.semantic import SemanticChunker, split_sentences
 from varagity.chunking.token_based import TokenChunker
 from varagity.config import ChunkingStrategy, Settings, load_settings
 from varagity.tokens import count_tokens
 
 STRATEGIES = list(get_args(ChunkingStrategy))
+# what CHUNK_SIZE / CHUNK_OVERLAP count in, per strategy
+UNITS = {
+    "recursive_character": "characters",
+    "markdown_aware": "characters",
+    "structure_aware": "characters",
+    "token_based": "tokens",
+    "semantic": "tokens",
+    "docling_hybrid": "tokens",
+}
 SIZE = 48
 OVERLAP = 8
 
@@ -160,8 +169,7 @@ def _assert_invariants(
 
 
 def test_every_configured_strategy_is_registered() -> None:
-    build_chunker(_settings("recursive_character"))
-    assert set(STRATEGIES) <= set(CHUNKERS)
+    assert set(STRATEGIES) == set(CHUNKERS)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -171,25 +179,12 @@ def test_invariants(chunkers: dict[str, Chunker], strategy: str, text_name: str)
     text = TEXTS[text_name]
     spans = chunker.split(text)
     assert chunker.name == strategy
-    assert chunker.unit in ("characters", "tokens")
+    assert chunker.unit == UNITS[strategy]
     if text.strip():
         assert spans
     else:
         assert spans == []
     _assert_invariants(text, spans, chunker)
-
-
-def test_units() -> None:
-    expected = {
-        "recursive_character": "characters",
-        "markdown_aware": "characters",
-        "token_based": "tokens",
-        "semantic": "tokens",
-        "docling_hybrid": "tokens",
-    }
-    for name, unit in expected.items():
-        if name != "docling_hybrid":  # loading docling is covered by the chunkers fixture
-            assert build_chunker(_settings(name), FakeHashEmbedder()).unit == unit
 
 
 # --- token_based ---------------------------------------------------------------------
@@ -324,7 +319,7 @@ def test_semantic_rejects_a_short_embedding_answer() -> None:
 
 @pytest.mark.integration
 def test_semantic_with_real_minilm_cuts_between_topics() -> None:
-    from varagity.chunking.bench import InProcessMiniLMEmbedder
+    from varagity_bench.chunking import InProcessMiniLMEmbedder
 
     dredging = [
         "Dredging removes sediment from the bottom of harbours and shipping channels.",
@@ -423,7 +418,7 @@ def test_bad_parameters_are_refused(make: Callable[[], object]) -> None:
 
 
 def test_bench_reports_chunks_per_second() -> None:
-    from varagity.chunking.bench import bench_chunkers, markdown_corpus
+    from varagity_bench.chunking import bench_chunkers, markdown_corpus
 
     assert len(markdown_corpus(5000)) == 5000
     rates = bench_chunkers(

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from tests.conftest import SettingsFactory
-from tests.stores.test_bm25_elasticsearch import ESProtocolRecorder
+from tests.support.es_protocol import ESProtocolRecorder
 from varagity.config import Settings
 from varagity.context.contextual import contextualized_text
-from varagity.ingest.parsers import parse_file
+from varagity.ingest.parsing import parse_file
 from varagity.ingest.stages import (
     ContextResult,
     chunk_document,

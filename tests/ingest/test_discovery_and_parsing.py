@@ -9,7 +9,8 @@ import pytest
 
 from varagity.config import load_settings
 from varagity.ingest.discovery import RESERVED_DIR, file_sha256, resolve_in_corpus, scan
-from varagity.ingest.parsers import ParseError, parse_file
+from varagity.ingest.parsers import ParseError
+from varagity.ingest.parsing import parse_file
 from varagity.records import content_hash, doc_id_for
 
 SMALL = load_settings(MAX_FILE_BYTES=1000)
@@ -93,7 +94,7 @@ def test_file_birth_time_is_read_when_the_filesystem_keeps_it(tmp_path: Path) ->
     import subprocess
     from datetime import UTC, datetime
 
-    from varagity.ingest.parsers.base import birth_time
+    from varagity.ingest.parsing import birth_time
 
     (tmp_path / "b.txt").write_text("born")
     out = subprocess.run(

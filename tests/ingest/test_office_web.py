@@ -12,13 +12,15 @@ import pytest
 
 import varagity.ingest.parsers.office
 import varagity.ingest.parsers.web  # registers the web family
-from tests.ingest import fixtures_office as fx
+from tests.support import office_files as fx
 from varagity.chunking.headings import heading_index
 from varagity.config import load_settings
-from varagity.ingest.parsers import ParseError, parse_file
+from varagity.ingest.parsers import ParseError
 from varagity.ingest.parsers import docling_base as db
-from varagity.ingest.parsers.base import ParsedDocument, parser_for
+from varagity.ingest.parsers.base import ParsedDocument
+from varagity.ingest.parsers.registry import parser_for
 from varagity.ingest.parsers.text import TextParser
+from varagity.ingest.parsing import parse_file
 
 SETTINGS = load_settings()
 
@@ -241,7 +243,7 @@ def test_zero_byte_text_is_one_empty_page(tmp_path: Path) -> None:
 
 
 def test_bench_office_reports_files_per_second() -> None:
-    from varagity.ingest.bench_office import bench_office
+    from varagity_bench.office import bench_office
 
     rates = bench_office(1)
     assert set(rates) == {"docx", "pptx", "xlsx", "csv", "odt", "ods", "odp", "html"}

@@ -7,16 +7,16 @@ tolerant: a page passes when at least two of its expected words come back.
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 
 import varagity.ingest.parsers.image as image_family
 import varagity.ingest.parsers.pdf as pdf_family
-from tests.ingest import fixtures_pdf as fx
+from tests.support import pdf_files as fx
 from varagity.config import Settings, load_settings
 from varagity.ingest.ocr import (
     EASYOCR_MISSING,
@@ -27,11 +27,9 @@ from varagity.ingest.ocr import (
     prepare_image,
     reset_ocr_engines,
 )
-from varagity.ingest.parsers import ParseError, parse_file
-from varagity.ingest.parsers.base import parser_for
-
-HAS_TESSERACT = shutil.which("tesseract") is not None
-needs_tesseract = pytest.mark.skipif(not HAS_TESSERACT, reason="tesseract binary not installed")
+from varagity.ingest.parsers import ParseError
+from varagity.ingest.parsers.registry import parser_for
+from varagity.ingest.parsing import parse_file
 
 
 def _settings(**overrides: object) -> Settings:
@@ -193,11 +191,20 @@ def test_parse_file_prefixes_the_relative_path(files: dict[str, Path]) -> None:
     assert str(info.value) == "encrypted.pdf: encrypted: a password is required"
 
 
+def _hide_modules(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """Make ``importlib.util.find_spec`` report ``names`` as not installed."""
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> Any:
+        return None if name.split(".")[0] in names else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
 def test_docling_without_the_layout_extra_says_what_to_install(
-    files: dict[str, Path], tmp_path: Path
+    files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if importlib.util.find_spec("docling_ibm_models") is not None:
-        pytest.skip("the docling-layout extra is installed")
+    _hide_modules(monkeypatch, "docling_ibm_models")  # as without the docling-layout extra
     settings = _settings(DOCLING_ARTIFACTS_PATH=tmp_path)
     with pytest.raises(ParseError) as info:
         pdf_family.PdfParser().parse(files["text"], settings)
@@ -235,7 +242,7 @@ def test_docling_pages_split_markdown_by_page_and_label_by_text_layer() -> None:
 
 @pytest.mark.parametrize(
     "engine",
-    ["rapidocr", pytest.param("tesseract", marks=needs_tesseract)],
+    ["rapidocr", "tesseract"],  # `make install` installs tesseract; missing, this fails
 )
 def test_both_engines_read_the_png(files: dict[str, Path], engine: str) -> None:
     pages = image_family.ImageParser().parse(files["png"], _settings(OCR_ENGINE=engine)).pages
@@ -245,7 +252,6 @@ def test_both_engines_read_the_png(files: dict[str, Path], engine: str) -> None:
     assert "\n" in pages[0].text  # two lines of text come back as lines
 
 
-@needs_tesseract
 def test_multiframe_tiff_gives_one_page_per_frame(files: dict[str, Path]) -> None:
     pages = image_family.ImageParser().parse(files["tiff"], _settings(OCR_ENGINE="tesseract"))
     assert [(p.page, p.extraction) for p in pages.pages] == [(1, "ocr"), (2, "ocr")]
@@ -309,9 +315,10 @@ def test_engines_are_cached_per_name() -> None:
     assert get_ocr_engine(RAPID).name == "rapidocr"
 
 
-def test_easyocr_without_its_packages_says_so(files: dict[str, Path], fresh_engines: None) -> None:
-    if importlib.util.find_spec("easyocr") and importlib.util.find_spec("easyocr_en_models"):
-        pytest.skip("easyocr and its offline models are installed")
+def test_easyocr_without_its_packages_says_so(
+    files: dict[str, Path], fresh_engines: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _hide_modules(monkeypatch, "easyocr", "easyocr_en_models")  # as without the easyocr extra
     settings = _settings(OCR_ENGINE="easyocr")
     with pytest.raises(OcrUnavailableError) as info:
         get_ocr_engine(settings)

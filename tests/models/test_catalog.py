@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from varagity import local_models as catalog
 from varagity.config import LocalLlmName, Settings, SettingsError, load_settings
-from varagity.models import catalog
-from varagity.models.catalog import (
+from varagity.local_models import (
     LOCAL_MODELS,
     LocalModel,
     ModelFileError,
     ModelPart,
     model_gguf_path,
 )
-from varagity.models.local_servers import ProcessStartError, llm_server_process
+from varagity_stack.model_servers import ProcessStartError, llm_server_process
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,7 +99,7 @@ def test_assembles_the_parts_in_order_and_verifies(
 ) -> None:
     model, whole = _model(site, "ok")
     cache = tmp_path / "cache"
-    with caplog.at_level(logging.INFO, logger="varagity.models.catalog"):
+    with caplog.at_level(logging.INFO, logger="varagity.local_models"):
         path = model_gguf_path(model, cache)
     assert path == cache / model.gguf
     assert path.read_bytes() == whole
@@ -116,7 +116,7 @@ def test_a_valid_assembly_is_reused_without_copying(
     first = model_gguf_path(model, cache)
     before = first.stat()
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="varagity.models.catalog"):
+    with caplog.at_level(logging.INFO, logger="varagity.local_models"):
         again = model_gguf_path(model, cache)
     after = again.stat()
     assert again == first
@@ -273,8 +273,8 @@ def test_the_default_models_packages_are_installed_with_the_recorded_sizes() -> 
 def test_the_models_command_lists_the_catalog_and_refuses_unknown_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from varagity.cli import main
     from varagity.config import reset_settings
+    from varagity_cli.main import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MODEL_CACHE_PATH", str(tmp_path / "cache"))

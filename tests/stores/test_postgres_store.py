@@ -4,50 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from varagity.records import ChunkRecord, chunk_id_for
+from tests.support.records import DIM, document_row, stored_chunks, unit_vector
 from varagity.stores.migrate import MigrationError, apply_migrations, migration_files
 from varagity.stores.postgres import connect
-from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
+from varagity.stores.vector_store import EmbeddedChunk, PgVectorStore
 
 pytestmark = pytest.mark.integration
-DIM = 8
-
-
-def _vec(seed: int) -> list[float]:
-    v = np.random.default_rng(seed).normal(size=DIM)
-    return list(v / np.linalg.norm(v))
-
-
-def _chunks(doc_id: str, n: int, first_index: int, path: str = "a.md") -> list[EmbeddedChunk]:
-    out = []
-    for i in range(n):
-        rec = ChunkRecord(
-            doc_id=doc_id,
-            chunk_id=chunk_id_for(doc_id, i),
-            original_index=first_index + i,
-            chunk_index=i,
-            source=f"/corpus/{path}",
-            relative_path=path,
-            file_name=path,
-            file_type="md",
-            content=f"chunk {i} of {doc_id}",
-            contextualized_content=f"c {i}",
-            chunk_size=800,
-            chunk_overlap=100,
-            chunking_strategy="recursive_character",
-            embedding_model="test",
-            n_tokens=4,
-            content_hash="h" + doc_id,
-        )
-        out.append(EmbeddedChunk(rec, _vec(first_index + i)))
-    return out
-
-
-def _doc(doc_id: str, n: int, path: str = "a.md") -> DocumentRow:
-    return DocumentRow(doc_id, f"/corpus/{path}", path, "md", "h" + doc_id, n)
 
 
 def test_migrations_apply_once_and_record_themselves(pg_url: str) -> None:
@@ -97,19 +61,21 @@ def test_write_search_hydrate_delete(pg_url: str) -> None:
     try:
         first = store.allocate_original_indexes(3)
         assert first == sorted(first) and len(set(first)) == 3
-        store.write_document(_doc("d1", 3), _chunks("d1", 3, first[0]))
+        store.write_document(document_row("d1", 3), stored_chunks("d1", 3, first[0]))
         second = store.allocate_original_indexes(2)
         assert min(second) > max(first)  # monotonic across the corpus
-        store.write_document(_doc("d2", 2, "b.md"), _chunks("d2", 2, second[0], "b.md"))
+        store.write_document(
+            document_row("d2", 2, "b.md"), stored_chunks("d2", 2, second[0], "b.md")
+        )
         assert store.count_chunks() == 5
         # the nearest neighbour of a stored vector is itself, with cosine ~1
-        hits = store.search(_vec(first[1]), 2)
+        hits = store.search(unit_vector(first[1]), 2)
         assert hits[0][0].chunk_id == "d1::1" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
         rows = store.fetch_by_identity([("d2", second[1]), ("d1", first[0]), ("zz", 9)])
         assert set(rows) == {("d2", second[1]), ("d1", first[0])}
         # a rewrite with fewer chunks leaves no orphans and no duplicates
         again = store.allocate_original_indexes(2)
-        store.write_document(_doc("d1", 2), _chunks("d1", 2, again[0]))
+        store.write_document(document_row("d1", 2), stored_chunks("d1", 2, again[0]))
         assert [c.chunk_index for c in store.chunks_of("d1")] == [0, 1]
         assert store.get_document("d1").n_chunks == 2  # type: ignore[union-attr]
         assert store.delete_documents(["d1", "nope"]) == ["d1"]
@@ -121,16 +87,16 @@ def test_write_search_hydrate_delete(pg_url: str) -> None:
 def test_failed_write_leaves_no_marker(pg_url: str) -> None:
     store = PgVectorStore(pg_url, embedding_dim=DIM)
     try:
-        bad = _chunks("d3", 2, 100)
+        bad = stored_chunks("d3", 2, 100)
         bad[1] = EmbeddedChunk(
             bad[1].record.model_copy(update={"original_index": 100}), bad[1].embedding
         )
         with pytest.raises(Exception, match="chunks_doc_orig_uidx"):
-            store.write_document(_doc("d3", 2), bad)  # duplicate (doc_id, original_index)
+            store.write_document(document_row("d3", 2), bad)  # duplicate (doc_id, original_index)
         assert store.get_document("d3") is None
         assert store.count_chunks() == 0
         with pytest.raises(ValueError, match=r"dimension|-d embedding"):
-            store.write_document(_doc("d4", 1), [EmbeddedChunk(bad[0].record, [0.0] * 3)])
+            store.write_document(document_row("d4", 1), [EmbeddedChunk(bad[0].record, [0.0] * 3)])
     finally:
         store.close()
 
@@ -139,7 +105,7 @@ def test_blurb_stage_reads_and_replaces_only_existing_chunks(pg_url: str) -> Non
     store = PgVectorStore(pg_url, embedding_dim=DIM)
     try:
         first = store.allocate_original_indexes(3)
-        store.write_document(_doc("d1", 3), _chunks("d1", 3, first[0]))
+        store.write_document(document_row("d1", 3), stored_chunks("d1", 3, first[0]))
         [waiting] = store.documents_awaiting_context()
         assert (waiting.doc_id, waiting.n_chunks, waiting.n_waiting) == ("d1", 3, 3)
         assert store.context_progress("d1") == (0, 3)
@@ -150,7 +116,7 @@ def test_blurb_stage_reads_and_replaces_only_existing_chunks(pg_url: str) -> Non
             blurbed = [
                 EmbeddedChunk(
                     r.model_copy(update={"context": "ctx", "contextualized_content": "ctx x"}),
-                    _vec(50 + i),
+                    unit_vector(50 + i),
                 )
                 for i, r in enumerate(current.values())
             ]
@@ -160,11 +126,11 @@ def test_blurb_stage_reads_and_replaces_only_existing_chunks(pg_url: str) -> Non
         assert [r.chunk_id for r in store.chunks_awaiting_context("d1")] == ["d1::1"]
         by_id = {r.chunk_id: r for r in store.chunks_of("d1")}
         assert by_id["d1::0"].context == "ctx" and by_id["d1::1"].context is None
-        assert store.search(_vec(50), 1)[0][0].chunk_id == "d1::0"  # the new vector
+        assert store.search(unit_vector(50), 1)[0][0].chunk_id == "d1::0"  # the new vector
 
         # rewriting the document (a reingest) makes every chunk wait again
         again = store.allocate_original_indexes(3)
-        store.write_document(_doc("d1", 3), _chunks("d1", 3, again[0]))
+        store.write_document(document_row("d1", 3), stored_chunks("d1", 3, again[0]))
         assert store.context_progress("d1") == (0, 3)
         # a deleted document waits for nothing and locks no rows
         store.delete_documents(["d1"])

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.conftest import SettingsFactory
-from tests.stores.test_postgres_store import _chunks, _doc
+from tests.support.records import document_row, stored_chunks
 from varagity.config import load_settings, settings_env
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
@@ -174,7 +174,7 @@ def test_a_reingest_setting_change_flags_only_a_non_empty_corpus(
         corpus = CorpusState(services.pg)
         services.update_settings({"CHUNK_SIZE": "500"})
         assert corpus.stale() is None  # empty corpus: nothing to rebuild
-        services.pg.write_document(_doc("d1", 0), _chunks("d1", 0, 0))
+        services.pg.write_document(document_row("d1", 0), stored_chunks("d1", 0, 0))
         services.update_settings({"TOP_K": "7"})
         assert corpus.stale() is None  # not a reingest-affecting setting
         services.update_settings({"CHUNK_SIZE": "500"})

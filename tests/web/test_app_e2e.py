@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.running_stack import varagity_up
+from tests.support.running_stack import varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

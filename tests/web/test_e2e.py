@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.api.test_api import index_files, serve
 from tests.conftest import SettingsFactory, free_port
+from tests.support.api_server import index_files, serve
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 from varagity.config import Settings
 

@@ -1,4 +1,5 @@
-"""The chat-engine contract and its registry (``CHAT_ENGINE``).
+"""The chat-engine contract; :mod:`varagity.chat.registry` builds the engine
+``CHAT_ENGINE`` names.
 
 A chat engine runs before retrieval and decides what string the retriever searches
 with. The split is the invariant every engine keeps: :attr:`PreparedQuery.search_query`
@@ -11,11 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
-
-from varagity.models.clients import Completer
-
-#: Registry names, in the order the settings document them.
-CHAT_ENGINES: tuple[str, ...] = ("simple", "condense_context")
 
 
 class Turn(NamedTuple):
@@ -55,35 +51,3 @@ class ChatEngine(Protocol):
     def prepare(self, question: str, history: Sequence[Turn]) -> PreparedQuery:
         """Decide the search query for ``question`` given earlier ``history`` (oldest first)."""
         ...
-
-
-def build_chat_engine(
-    name: str,
-    *,
-    completer: Completer,
-    condense_enabled: bool = True,
-    condense_max_tokens: int = 96,
-) -> ChatEngine:
-    """The engine registered under ``name``.
-
-    Args:
-        name: One of :data:`CHAT_ENGINES`.
-        completer: The chat model client (used by ``condense_context``).
-        condense_enabled: ``CONDENSE_ENABLED``; false makes ``condense_context``
-            search with the question as asked.
-        condense_max_tokens: ``CONDENSE_MAX_TOKENS``, the cap on a rewrite.
-
-    Raises:
-        ValueError: ``name`` is not a registered engine.
-    """
-    # imported here: the engines import this module for the contract
-    from varagity.chat.condense import CondenseContextEngine
-    from varagity.chat.simple import SimpleEngine
-
-    if name == "simple":
-        return SimpleEngine()
-    if name == "condense_context":
-        return CondenseContextEngine(
-            completer, enabled=condense_enabled, max_tokens=condense_max_tokens
-        )
-    raise ValueError(f"Unknown chat engine {name!r}; choose one of: {', '.join(CHAT_ENGINES)}")

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 
 from varagity.chat.base import PreparedQuery, Turn
 from varagity.chat.prompts import clean_condensed, condense_messages, standalone_query
-from varagity.models.clients import Completer, ModelError
+from varagity.models.base import ModelError
+from varagity.models.protocols import Completer
 
 log = logging.getLogger(__name__)
 

@@ -36,18 +36,19 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
-from varagity.chat.base import ChatEngine, PreparedQuery, Turn, build_chat_engine
+from varagity.chat.base import ChatEngine, PreparedQuery, Turn
+from varagity.chat.registry import build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import (
     UNSUPPORTED_NOTE,
-    Streamer,
     cited_numbers,
     stream_answer,
 )
 from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
-from varagity.models.clients import Completer, Decoding, ModelError
+from varagity.models.base import ModelError
+from varagity.models.protocols import Completer, Decoding, Streamer
 from varagity.records import RetrievedChunk
 from varagity.retrieval.base import Retriever
 

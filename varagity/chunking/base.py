@@ -1,4 +1,7 @@
-"""The chunker contract and the registry ``CHUNKING_STRATEGY`` selects from.
+"""The chunker contract: what every ``CHUNKING_STRATEGY`` returns.
+
+One strategy per module; :mod:`varagity.chunking.registry` builds the one the
+settings name.
 
 A chunker splits a document's parsed text into :class:`ChunkSpan` objects whose
 ``char_start``/``char_end`` index that exact text (``text[start:end] == span.text``),
@@ -8,19 +11,24 @@ strategy's ``unit``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from varagity.chunking.recursive_character import ChunkSpan, split_recursive
-from varagity.config import Settings
 
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    """One chunk: its text, where it sits in the parsed text, and its context.
 
-class PassageEmbedder(Protocol):
-    """What embedding-aware chunkers (``semantic``) need."""
+    ``heading_path`` is the Markdown breadcrumb of its section (``"Operations >
+    Dredging"``); ``symbol_path`` the code definitions enclosing it (``"class Pump >
+    def start"``). Either is None where the chunker does not know it.
+    """
 
-    def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for passages, in order."""
-        ...
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: str | None = None
+    symbol_path: str | None = None
 
 
 class Chunker(Protocol):
@@ -38,67 +46,3 @@ class Chunker(Protocol):
         Markdown) let structure-aware chunkers pick a parser; the others ignore them.
         """
         ...
-
-
-ChunkerFactory = Callable[[Settings, "PassageEmbedder | None"], Chunker]
-CHUNKERS: dict[str, ChunkerFactory] = {}
-
-
-def register_chunker(name: str) -> Callable[[ChunkerFactory], ChunkerFactory]:
-    """Decorator: register a factory under a ``CHUNKING_STRATEGY`` name."""
-
-    def wrap(factory: ChunkerFactory) -> ChunkerFactory:
-        if name in CHUNKERS:
-            raise ValueError(f"chunking strategy {name!r} is registered twice")
-        CHUNKERS[name] = factory
-        return factory
-
-    return wrap
-
-
-class RecursiveCharacterChunker:
-    """Paragraphs, then lines, sentences, words, characters (see ``split_recursive``)."""
-
-    name = "recursive_character"
-    unit: Literal["characters", "tokens"] = "characters"
-
-    def __init__(self, chunk_size: int, chunk_overlap: int) -> None:
-        """Validate eagerly: size positive, overlap smaller than size."""
-        split_recursive("", chunk_size, chunk_overlap)
-        self.chunk_size = chunk_size
-        self.chunk_overlap = chunk_overlap
-
-    def split(
-        self, text: str, *, path: str | None = None, markdown: bool = False
-    ) -> list[ChunkSpan]:
-        """Recursive character split."""
-        return split_recursive(text, self.chunk_size, self.chunk_overlap)
-
-
-@register_chunker("recursive_character")
-def _recursive(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker:
-    return RecursiveCharacterChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)
-
-
-_STRATEGY_MODULES: tuple[str, ...] = (
-    "token_based",
-    "markdown_aware",
-    "semantic",
-    "docling_hybrid",
-    "structure_aware",
-)
-
-
-def build_chunker(settings: Settings, embedder: PassageEmbedder | None = None) -> Chunker:
-    """The chunker ``CHUNKING_STRATEGY`` names."""
-    import importlib
-
-    for module in _STRATEGY_MODULES:
-        importlib.import_module(f"varagity.chunking.{module}")
-    factory = CHUNKERS.get(settings.CHUNKING_STRATEGY)
-    if factory is None:
-        raise ValueError(
-            f"unknown CHUNKING_STRATEGY {settings.CHUNKING_STRATEGY!r}; "
-            f"available: {', '.join(sorted(CHUNKERS))}"
-        )
-    return factory(settings, embedder)

@@ -28,7 +28,8 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from varagity.chunking.recursive_character import ChunkSpan, split_recursive
+from varagity.chunking.base import ChunkSpan
+from varagity.chunking.recursive_character import split_recursive
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

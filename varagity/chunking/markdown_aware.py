@@ -15,10 +15,9 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Literal
 
-from varagity.chunking.base import Chunker, PassageEmbedder, register_chunker
+from varagity.chunking.base import ChunkSpan
 from varagity.chunking.headings import heading_index
-from varagity.chunking.recursive_character import ChunkSpan, split_recursive
-from varagity.config import Settings
+from varagity.chunking.recursive_character import split_recursive
 
 
 class MarkdownAwareChunker:
@@ -75,8 +74,3 @@ class MarkdownAwareChunker:
                     ChunkSpan(piece.text, start + piece.char_start, start + piece.char_end, path)
                 )
         return chunks
-
-
-@register_chunker("markdown_aware")
-def _markdown_aware(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker:
-    return MarkdownAwareChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)

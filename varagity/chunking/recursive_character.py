@@ -10,25 +10,11 @@ one's tail. Pieces are spans of the original text, so every chunk knows its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Literal
+
+from varagity.chunking.base import ChunkSpan
 
 SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkSpan:
-    """One chunk: its text, where it sits in the parsed text, and its context.
-
-    ``heading_path`` is the Markdown breadcrumb of its section (``"Operations >
-    Dredging"``); ``symbol_path`` the code definitions enclosing it (``"class Pump >
-    def start"``). Either is None where the chunker does not know it.
-    """
-
-    text: str
-    char_start: int
-    char_end: int
-    heading_path: str | None = None
-    symbol_path: str | None = None
 
 
 def _pieces(
@@ -87,3 +73,22 @@ def split_recursive(text: str, chunk_size: int, chunk_overlap: int) -> list[Chun
     if window:
         emit()
     return chunks
+
+
+class RecursiveCharacterChunker:
+    """Paragraphs, then lines, sentences, words, characters (see ``split_recursive``)."""
+
+    name = "recursive_character"
+    unit: Literal["characters", "tokens"] = "characters"
+
+    def __init__(self, chunk_size: int, chunk_overlap: int) -> None:
+        """Validate eagerly: size positive, overlap smaller than size."""
+        split_recursive("", chunk_size, chunk_overlap)
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+
+    def split(
+        self, text: str, *, path: str | None = None, markdown: bool = False
+    ) -> list[ChunkSpan]:
+        """Recursive character split."""
+        return split_recursive(text, self.chunk_size, self.chunk_overlap)

@@ -25,10 +25,9 @@ from typing import Literal
 
 import numpy as np
 
-from varagity.chunking.base import Chunker, PassageEmbedder, register_chunker
-from varagity.chunking.recursive_character import ChunkSpan
+from varagity.chunking.base import ChunkSpan
 from varagity.chunking.token_based import count_tokens, split_token_windows
-from varagity.config import Settings
+from varagity.models.protocols import PassageEmbedder
 
 _SENTENCE_END = re.compile(
     r"[.!?…]+[\"'”’)\]]*(?=\s|$)"  # Latin sentence end before whitespace
@@ -172,8 +171,3 @@ class SemanticChunker:
         if group:
             emit()
         return chunks
-
-
-@register_chunker("semantic")
-def _semantic(settings: Settings, embedder: PassageEmbedder | None) -> Chunker:
-    return SemanticChunker(embedder, settings.CHUNK_SIZE, settings.SEMANTIC_BREAKPOINT_PERCENTILE)

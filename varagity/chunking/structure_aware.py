@@ -20,11 +20,10 @@ from itertools import pairwise
 from pathlib import PurePosixPath
 from typing import Literal
 
-from varagity.chunking.base import Chunker, PassageEmbedder, register_chunker
+from varagity.chunking.base import ChunkSpan
 from varagity.chunking.code import CodeParseError, language_for, split_code
 from varagity.chunking.headings import heading_index
-from varagity.chunking.recursive_character import ChunkSpan, split_recursive
-from varagity.config import Settings
+from varagity.chunking.recursive_character import split_recursive
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +136,3 @@ class StructureAwareChunker:
         elif markdown or (path and PurePosixPath(path).suffix.lower() in _MARKDOWN_SUFFIXES):
             return split_markdown_sections(text, self.chunk_size, self.chunk_overlap)
         return split_recursive(text, self.chunk_size, self.chunk_overlap)
-
-
-@register_chunker("structure_aware")
-def _structure_aware(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker:
-    return StructureAwareChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)

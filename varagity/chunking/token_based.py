@@ -22,9 +22,7 @@ from typing import Literal
 import numpy as np
 import tiktoken
 
-from varagity.chunking.base import Chunker, PassageEmbedder, register_chunker
-from varagity.chunking.recursive_character import ChunkSpan
-from varagity.config import Settings
+from varagity.chunking.base import ChunkSpan
 from varagity.tokens import ENCODING
 
 
@@ -172,8 +170,3 @@ class TokenChunker:
             Its chunks, in order.
         """
         return split_token_windows(text, self.chunk_size, self.chunk_overlap)
-
-
-@register_chunker("token_based")
-def _token_based(settings: Settings, _embedder: PassageEmbedder | None) -> Chunker:
-    return TokenChunker(settings.CHUNK_SIZE, settings.CHUNK_OVERLAP)

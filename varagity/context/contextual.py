@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import re
 
-from varagity.models.clients import Completer
+from varagity.models.protocols import Completer
 from varagity.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)

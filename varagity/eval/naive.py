@@ -21,27 +21,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from varagity.eval.runner import ConfigResult
 from varagity.eval.scoring import Passage, RetrievedText, score_query
+from varagity.models.protocols import Embedder
 
 if TYPE_CHECKING:
     from varagity.eval.suite import Suite
-
-
-class NaiveEmbedder(Protocol):
-    """The embedding client's two calls the baseline uses."""
-
-    def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for chunks, in order."""
-        ...
-
-    def embed_query(self, text: str) -> list[float]:
-        """Vector for a question."""
-        ...
 
 
 NAME = "naive"
@@ -93,7 +82,7 @@ def _rrf(arms: Sequence[Sequence[int]]) -> list[int]:
     return sorted(scores, key=lambda key: -scores[key])
 
 
-def run_naive(suite: Suite, embedder: NaiveEmbedder, ks: Sequence[int]) -> ConfigResult:
+def run_naive(suite: Suite, embedder: Embedder, ks: Sequence[int]) -> ConfigResult:
     """Chunk, embed and index the suite's corpus the naive way, then score its questions.
 
     Args:

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Sequence
-from typing import Protocol
 
-from varagity.models.clients import Decoding
+from varagity.models.protocols import Decoding, Streamer
 from varagity.records import RetrievedChunk
 from varagity.tokens import count_tokens, truncate_tokens
 
@@ -63,21 +62,6 @@ _CITATION = re.compile(r"\[(\d{1,3})\]")
 # Share of the context window earlier turns may take, and the cap on one old answer.
 HISTORY_SHARE = 0.2
 HISTORY_ANSWER_TOKENS = 200
-
-
-class Streamer(Protocol):
-    """The slice of the chat client generation needs (:class:`ChatClient` has it)."""
-
-    def stream(
-        self,
-        messages: list[dict[str, str]],
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        *,
-        decoding: Decoding | None = None,
-    ) -> Generator[str, None, str | None]:
-        """Token deltas of one chat completion; returns the server's finish reason."""
-        ...
 
 
 def format_sources(chunks: Sequence[RetrievedChunk], *, max_tokens: int) -> str:

@@ -74,11 +74,32 @@ def resolve_in_corpus(docs_path: Path, relative_path: str) -> Path:
     return candidate
 
 
+def prune_empty_folders(root: Path, folder: Path) -> list[str]:
+    """Remove ``folder`` and its ancestors while they are empty, stopping below ``root``.
+
+    Both are compared lexically (``folder`` must be spelled under ``root``); a symlinked
+    folder is never removed (``rmdir`` refuses it).
+
+    Returns:
+        The removed folders relative to ``root``, deepest first.
+    """
+    pruned: list[str] = []
+    current = folder
+    while current != root and root in current.parents:
+        try:
+            current.rmdir()
+        except OSError:  # not empty, a symlink, or gone: stop
+            break
+        pruned.append(current.relative_to(root).as_posix())
+        current = current.parent
+    return pruned
+
+
 def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
     """Walk ``DOCS_PATH``: ingestible files sorted by relative path, and skipped ones."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
-    from varagity.ingest.parsers.base import supported_suffixes
+    from varagity.ingest.parsers.registry import supported_suffixes
 
     supported = supported_suffixes()
     root = docs_path.resolve()

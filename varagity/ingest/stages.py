@@ -20,17 +20,17 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from varagity.chunking.base import PassageEmbedder, build_chunker
 from varagity.chunking.header import chunk_header
 from varagity.chunking.headings import heading_index
+from varagity.chunking.registry import build_chunker
 from varagity.config import Settings
 from varagity.context.contextual import DocumentContextualizer, contextualized_text
 from varagity.ingest.parsers import ParsedDocument
-from varagity.models.clients import Completer
+from varagity.models.protocols import Completer, PassageEmbedder
 from varagity.records import ChunkRecord, chunk_id_for
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
@@ -45,16 +45,6 @@ log = logging.getLogger(__name__)
 #: together: small, so a document's progress moves every few seconds, large enough
 #: that the per-write cost (a BM25 commit, a Postgres transaction) stays minor.
 CONTEXT_GROUP_SIZE = 4
-
-
-class Embedder(Protocol):
-    """The slice of the embedding client ingest needs."""
-
-    model: str
-
-    def embed_passages(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for passages, in order."""
-        ...
 
 
 class ChunkDraft(BaseModel):
@@ -153,7 +143,7 @@ def chunk_document(
     return drafts
 
 
-def embed_drafts(drafts: Sequence[ChunkDraft], embedder: Embedder) -> list[list[float]]:
+def embed_drafts(drafts: Sequence[ChunkDraft], embedder: PassageEmbedder) -> list[list[float]]:
     """One vector per chunk, over its embedding text (blurb and chunk, no header)."""
     if not drafts:
         return []
@@ -353,7 +343,7 @@ def contextualize_document(
     pg: PgVectorStore,
     bm25: BM25Store,
     chat: Completer,
-    embedder: Embedder,
+    embedder: PassageEmbedder,
     settings: Settings,
     group_size: int = CONTEXT_GROUP_SIZE,
     on_progress: Callable[[ContextResult], None] | None = None,
@@ -424,7 +414,7 @@ def contextualize_document(
 def ingest_file(services: Services, relative_path: str) -> StoreResult:
     """Every stage for one file, in-process and in order: the ingest job's stages, then
     the blurb stage (what the two Dagster jobs do for one partition)."""
-    from varagity.ingest.parsers import parse_file
+    from varagity.ingest.parsing import parse_file
 
     settings = services.settings
     parsed = parse_file(settings.docs_path, relative_path, settings=settings)

@@ -25,9 +25,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from varagity.corpus import prune_empty_folders
-from varagity.ingest.discovery import RESERVED_DIR, file_sha256
-from varagity.ingest.parsers.base import supported_suffixes
+from varagity.ingest.discovery import RESERVED_DIR, file_sha256, prune_empty_folders
+from varagity.ingest.parsers.registry import supported_suffixes
 
 UploadStatus = Literal["stored", "replaced", "unchanged", "refused"]
 

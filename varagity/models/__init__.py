@@ -1,1 +1,1 @@
-"""OpenAI-compatible model clients and the packaged local model servers."""
+"""OpenAI-compatible model clients: chat, embeddings and the reranker."""

@@ -17,7 +17,7 @@ ignores the field it does not know). Two response shapes are accepted:
 ``index`` always points into the ``documents`` list that was sent. Transient failures
 (connection errors, timeouts, 408/409/425/429, 5xx) are retried with exponential
 backoff exactly like the OpenAI-compatible clients; everything surfaces as
-:class:`~varagity.models.clients.ModelError`.
+:class:`~varagity.models.base.ModelError`.
 
 With ``RERANK_BASE_URL`` unset the client targets the packaged embedding server,
 whose ``/v1/rerank`` scores by embedding cosine similarity (a bi-encoder score, not a
@@ -28,27 +28,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 from tenacity import RetryError
 
-from varagity.config import Settings, get_settings
-from varagity.models.clients import _TRANSIENT_STATUS, RetryingClient
-
-
-@dataclass(frozen=True, slots=True)
-class RerankResult:
-    """One document's relevance to the query.
-
-    Attributes:
-        index: Position of the document in the list that was sent.
-        score: Relevance score (higher is more relevant; the scale is the server's).
-    """
-
-    index: int
-    score: float
+from varagity.config import Settings
+from varagity.models.base import TRANSIENT_STATUS, RetryingClient
+from varagity.models.protocols import RerankResult
 
 
 class _HTTPStatus(Exception):
@@ -63,7 +50,7 @@ def _is_transient(exc: BaseException) -> bool:
     if isinstance(exc, httpx.TransportError):  # connect errors, timeouts, broken pipes
         return True
     if isinstance(exc, _HTTPStatus):
-        return exc.status in _TRANSIENT_STATUS or exc.status >= 500
+        return exc.status in TRANSIENT_STATUS or exc.status >= 500
     return False
 
 
@@ -118,61 +105,23 @@ class RerankClient(RetryingClient):
     kind = "rerank"
     _wrapped = (httpx.HTTPError, _HTTPStatus, RetryError, ValueError)
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str = "sk-local",
-        timeout: float = 120.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.5,
-        backoff_max_s: float = 8.0,
-    ) -> None:
-        """Create the client.
-
-        Args:
-            base_url: Server base URL; ``/rerank`` is appended (``.../v1`` gives ``/v1/rerank``).
-            model: Model name sent with every request.
-            api_key: Bearer token (local servers ignore it).
-            timeout: Per-request timeout in seconds.
-            max_retries: Retries of transient failures after the first attempt.
-            backoff_s: First backoff interval; doubles per retry.
-            backoff_max_s: Cap on one backoff interval.
-        """
-        super().__init__(
-            base_url=base_url,
-            model=model,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            backoff_max_s=backoff_max_s,
-        )
+    def _open(self, api_key: str) -> None:
         self._http = httpx.Client(
-            timeout=timeout, headers={"Authorization": f"Bearer {api_key or 'sk-local'}"}
+            timeout=self.timeout, headers={"Authorization": f"Bearer {api_key}"}
         )
 
     @classmethod
-    def from_settings(cls, settings: Settings | None = None) -> RerankClient:
-        """Build the client from ``RERANK_*`` and ``MODEL_*`` settings.
+    def settings_options(cls, settings: Settings) -> dict[str, Any]:
+        """``RERANK_*``: the server, model and key.
 
         ``RERANK_BASE_URL`` unset means the local embedding server (``embedding_url``),
         whose ``/v1/rerank`` is an embedding-similarity scorer, not a cross-encoder.
-
-        Args:
-            settings: Settings to use; the process-wide ones when omitted.
-
-        Returns:
-            A configured client.
         """
-        s = settings or get_settings()
-        return cls(
-            base_url=s.RERANK_BASE_URL or s.embedding_url,
-            model=s.RERANK_MODEL,
-            api_key=s.RERANK_API_KEY,
-            timeout=s.MODEL_TIMEOUT_S,
-            max_retries=s.MODEL_MAX_RETRIES,
-        )
+        return {
+            "base_url": settings.RERANK_BASE_URL or settings.embedding_url,
+            "model": settings.RERANK_MODEL,
+            "api_key": settings.RERANK_API_KEY,
+        }
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

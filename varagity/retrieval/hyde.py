@@ -19,17 +19,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from typing import Protocol
 
-from varagity.models.clients import Completer, ModelError
-from varagity.retrieval.base import (
-    HybridRetriever,
-    Retrieval,
-    SemanticRetriever,
-    _check_k,
-    _timed,
-)
+from varagity.models.base import ModelError
+from varagity.models.protocols import Completer, PassageEmbedder
+from varagity.retrieval.base import Retrieval, check_k, timed
+from varagity.retrieval.hybrid import HybridRetriever
+from varagity.retrieval.semantic import SemanticRetriever
 from varagity.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)
@@ -45,14 +40,6 @@ _LABEL = re.compile(
     r"(?:\*\*)?\s*:(?:\*\*)?\s*",
     re.IGNORECASE,
 )
-
-
-class PassageEmbedder(Protocol):
-    """The slice of the embedding client HyDE needs."""
-
-    def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
-        """Vectors for passages (document side)."""
-        ...
 
 
 def clean_passage(raw: str, max_tokens: int) -> str:
@@ -128,7 +115,7 @@ class HydeRetriever:
             ModelError: The chat call failed.
         """
         messages = [{"role": "user", "content": HYDE_PROMPT.format(query=query)}]
-        raw = _timed(
+        raw = timed(
             timings,
             "hyde_generate",
             lambda: self.chat.complete(
@@ -147,7 +134,7 @@ class HydeRetriever:
         Returns:
             The retrieval; ``hypothetical`` holds the passage searched (None when degraded).
         """
-        _check_k(k)
+        check_k(k)
         timings: dict[str, float] = {}
         passage: str | None = None
         vector: list[float] | None = None
@@ -159,7 +146,7 @@ class HydeRetriever:
                 if not passage:
                     raise ValueError("the model wrote an empty passage")
                 text = passage
-                vector = _timed(
+                vector = timed(
                     timings, "hyde_embed", lambda: self.embedder.embed_passages([text])[0]
                 )
             except (ModelError, ValueError) as exc:

@@ -8,30 +8,18 @@
 
 ``RERANK_ENABLED=false`` is a kill switch: the base ranking (top ``k``) comes back
 unchanged and the degradation is logged at INFO. Reranker failures are not swallowed:
-they raise :class:`~varagity.models.clients.ModelError` like any model call.
+they raise :class:`~varagity.models.base.ModelError` like any model call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Protocol
 
-from varagity.models.rerank import RerankResult
+from varagity.models.protocols import RerankScorer
 from varagity.records import RetrievalTrace, RetrievedChunk
-from varagity.retrieval.base import Retrieval, Retriever, _check_k, _timed
+from varagity.retrieval.base import Retrieval, Retriever, check_k, timed
 
 log = logging.getLogger(__name__)
-
-
-class RerankScorer(Protocol):
-    """The slice of :class:`~varagity.models.rerank.RerankClient` the retriever needs."""
-
-    def rerank(
-        self, query: str, documents: Sequence[str], top_n: int | None = None
-    ) -> list[RerankResult]:
-        """Results best first; ``index`` points into ``documents``."""
-        ...
 
 
 class RerankedRetriever:
@@ -83,7 +71,7 @@ class RerankedRetriever:
         Raises:
             ModelError: The reranker call failed.
         """
-        _check_k(k)
+        check_k(k)
         if not self.enabled or self.client is None:
             log.info(
                 "RERANK_ENABLED=false: %r returns its base %r ranking without reranking",
@@ -101,7 +89,7 @@ class RerankedRetriever:
         if not pool:
             timings["rerank"] = 0.0
             return Retrieval(self.method, query, [], timings, base.hypothetical)
-        results = _timed(
+        results = timed(
             timings, "rerank", lambda: client.rerank(query, [c.record.content for c in pool])
         )
         scored = {r.index: r.score for r in results}

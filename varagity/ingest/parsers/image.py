@@ -10,7 +10,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from varagity.config import Settings
 from varagity.ingest.ocr import MAX_OCR_PIXELS, OcrError, OcrUnavailableError, get_ocr_engine
-from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError, register
+from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"})
 # Only TIFF frames are pages; other multi-frame formats (APNG, animated WebP) are read
@@ -90,6 +90,3 @@ class ImageParser:
                 f"{name}: not a readable image (truncated or corrupt): {exc}"
             ) from None
         return ParsedContent(pages=pages)
-
-
-register(ImageParser())

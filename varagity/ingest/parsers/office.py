@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from varagity.config import Settings
-from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError, register
+from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError
 from varagity.ingest.parsers.docling_base import convert, document_pages
 from varagity.ingest.parsers.text import decode_text
 
@@ -54,6 +54,3 @@ class OfficeParser:
                 raise
             raise ParseError(f"{path.name}: {message}") from None
         return ParsedContent(pages=document_pages(doc), markdown=True)
-
-
-register(OfficeParser())

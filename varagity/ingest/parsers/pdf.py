@@ -33,7 +33,7 @@ from varagity.ingest.ocr import (
     OcrUnavailableError,
     rapidocr_model_paths,
 )
-from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError, register
+from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError
 from varagity.ingest.parsers.image import ocr_image
 
 MIN_TEXT_CHARS = 20
@@ -336,6 +336,3 @@ def parse_with_docling(path: Path, settings: Settings, layer_usable: list[bool])
     except Exception as exc:
         raise ParseError(f"{name}: docling could not convert the PDF: {exc}") from None
     return ParsedContent(pages=docling_pages(result.document, layer_usable), markdown=True)
-
-
-register(PdfParser())

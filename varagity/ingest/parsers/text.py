@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from varagity.config import Settings
-from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError, register
+from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError
 
 if TYPE_CHECKING:
     from charset_normalizer.models import CharsetMatch
@@ -251,6 +251,3 @@ class TextParser:
             pages=[PageText(page=None, text=text, extraction="text")],
             markdown=path.suffix.lower() in MARKDOWN_SUFFIXES,
         )
-
-
-register(TextParser())

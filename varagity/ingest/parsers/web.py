@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from varagity.config import Settings
-from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError, register
+from varagity.ingest.parsers.base import PageText, ParsedContent, ParseError
 from varagity.ingest.parsers.docling_base import convert, document_pages
 from varagity.ingest.parsers.text import decode_text
 
@@ -96,6 +96,3 @@ class WebParser:
         except ParseError as exc:
             raise ParseError(f"{path.name}: {exc}") from None
         return ParsedContent(pages=document_pages(doc), markdown=True)
-
-
-register(WebParser())

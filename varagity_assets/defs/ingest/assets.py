@@ -22,7 +22,8 @@ import dagster as dg
 
 from varagity.ingest import stages
 from varagity.ingest.discovery import file_sha256, relative_path_for
-from varagity.ingest.parsers import ParsedDocument, locate, parse_file
+from varagity.ingest.parsers import ParsedDocument
+from varagity.ingest.parsing import locate, parse_file
 from varagity.pipeline import EMBEDDING_POOL, LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
 from varagity_assets.defs.ingest.per_file import (

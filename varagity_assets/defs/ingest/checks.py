@@ -22,6 +22,7 @@ import dagster as dg
 
 from varagity import quality
 from varagity.ingest.discovery import relative_path_for
+from varagity.stores.corpus_queries import doc_ids_at_paths
 from varagity_assets.defs.ingest.assets import indexed_document
 from varagity_assets.defs.ingest.partitions import run_partition_keys
 from varagity_assets.resources import VaragityResource
@@ -52,7 +53,7 @@ def evaluate(
     doc_ids: list[str] | None = None
     unstored: list[str] = []
     if keys is not None:
-        found = quality.doc_ids_at_paths(pg, [relative_path_for(k) for k in keys])
+        found = doc_ids_at_paths(pg, [relative_path_for(k) for k in keys])
         doc_ids = [d for ids in found.values() for d in ids]
         unstored = [path for path, ids in found.items() if not ids]
         if unstored:

@@ -16,8 +16,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from varagity.chunking.base import CHUNKERS, PassageEmbedder, build_chunker
+from varagity.chunking.registry import CHUNKERS, build_chunker
 from varagity.config import load_settings
+from varagity.models.protocols import PassageEmbedder
 
 _TOPICS: dict[str, tuple[str, ...]] = {
     "Dredging": (
@@ -135,7 +136,7 @@ class InProcessMiniLMEmbedder:
         """
         from transformers.utils import logging as hf_logging
 
-        from varagity.models.embedding_server import MiniLMEmbedder
+        from varagity_stack.embedding_server import MiniLMEmbedder
 
         bar = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # "Loading weights" would print to stderr
@@ -145,7 +146,7 @@ class InProcessMiniLMEmbedder:
             if bar:
                 hf_logging.enable_progress_bar()
 
-    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+    def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         """L2-normalised MiniLM vectors, in order.
 
         Args:
@@ -156,7 +157,7 @@ class InProcessMiniLMEmbedder:
         """
         if not texts:
             return []
-        return [[float(x) for x in row] for row in self._model.embed(texts)]
+        return [[float(x) for x in row] for row in self._model.embed(list(texts))]
 
 
 def bench_chunkers(
@@ -181,7 +182,6 @@ def bench_chunkers(
     """
     text = markdown_corpus(text_size_chars)
     warm_up = markdown_corpus(2000, seed=1)
-    build_chunker(load_settings(CHUNKING_STRATEGY="recursive_character"))  # registers all
     names = list(strategies) if strategies is not None else sorted(CHUNKERS)
     results: dict[str, float] = {}
     for name in names:

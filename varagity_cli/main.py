@@ -36,9 +36,9 @@ def _badges(trace: object) -> str:
 
 def cmd_up(args: argparse.Namespace) -> int:
     """Bring up the embedded stack in the foreground."""
-    from varagity import stack
+    from varagity_stack import supervisor
 
-    return stack.run(get_settings(), exit_when_indexed=args.exit_when_indexed)
+    return supervisor.run(get_settings(), exit_when_indexed=args.exit_when_indexed)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -166,7 +166,7 @@ def cmd_reingest(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the ingest benchmark."""
-    from varagity.bench import run_ingest_benchmark
+    from varagity_bench.ingest import run_ingest_benchmark
 
     return run_ingest_benchmark(
         files=args.files,
@@ -179,9 +179,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_bench_parsing(args: argparse.Namespace) -> int:
     """Parser and chunker throughput: PDF text layer, OCR per engine, office formats."""
-    from varagity.chunking.bench import bench_chunkers
-    from varagity.ingest.bench_office import bench_office
-    from varagity.ingest.bench_parsers import bench_pdf
+    from varagity_bench.chunking import bench_chunkers
+    from varagity_bench.office import bench_office
+    from varagity_bench.pdf import bench_pdf
 
     pdf = bench_pdf(args.pages)
     print(f"PDF text layer: {pdf['text_layer_pages_per_s']} pages/s ({args.pages} pages)")
@@ -199,7 +199,7 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     """List the local chat models, make one's GGUF ready, or measure them."""
-    from varagity.models.catalog import LOCAL_MODELS, part_path
+    from varagity.local_models import LOCAL_MODELS, part_path
 
     settings = get_settings()
     if args.action == "list":
@@ -221,14 +221,14 @@ def cmd_models(args: argparse.Namespace) -> int:
         print(f"error: unknown model(s) {', '.join(unknown)}; known: {known}", file=sys.stderr)
         return 2
     if args.action == "prepare":
-        from varagity.models.catalog import model_gguf_path
+        from varagity.local_models import model_gguf_path
 
         for name in names:
             print(model_gguf_path(LOCAL_MODELS[name], settings.model_cache_path))
         return 0
     import signal
 
-    from varagity.models.bench import format_table, run_models_bench
+    from varagity_bench.models import format_table, run_models_bench
 
     # a timeout's SIGTERM must still stop the model server (it runs in its own session)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -245,7 +245,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
     from varagity.eval.suite import SuiteError, load_suite
-    from varagity.models.local_servers import local_model_servers
+    from varagity_stack.model_servers import local_model_servers
 
     try:
         ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
@@ -297,7 +297,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         results = runner.run_eval(settings, suite, chosen, ks, progress=print, answer_k=answer_k)
         if args.naive:
             from varagity.eval.naive import run_naive
-            from varagity.models.clients import EmbeddingClient
+            from varagity.models.embeddings import EmbeddingClient
 
             print("[naive] fixed 800-char windows, bm25s + MiniLM, RRF 0.5/0.5")
             results.append(run_naive(suite, EmbeddingClient.from_settings(settings), ks))

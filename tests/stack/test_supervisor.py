@@ -21,14 +21,14 @@ import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from tests.assets.support import ALL_ASSETS
-from tests.running_stack import varagity_up
+from tests.support.pipeline import ALL_ASSETS
+from tests.support.running_stack import varagity_up
 from varagity.config import load_settings
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY
 from varagity.stores.postgres import connect, ensure_embedded_postgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
@@ -44,7 +44,7 @@ def _wait(predicate, timeout: float, what: str, proc: subprocess.Popen) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _search(api: str, query: str, method: str = "bm25") -> list[str]:
+def search_paths(api: str, query: str, method: str = "bm25") -> list[str]:
     r = httpx.post(f"{api}/api/search", json={"query": query, "k": 3, "method": method}, timeout=30)
     return [x["relative_path"] for x in r.json()["results"]]
 
@@ -97,14 +97,17 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
 
         (docs / "drop-in.txt").write_text("The Velo-9 drone battery lasts 47 minutes.\n")
         _wait(
-            lambda: _search(api, "Velo-9 drone battery")[:1] == ["drop-in.txt"],
+            lambda: search_paths(api, "Velo-9 drone battery")[:1] == ["drop-in.txt"],
             180,
             "drop-in",
             proc,
         )
         (docs / "drop-in.txt").unlink()
         _wait(
-            lambda: "drop-in.txt" not in _search(api, "Velo-9 drone battery"), 120, "removal", proc
+            lambda: "drop-in.txt" not in search_paths(api, "Velo-9 drone battery"),
+            120,
+            "removal",
+            proc,
         )
 
         # the corpus was "built with other settings": a staleness run flags it stale, a
@@ -124,7 +127,7 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
 
         _wait(stale, 60, "the stale flag", proc)
         done = subprocess.run(
-            [sys.executable, "-m", "varagity.cli", "reingest", "--wait"],
+            [sys.executable, "-m", "varagity_cli", "reingest", "--wait"],
             cwd=tmp_path,
             env=env,
             capture_output=True,

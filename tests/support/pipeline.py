@@ -122,12 +122,12 @@ class Harness:
         return set(self.instance.get_dynamic_partitions(documents_partitions.name or ""))
 
 
-def write(path: Path, text: str) -> None:
+def write_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
 
-def search(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
+def search_paths(settings: Settings, query: str, method: str = "hybrid") -> list[str]:
     """The relative paths of the top hits of a live query."""
     services = Services.open(settings)
     try:

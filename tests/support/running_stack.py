@@ -60,7 +60,7 @@ def varagity_up(home: Path, docs: Path, **settings: str) -> Iterator[RunningStac
     log_path = home.parent / "up.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "varagity.cli", "up"],
+            [sys.executable, "-m", "varagity_cli", "up"],
             cwd=home.parent,
             env=env,
             stdout=log,

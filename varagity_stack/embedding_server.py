@@ -2,7 +2,7 @@
 
 Run it with::
 
-    python -m varagity.models.embedding_server --port 8092 --model all-MiniLM-L6-v2
+    python -m varagity_stack.embedding_server --port 8092 --model all-MiniLM-L6-v2
 
 Endpoints (the subset of the OpenAI API that embedding clients use):
 
@@ -351,7 +351,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         argv: Arguments (``sys.argv[1:]`` when None).
     """
     parser = argparse.ArgumentParser(
-        prog="python -m varagity.models.embedding_server",
+        prog="python -m varagity_stack.embedding_server",
         description="OpenAI-compatible /v1/embeddings server over packaged weights.",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -28,9 +28,9 @@ from pathlib import Path
 import httpx
 
 from varagity.config import Settings
-from varagity.models.catalog import LOCAL_MODELS
-from varagity.models.local_servers import free_port, llm_server_process
-from varagity.synthetic_text import sentence
+from varagity.local_models import LOCAL_MODELS
+from varagity_bench.synthetic_text import sentence
+from varagity_stack.model_servers import free_port, llm_server_process
 
 SAMPLE_QUESTION = "What is the capital of France? Answer in one short sentence."
 

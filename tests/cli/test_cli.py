@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "varagity.cli", *args],
+        [sys.executable, "-m", "varagity_cli", *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -53,7 +53,7 @@ def test_invalid_settings_exit_2_with_the_reason(make_settings) -> None:
     make_settings()
     env = {**os.environ, "SEMANTIC_WEIGHT": "0.9", "BM25_WEIGHT": "0.3"}
     done = subprocess.run(
-        [sys.executable, "-m", "varagity.cli", "search", "x"],
+        [sys.executable, "-m", "varagity_cli", "search", "x"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -66,12 +66,12 @@ def test_invalid_settings_exit_2_with_the_reason(make_settings) -> None:
 def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
     from io import StringIO
 
-    from tests.test_generation import _chunk
+    from tests.support.records import retrieved_chunk
     from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnRetrieval
-    from varagity.cli import render_turn
+    from varagity_cli.main import render_turn
 
     events = [
-        TurnRetrieval((_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
+        TurnRetrieval((retrieved_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
         ReasoningDelta("The source says 27."),
         TokenDelta("It is 27 months [1]. Again. Again."),
         TurnDone("It is 27 months [1].", "The source says 27.", [1], "repetition", {}),

@@ -35,7 +35,8 @@ import httpx
 
 from varagity.config import Settings, load_settings
 from varagity.context.contextual import DocumentContextualizer
-from varagity.ingest.parsers import ParsedDocument, parse_file
+from varagity.ingest.parsers import ParsedDocument
+from varagity.ingest.parsing import parse_file
 from varagity.ingest.stages import (
     ChunkDraft,
     chunk_document,
@@ -44,10 +45,11 @@ from varagity.ingest.stages import (
     purge_path,
     store_document,
 )
-from varagity.models.local_servers import free_port
 from varagity.services import Services
-from varagity.stack import Stack, unindexed_files
-from varagity.synthetic_text import sentence
+from varagity.stores.corpus_queries import contextualized_chunks_at_paths
+from varagity_bench.synthetic_text import sentence
+from varagity_stack.model_servers import free_port
+from varagity_stack.supervisor import Stack, unindexed_files
 
 _PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
 _PROMPT_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
@@ -382,10 +384,4 @@ def _probe_latencies(settings: Settings, root: Path) -> list[float]:
 
 def _contextualized_chunks(services: Services, paths: dict[str, str]) -> int:
     """Chunks of the files at ``paths`` that have their blurb."""
-    with services.pg.connection() as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-            " WHERE c.contextualized_at IS NOT NULL AND d.relative_path = ANY(%s)",
-            (list(paths),),
-        ).fetchone()
-    return int(row[0]) if row else 0
+    return contextualized_chunks_at_paths(services.pg, list(paths))

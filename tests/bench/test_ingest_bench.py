@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from varagity.bench import prompt_cache_share
+from varagity_bench.ingest import prompt_cache_share
 
 # Three requests as a verbose llama_cpp.server logs them: a cold one, one reusing a
 # 300-token prefix of its live context, one restoring a cached state first.

@@ -6,8 +6,8 @@ endpoint, and stops the group with SIGTERM then SIGKILL.
 
 :func:`llm_server_process` runs ``python -m llama_cpp.server`` on the ``LOCAL_LLM``
 model's GGUF (verified, and assembled from its packages on first use: see
-:mod:`varagity.models.catalog`); :func:`embedding_server_process` runs
-:mod:`varagity.models.embedding_server`. Both answer ``GET /v1/models`` once the
+:mod:`varagity.local_models`); :func:`embedding_server_process` runs
+:mod:`varagity_stack.embedding_server`. Both answer ``GET /v1/models`` once the
 weights are loaded, and both children run with the model hubs switched off.
 """
 
@@ -29,7 +29,7 @@ from typing import IO
 import httpx
 
 from varagity.config import Settings
-from varagity.models.catalog import LOCAL_MODELS, ModelFileError, model_gguf_path
+from varagity.local_models import LOCAL_MODELS, ModelFileError, model_gguf_path
 
 #: Environment every model server child gets: no model hub, ever.
 OFFLINE_ENV: dict[str, str] = {
@@ -39,8 +39,8 @@ OFFLINE_ENV: dict[str, str] = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
-# The folder that holds the ``varagity`` package, so children import this checkout.
-_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+# The checkout that holds the varagity packages, so children import this checkout.
+_SOURCE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -284,7 +284,7 @@ def local_llm_gguf(settings: Settings) -> Path:
         settings: Supplies LOCAL_LLM and MODEL_CACHE_PATH.
 
     Returns:
-        The GGUF path (size and sha256 checked against :mod:`varagity.models.catalog`).
+        The GGUF path (size and sha256 checked against :mod:`varagity.local_models`).
 
     Raises:
         ProcessStartError: A weight package is missing or its file differs from the
@@ -413,7 +413,7 @@ def embedding_server_argv(settings: Settings) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "varagity.models.embedding_server",
+        "varagity_stack.embedding_server",
         "--host",
         settings.HOST,
         "--port",

@@ -22,11 +22,6 @@ from types import FrameType
 
 from varagity.config import Settings, settings_env
 from varagity.ingest.discovery import file_sha256, scan
-from varagity.models.local_servers import (
-    ManagedProcess,
-    embedding_server_process,
-    llm_server_process,
-)
 from varagity.records import doc_id_for
 from varagity.stores.postgres import (
     dagster_storage_url,
@@ -34,6 +29,11 @@ from varagity.stores.postgres import (
     stop_embedded_postgres,
 )
 from varagity.stores.vector_store import PgVectorStore
+from varagity_stack.model_servers import (
+    ManagedProcess,
+    embedding_server_process,
+    llm_server_process,
+)
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]

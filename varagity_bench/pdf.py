@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from varagity.config import Settings, get_settings
 from varagity.ingest.ocr import OcrUnavailableError, get_ocr_engine
-from varagity.synthetic_text import sentence
+from varagity_bench.synthetic_text import sentence
 
 BENCH_ENGINES = ("rapidocr", "tesseract")
 LINES_PER_PAGE = 36
