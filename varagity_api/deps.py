@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from varagity.config import Settings
 from varagity.services import Services
+from varagity.stores.conversation_store import ConversationStore
 from varagity_api.errors import ApiError
 
 
@@ -21,10 +22,23 @@ def get_services(request: Request) -> Services:
 
 
 def get_app_settings(request: Request) -> Settings:
-    """The app's effective settings: the environment's with the runtime overrides."""
-    settings: Settings = request.app.state.settings
+    """The app's effective settings: the open services' (the environment's with the
+    runtime overrides, kept current by ``PATCH /api/settings``), or the environment's
+    while the stores are unavailable. One source: nothing copies them by hand."""
+    services: Services | None = getattr(request.app.state, "services", None)
+    if services is not None:
+        return services.settings
+    settings: Settings = request.app.state.base_settings
     return settings
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+def get_conversation_store(services: ServicesDep) -> ConversationStore:
+    """The chat-history store over the process's Postgres pool."""
+    return ConversationStore(services.pg)
+
+
+ConversationStoreDep = Annotated[ConversationStore, Depends(get_conversation_store)]

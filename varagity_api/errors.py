@@ -9,6 +9,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from varagity.stores.conversation_store import ConversationNotFound, GroupNotFound
+
 log = logging.getLogger(__name__)
 
 
@@ -52,3 +54,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return JSONResponse({"code": code, "message": str(exc.detail)}, status_code=exc.status_code)
+
+
+def not_found(exc: ConversationNotFound | GroupNotFound) -> ApiError:
+    """The 404 for an unknown conversation or group id."""
+    if isinstance(exc, ConversationNotFound):
+        return ApiError(404, "conversation_not_found", str(exc))
+    return ApiError(404, "group_not_found", str(exc))

@@ -46,13 +46,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.settings = settings or get_settings()
-        configure_logging(app.state.settings.LOG_LEVEL)
+        app.state.base_settings = settings or get_settings()
+        configure_logging(app.state.base_settings.LOG_LEVEL)
         app.state.services = None
         app.state.startup_error = None
         try:
-            app.state.services = await run_in_threadpool(Services.open, app.state.settings)
-            app.state.settings = app.state.services.settings  # with the stored overrides
+            app.state.services = await run_in_threadpool(Services.open, app.state.base_settings)
         except Exception as exc:  # serve health and a clear 503 instead of dying
             log.error("stores unavailable at startup: %s", exc)
             app.state.startup_error = f"{type(exc).__name__}: {exc}"

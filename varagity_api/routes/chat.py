@@ -15,8 +15,7 @@ saved message's id. A client that disconnects stops generation and nothing is sa
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Generator
-from typing import Any
+from collections.abc import AsyncIterator
 
 import psycopg
 from fastapi import APIRouter, Request
@@ -41,9 +40,8 @@ from varagity.stores.conversation_store import (
     ConversationStore,
     new_id,
 )
-from varagity_api.deps import ServicesDep
-from varagity_api.errors import ApiError
-from varagity_api.routes.conversations import ConversationStoreDep, not_found
+from varagity_api.deps import ConversationStoreDep, ServicesDep
+from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.chat import (
     ChatRequest,
     DoneEvent,
@@ -53,18 +51,10 @@ from varagity_api.schemas.chat import (
     TokenEvent,
 )
 from varagity_api.schemas.common import ErrorBody, source_from
-from varagity_api.sse import PING_SECONDS, sse_event
+from varagity_api.sse import PING_SECONDS, close_quietly, sse_event
 
 router = APIRouter(tags=["chat"])
 log = logging.getLogger(__name__)
-
-
-def close_quietly(events: Generator[Any, None, None]) -> None:
-    """Close a turn's event stream early (which closes the model's HTTP stream)."""
-    try:
-        events.close()
-    except ValueError:  # a worker thread is inside next(); it is collected when that returns
-        log.debug("turn still running in a worker thread; left to the collector")
 
 
 async def turn_events(

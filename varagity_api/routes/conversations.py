@@ -10,21 +10,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 from starlette.concurrency import run_in_threadpool
 
 from varagity.stores.conversation_store import (
     KEEP,
     ConversationNotFound,
-    ConversationStore,
     GroupNotFound,
     StoredMessage,
 )
 from varagity.stores.conversation_store import Conversation as StoredConversation
 from varagity.stores.conversation_store import ConversationSummary as StoredSummary
 from varagity.stores.conversation_store import Group as StoredGroup
-from varagity_api.deps import ServicesDep
-from varagity_api.errors import ApiError
+from varagity_api.deps import ConversationStoreDep
+from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.conversations import (
     ConversationDetail,
@@ -42,21 +41,6 @@ router = APIRouter(tags=["conversations"])
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "Unknown conversation or group id."}
 }
-
-
-def get_conversation_store(services: ServicesDep) -> ConversationStore:
-    """The chat-history store over the process's Postgres pool."""
-    return ConversationStore(services.pg)
-
-
-ConversationStoreDep = Annotated[ConversationStore, Depends(get_conversation_store)]
-
-
-def not_found(exc: ConversationNotFound | GroupNotFound) -> ApiError:
-    """The 404 for an unknown conversation or group id."""
-    if isinstance(exc, ConversationNotFound):
-        return ApiError(404, "conversation_not_found", str(exc))
-    return ApiError(404, "group_not_found", str(exc))
 
 
 def _summary(row: StoredSummary) -> ConversationSummary:

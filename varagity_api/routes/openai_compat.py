@@ -58,7 +58,6 @@ from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.stores.conversation_store import new_id
 from varagity_api.deps import ServicesDep
 from varagity_api.errors import ApiError
-from varagity_api.routes.chat import close_quietly
 from varagity_api.schemas.common import Source, source_from
 from varagity_api.schemas.openai import (
     AssistantMessage,
@@ -75,6 +74,7 @@ from varagity_api.schemas.openai import (
     OpenAIErrorBody,
     VaragityExtras,
 )
+from varagity_api.sse import close_quietly
 
 log = logging.getLogger(__name__)
 

@@ -155,7 +155,6 @@ async def update_settings(
             ],
         )
         return JSONResponse(error.model_dump(mode="json"), status_code=422)
-    request.app.state.settings = services.settings
     view = await run_in_threadpool(settings_view, services)
     return SettingsPatchResponse(
         settings=view.settings,
