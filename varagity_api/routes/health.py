@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.services import Services
+from varagity_api.deps import SettingsDep
 from varagity_api.schemas.health import ComponentHealth, HealthResponse
 
 router = APIRouter(tags=["system"])
@@ -52,12 +53,12 @@ def check_all(
 
 
 @router.get("/health", response_model=HealthResponse)
-async def health(request: Request) -> HealthResponse:
+async def health(request: Request, settings: SettingsDep) -> HealthResponse:
     """Status of every dependency; ``degraded`` names what is down and why."""
     state = request.app.state
     return await run_in_threadpool(
         check_all,
         getattr(state, "services", None),
-        state.settings,
+        settings,
         getattr(state, "startup_error", None),
     )
