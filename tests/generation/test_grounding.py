@@ -66,6 +66,9 @@ def test_a_marker_the_sentence_mentions_stays_in_place() -> None:
     assert attribute_answer(answer, PASSAGES) == (
         "According to [1], the soup keeps for 4 days [3]."
     )
+    # a passage the sentence already names is not cited a second time
+    named = "The soup keeps for 4 days, as stated in [3]."
+    assert attribute_answer(named, PASSAGES) == named
 
 
 def test_code_and_abbreviations_are_left_alone() -> None:

@@ -243,11 +243,12 @@ class CitationStream:
         tail = text[len(body) :]
         stripped = body.rstrip(_CLOSING)
         punct = body[len(stripped) :]
+        mentioned = set(_marker_numbers(segment, mentions=True)) - set(numbers)
         chosen = attribute(stripped, self.evidence, numbers)
         if content_words(normalize(stripped)) and not is_abstention(stripped):
             self.claims += 1
             self.supported_claims += bool(chosen)
-        marks = "".join(f" [{n}]" for n in chosen)
+        marks = "".join(f" [{n}]" for n in chosen if n not in mentioned)
         if not marks:
             return text
         return f"{stripped}{marks}{punct}{tail}"
