@@ -91,11 +91,16 @@ def _corpus_note(
     return differences, note
 
 
-@dg.asset(
+# the evaluation assets read the whole live index: they depend on every file's indexed
+# document, so a materialization after ingest sees what that ingest wrote
+_on_live_index = dg.asset(
     group_name="evaluation",
     deps=[dg.AssetDep(indexed_document, partition_mapping=dg.AllPartitionMapping())],
     kinds={"python"},
 )
+
+
+@_on_live_index
 def eval_results(
     context: dg.AssetExecutionContext, config: EvalRunConfig, varagity: VaragityResource
 ) -> dg.MaterializeResult:
@@ -156,11 +161,7 @@ ANSWER_FIGURES = (
 )
 
 
-@dg.asset(
-    group_name="evaluation",
-    deps=[dg.AssetDep(indexed_document, partition_mapping=dg.AllPartitionMapping())],
-    kinds={"python"},
-)
+@_on_live_index
 def answer_eval_results(
     context: dg.AssetExecutionContext, config: AnswerEvalConfig, varagity: VaragityResource
 ) -> dg.MaterializeResult:

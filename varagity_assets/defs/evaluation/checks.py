@@ -58,13 +58,38 @@ def _gate(context: dg.AssetCheckExecutionContext, metric: str) -> dg.AssetCheckR
     measured = float(values[measured_key])
     minimum = float(gate[metric])
     ids, table = _missed_table(values.get("questions", []), k)
+    return _verdict(
+        measured >= minimum,
+        {measured_key: dg.MetadataValue.float(measured)},
+        minimum,
+        gate.get("method"),
+        gate.get("source"),
+        (ids, table),
+        run_id,
+        values,
+    )
+
+
+def _verdict(
+    passed: bool,
+    figures: dict[str, Any],
+    threshold: float,
+    method: object,
+    source: object,
+    failing: tuple[list[str], str],
+    run_id: str | None,
+    values: dict[str, Any],
+) -> dg.AssetCheckResult:
+    """A gate's result with the metadata every gate shows: the figure, its threshold,
+    where that came from, and the questions that lowered it."""
+    ids, table = failing
     return dg.AssetCheckResult(
-        passed=measured >= minimum,
+        passed=passed,
         metadata={
-            measured_key: dg.MetadataValue.float(measured),
-            "threshold": dg.MetadataValue.float(minimum),
-            "method": str(gate.get("method")),
-            "thresholds_source": str(gate.get("source")),
+            **figures,
+            "threshold": dg.MetadataValue.float(threshold),
+            "method": str(method),
+            "thresholds_source": str(source),
             "failing_questions": dg.MetadataValue.md(table),
             "failing_question_ids": ", ".join(ids) or "none",
             "evaluated_run": str(run_id),
@@ -127,22 +152,20 @@ def _answer_check(context: dg.AssetCheckExecutionContext, metric: str) -> dg.Ass
     (outcome,) = [
         o for o in answer_gate(summary, AnswerThresholds(**recorded)) if o.metric == metric
     ]
-    return dg.AssetCheckResult(
-        passed=outcome.passed,
-        metadata={
+    table = _answer_table(values.get("questions", []), set(outcome.failing))
+    return _verdict(
+        outcome.passed,
+        {
             metric: dg.MetadataValue.float(outcome.measured),
-            "threshold": dg.MetadataValue.float(outcome.threshold),
             "rule": "at most" if metric == "loops" else "at least",
             "model": str(values.get("model")),
-            "method": str(recorded.get("method")),
-            "thresholds_source": str(source),
-            "failing_questions": dg.MetadataValue.md(
-                _answer_table(values.get("questions", []), set(outcome.failing))
-            ),
-            "failing_question_ids": ", ".join(outcome.failing) or "none",
-            "evaluated_run": str(run_id),
-            "corpus_note": str(values.get("corpus_note", "")),
         },
+        outcome.threshold,
+        recorded.get("method"),
+        source,
+        (list(outcome.failing), table),
+        run_id,
+        values,
     )
 
 

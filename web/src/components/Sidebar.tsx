@@ -1,5 +1,5 @@
 /** The conversations sidebar: search, groups, and each conversation's actions. */
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent, type SyntheticEvent } from "react";
+import { useEffect, useState } from "react";
 
 import { describeError } from "../api/client";
 import {
@@ -8,13 +8,14 @@ import {
   deleteGroup,
   listConversations,
   listGroups,
-  patchConversation,
   renameGroup,
 } from "../api/resources";
 import type { ConversationSummary, Group } from "../api/types";
-import { routeHash } from "../app/route";
-import { arrange, formatWhen } from "../conversations/list";
+import { arrange } from "../conversations/list";
+import { ConversationRow } from "./ConversationRow";
 import { ConfirmDialog } from "./Modal";
+import { NameForm } from "./NameForm";
+import { closeMenu, RowMenu } from "./RowMenu";
 
 interface SidebarProps {
   id: string;
@@ -31,92 +32,6 @@ interface SidebarProps {
 
 type Pending =
   { kind: "conversation"; item: ConversationSummary } | { kind: "group"; item: Group; count: number };
-
-/** Closes the `<details>` menu an event came from, focusing its summary. */
-function closeMenu(event: SyntheticEvent<HTMLElement>, focusSummary = false) {
-  const menu = event.currentTarget.closest("details");
-  if (menu === null) return;
-  menu.open = false;
-  if (focusSummary) menu.querySelector("summary")?.focus();
-}
-
-function onMenuKey(event: KeyboardEvent<HTMLDetailsElement>) {
-  if (event.key === "Escape" && event.currentTarget.open) {
-    event.stopPropagation();
-    closeMenu(event, true);
-  }
-}
-
-/** An inline name editor: Enter saves, Escape cancels. */
-function NameForm({
-  label,
-  initial,
-  submitLabel,
-  onSave,
-  onCancel,
-}: {
-  label: string;
-  initial: string;
-  submitLabel: string;
-  onSave: (name: string) => Promise<void>;
-  onCancel: () => void;
-}) {
-  const [name, setName] = useState(initial);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    input.current?.focus();
-    input.current?.select();
-  }, []);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (!name.trim()) {
-      setError("Enter a name.");
-      return;
-    }
-    setBusy(true);
-    try {
-      await onSave(name.trim());
-    } catch (exc) {
-      setError(describeError(exc));
-      setBusy(false);
-    }
-  };
-  const errorId = `${label.replace(/\W+/g, "-")}-error`;
-  return (
-    <form className="name-form" onSubmit={submit}>
-      <label>
-        <span className="visually-hidden">{label}</span>
-        <input
-          ref={input}
-          value={name}
-          maxLength={200}
-          aria-invalid={error !== null}
-          aria-describedby={error ? errorId : undefined}
-          onChange={(event) => setName(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === "Escape") {
-              event.stopPropagation();
-              onCancel();
-            }
-          }}
-        />
-      </label>
-      <button type="submit" disabled={busy}>
-        {submitLabel}
-      </button>
-      <button type="button" className="link-button" onClick={onCancel}>
-        Cancel
-      </button>
-      {error && (
-        <p id={errorId} className="field-error" role="alert">
-          {error}
-        </p>
-      )}
-    </form>
-  );
-}
 
 export function Sidebar({ id, currentId, refreshToken, onNewChat, onNavigate, onDeleted }: SidebarProps) {
   const [conversations, setConversations] = useState<ConversationSummary[]>([]);
@@ -186,79 +101,23 @@ export function Sidebar({ id, currentId, refreshToken, onNewChat, onNavigate, on
   const now = new Date();
 
   const item = (c: ConversationSummary) => (
-    <li key={c.conversation_id} className="conversation" data-conversation-id={c.conversation_id}>
-      {renaming === c.conversation_id ? (
-        <NameForm
-          label={`New title for ${c.title}`}
-          initial={c.title}
-          submitLabel="Save"
-          onCancel={() => setRenaming(null)}
-          onSave={async (title) => {
-            await patchConversation(c.conversation_id, { title });
-            setRenaming(null);
-            reload();
-          }}
-        />
-      ) : (
-        <a
-          className="conversation-link"
-          href={routeHash({ view: "chat", conversationId: c.conversation_id })}
-          aria-current={c.conversation_id === currentId ? "page" : undefined}
-          onClick={onNavigate}
-        >
-          <span className="conversation-title">{c.title}</span>
-          <span className="when">
-            <time dateTime={c.updated_at}>{formatWhen(c.updated_at, now)}</time>
-          </span>
-        </a>
-      )}
-      <details className="row-menu" onKeyDown={onMenuKey}>
-        <summary aria-label={`Actions for \u201c${c.title}\u201d`}>
-          <span aria-hidden="true">{"\u22ef"}</span>
-        </summary>
-        <div className="menu">
-          <button
-            type="button"
-            onClick={(event) => {
-              closeMenu(event);
-              setRenaming(c.conversation_id);
-            }}
-          >
-            Rename
-          </button>
-          <label>
-            Move to group
-            <select
-              value={c.group_id ?? ""}
-              onChange={(event) => {
-                const groupId = event.target.value || null;
-                closeMenu(event, true);
-                void act("Moving the conversation", () =>
-                  patchConversation(c.conversation_id, { group_id: groupId }),
-                );
-              }}
-            >
-              <option value="">No group</option>
-              {groups.map((g) => (
-                <option key={g.group_id} value={g.group_id}>
-                  {g.name}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button
-            type="button"
-            className="danger-text"
-            onClick={(event) => {
-              closeMenu(event);
-              setPending({ kind: "conversation", item: c });
-            }}
-          >
-            Delete
-          </button>
-        </div>
-      </details>
-    </li>
+    <ConversationRow
+      key={c.conversation_id}
+      conversation={c}
+      current={c.conversation_id === currentId}
+      groups={groups}
+      now={now}
+      renaming={renaming === c.conversation_id}
+      onStartRename={() => setRenaming(c.conversation_id)}
+      onCancelRename={() => setRenaming(null)}
+      onRenamed={() => {
+        setRenaming(null);
+        reload();
+      }}
+      onNavigate={onNavigate}
+      act={act}
+      onDelete={() => setPending({ kind: "conversation", item: c })}
+    />
   );
 
   return (
@@ -369,32 +228,27 @@ export function Sidebar({ id, currentId, refreshToken, onNewChat, onNavigate, on
                     </button>
                   </h3>
                 )}
-                <details className="row-menu" onKeyDown={onMenuKey}>
-                  <summary aria-label={`Actions for group ${group.name}`}>
-                    <span aria-hidden="true">{"\u22ef"}</span>
-                  </summary>
-                  <div className="menu">
-                    <button
-                      type="button"
-                      onClick={(event) => {
-                        closeMenu(event);
-                        setRenaming(group.group_id);
-                      }}
-                    >
-                      Rename group
-                    </button>
-                    <button
-                      type="button"
-                      className="danger-text"
-                      onClick={(event) => {
-                        closeMenu(event);
-                        setPending({ kind: "group", item: group, count: group.conversation_count });
-                      }}
-                    >
-                      Delete group
-                    </button>
-                  </div>
-                </details>
+                <RowMenu label={`Actions for group ${group.name}`}>
+                  <button
+                    type="button"
+                    onClick={(event) => {
+                      closeMenu(event);
+                      setRenaming(group.group_id);
+                    }}
+                  >
+                    Rename group
+                  </button>
+                  <button
+                    type="button"
+                    className="danger-text"
+                    onClick={(event) => {
+                      closeMenu(event);
+                      setPending({ kind: "group", item: group, count: group.conversation_count });
+                    }}
+                  >
+                    Delete group
+                  </button>
+                </RowMenu>
               </div>
               {open && (
                 <ul className="conversations" id={listId}>
