@@ -244,6 +244,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from varagity.eval import answers as eval_answers
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
+    from varagity.eval import stores as eval_stores
     from varagity.eval.suite import SuiteError, load_suite
     from varagity_stack.model_servers import local_model_servers
 
@@ -258,7 +259,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = get_settings()
     suite = load_suite(args.suite).limited(args.limit)
     if args.drop:
-        removed = runner.drop_stores(settings, suite)
+        removed = eval_stores.drop_stores(settings, suite)
         print(f"removed {len(removed)} isolated store(s) of suite {suite.name}")
         for name in removed:
             print(f"  {name}")
