@@ -52,10 +52,8 @@ def allowed_hosts(settings: Settings) -> frozenset[str] | None:
     extra = {h.strip().lower() for h in settings.ALLOWED_HOSTS.split(",") if h.strip()}
     if "*" in extra:
         return None
-    names = set(_LOOPBACK_NAMES) | {host_name(h) for h in extra}
-    if settings.HOST not in ("0.0.0.0", "::"):  # a wildcard bind names no host
-        names.add(host_name(settings.HOST))
-    return frozenset(names)
+    # HOST itself too, even a wildcard: `varagity up` probes http://HOST:API_PORT
+    return frozenset({*_LOOPBACK_NAMES, host_name(settings.HOST), *map(host_name, extra)})
 
 
 def check(settings: Settings, method: str, path: str, headers: dict[str, str]) -> Refusal | None:
