@@ -7,6 +7,7 @@ then the defaults below (the embedded, zero-configuration stack).
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -266,6 +267,18 @@ class Settings(BaseSettings):
     )
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
+    # --- access -----------------------------------------------------------
+    API_KEY: str | None = Field(
+        default=None,
+        description="Bearer token (Authorization: Bearer ...) every API route but health and "
+        "metrics requires when set; required when HOST is not a loopback address.",
+    )
+    ALLOWED_HOSTS: str = Field(
+        default="",
+        description="Comma-separated extra Host names the API answers to besides 127.0.0.1, "
+        "localhost and HOST (DNS-rebinding guard); '*' turns the check off.",
+    )
+
     @field_validator(
         "DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "RERANK_BASE_URL"
     )
@@ -274,6 +287,11 @@ class Settings(BaseSettings):
         if value is None or not value.strip():
             return None
         return value.strip().rstrip("/")
+
+    @field_validator("API_KEY")
+    @classmethod
+    def _blank_key_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
 
     @field_validator("DATABASE_URL")
     @classmethod
@@ -326,6 +344,12 @@ class Settings(BaseSettings):
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
         if len(set(ports)) != len(ports):
             raise ValueError("API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ")
+        if self.API_KEY is None and not is_loopback(self.HOST):
+            raise ValueError(
+                f"HOST={self.HOST} is reachable beyond this machine, so API_KEY is required: "
+                "set API_KEY to a long random secret (e.g. `openssl rand -hex 32`), or bind "
+                "HOST=127.0.0.1"
+            )
         return self
 
     # --- derived ------------------------------------------------------------
@@ -363,6 +387,16 @@ class Settings(BaseSettings):
     def embedding_url(self) -> str:
         """Base URL (ending in /v1) of the embedding server."""
         return self.EMBEDDING_BASE_URL or f"http://{self.HOST}:{self.EMBEDDING_PORT}/v1"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address to bind) only reaches this machine."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

@@ -19,6 +19,7 @@ from varagity.observability.metrics import register_corpus_collector
 from varagity.services import Services
 from varagity_api.contract import document_contract
 from varagity_api.errors import install_error_handlers
+from varagity_api.guard import RequestGuard
 from varagity_api.routes import api_router, root_routers
 from varagity_api.routes.metrics import corpus_reading
 
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, settings=lambda: app.state.base_settings)
     document_contract(app)
     app.include_router(api_router)
     for router in root_routers:

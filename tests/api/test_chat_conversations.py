@@ -253,3 +253,28 @@ def test_openapi_declares_the_conversation_models(history_api: tuple[str, PgVect
     for name in ("Message", "SourceSnapshot", "Group", "ConversationPatch", "GroupCreate"):
         assert name in doc["components"]["schemas"], name
     assert {"get", "post"} <= set(doc["paths"]["/api/groups"])
+
+
+def test_blank_and_oversized_questions_are_refused_everywhere_and_store_nothing(
+    history_api: tuple[str, PgVectorStore],
+) -> None:
+    base, _ = history_api
+    for question in ("   ", "\n\t \u3000", "why? " * 40_000):
+        r = httpx.post(f"{base}/api/chat", json={"question": question}, timeout=30)
+        assert r.status_code == 422, r.text
+        assert r.json()["code"] == "invalid_request"
+        openai_body = {"model": "varagity", "messages": [{"role": "user", "content": question}]}
+        r = httpx.post(f"{base}/v1/chat/completions", json=openai_body, timeout=30)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["code"] == "invalid_request"
+    long = httpx.post(
+        f"{base}/v1/chat/completions",
+        json={
+            "model": "varagity",
+            "max_tokens": 4096,
+            "messages": [{"role": "user", "content": "x" * 200_000}],
+        },
+        timeout=30,
+    )
+    assert long.status_code == 400 and "the limit is 4000" in long.json()["error"]["message"]
+    assert httpx.get(f"{base}/api/conversations", timeout=30).json() == []

@@ -359,3 +359,31 @@ def test_malformed_upload_requests_are_refused_whole(upload_api: tuple[str, Sett
         assert response.status_code == status, response.text
         assert response.json()["code"] == code, response.text
     assert _tree(settings.docs_path) == []
+
+
+def test_a_truncated_upload_stores_nothing(upload_api: tuple[str, Settings]) -> None:
+    base, settings = upload_api
+    cut = b'--sep\r\nContent-Disposition: form-data; name="files"; filename="cut.md"\r\n\r\nabc'
+    r = httpx.post(
+        f"{base}/api/documents/upload",
+        content=cut,
+        headers={"content-type": "multipart/form-data; boundary=sep"},
+        timeout=30,
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["code"] == "truncated_multipart"
+    assert _tree(settings.docs_path) == []
+    assert list((settings.home / "uploads").iterdir()) == []
+
+
+def test_bidi_and_invisible_characters_in_names_are_refused(
+    upload_api: tuple[str, Settings],
+) -> None:
+    base, settings = upload_api
+    names = ["report\u202egnp.md", "a\u2066b.md", "zero\u200bwidth.md", "c1\x85.md", "ok.md"]
+    r = _upload(base, [(n, b"x") for n in names], paths=names)
+    assert r.status_code == 200, r.text
+    results = r.json()["results"]
+    assert [x["code"] for x in results] == ["invalid_name"] * 4 + [None]
+    assert "U+202E" in results[0]["message"]
+    assert _tree(settings.docs_path) == ["ok.md"]

@@ -30,7 +30,9 @@ from varagity.ingest.parsers.registry import supported_suffixes
 
 UploadStatus = Literal["stored", "replaced", "unchanged", "refused"]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0/C1 controls, and the bidi overrides/isolates and invisible marks that can make a
+# name display as another (``report\u202egnp.exe`` shows as ``reportexe.png``)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _MAX_NAME_BYTES = 255
 # File.lastModified is milliseconds since the epoch; refuse what no filesystem stores.
@@ -49,8 +51,13 @@ class UploadRefused(Exception):
 
 def _path_parts(raw: str, what: str) -> list[str]:
     """The components of a client-supplied relative path, refused when unsafe."""
-    if _CONTROL.search(raw):
-        raise UploadRefused("invalid_name", f"{what} {raw!r} contains control characters")
+    bad = _CONTROL.search(raw)
+    if bad:
+        raise UploadRefused(
+            "invalid_name",
+            f"{what} {raw!r} contains the control or bidirectional-override character "
+            f"U+{ord(bad.group()):04X}; rename the file without it",
+        )
     posix = raw.replace("\\", "/")
     if posix.startswith("/") or _DRIVE.match(posix):
         raise UploadRefused("absolute_path", f"{what} {raw!r} is absolute; send a relative path")

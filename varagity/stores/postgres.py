@@ -10,6 +10,7 @@ supervisor (``varagity up``) does, via :func:`stop_embedded_postgres`.
 from __future__ import annotations
 
 import logging
+import re
 import subprocess
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
@@ -131,10 +132,14 @@ def dagster_storage_url(settings: Settings) -> str:
     return sqlalchemy_psycopg2_url(ensure_database(database_url(settings), DAGSTER_DATABASE))
 
 
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
+    """The URL without its password (in the user part or a ``password=`` query
+    parameter), for messages and logs."""
     parts = urlsplit(url)
     if parts.password:
         netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
+        url = urlunsplit(parts._replace(netloc=netloc))
+    return _QUERY_PASSWORD.sub(r"\1***", url)

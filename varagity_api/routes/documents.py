@@ -126,6 +126,8 @@ class _UploadForm:
         self._data = bytearray()
         self._file: StagedFile | None = None
         self._field = ""
+        self.complete = False
+        """The closing boundary arrived: the body was not cut short."""
 
     def callbacks(self) -> MultipartCallbacks:
         return {
@@ -136,6 +138,7 @@ class _UploadForm:
             "on_headers_finished": self._headers_finished,
             "on_part_data": self._part_data,
             "on_part_end": self._part_end,
+            "on_end": self._end,
         }
 
     def _part_begin(self) -> None:
@@ -197,6 +200,9 @@ class _UploadForm:
         else:
             self.fields.setdefault(self._field, []).append(_decode(bytes(self._data)))
 
+    def _end(self) -> None:
+        self.complete = True
+
     def flush(self) -> None:
         """Write the file data received so far; close the files that ended."""
         for staged, data in self._pending:
@@ -231,6 +237,13 @@ async def _receive(request: Request, form: _UploadForm) -> None:
         parser.finalize()
     except FormParserError as exc:
         raise ApiError(400, "invalid_multipart", f"the multipart body is malformed: {exc}") from exc
+    if not form.complete:
+        raise ApiError(
+            400,
+            "truncated_multipart",
+            "the multipart body ended before its closing boundary (the upload was cut "
+            "short); nothing was stored, send it again",
+        )
     await run_in_threadpool(form.flush)
 
 

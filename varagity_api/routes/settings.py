@@ -50,7 +50,7 @@ _BOUNDS = (
 
 
 def _is_secret(name: str) -> bool:
-    return name.endswith("_API_KEY")
+    return name == "API_KEY" or name.endswith("_API_KEY")
 
 
 def _wire(name: str, value: Any) -> SettingValue:

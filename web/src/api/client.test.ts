@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 import { streamChat } from "./chat";
-import { ApiError, getJson, postEvents } from "./client";
+import { API_KEY_STORAGE, ApiError, getJson, postEvents } from "./client";
 
 // A real HTTP server on loopback speaking the API's shapes.
 let server: Server;
@@ -31,6 +31,10 @@ beforeAll(async () => {
       } else if (req.url === "/hang") {
         res.writeHead(200, { "content-type": "text/event-stream" });
         res.write('event: token\r\ndata: {"delta":"a"}\r\n\r\n');
+      } else if (req.url === "/keyed") {
+        const ok = req.headers.authorization === "Bearer s3cret";
+        res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+        res.end(ok ? '{"ok":true}' : '{"code":"api_key_required","message":"key please"}');
       } else if (req.url === "/json") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end('{"ok":true}');
@@ -115,5 +119,28 @@ describe("getJson and streamChat", () => {
     expect(events.map((e) => e.type)).toEqual(["retrieval", "token", "done"]);
     expect(events[0]).toMatchObject({ type: "retrieval", data: { query: "kettle?" } });
     expect(events[1]).toEqual({ type: "token", data: { delta: "Hello" } });
+  });
+});
+
+describe("the API key", () => {
+  it("is asked for once on a 401, kept, and sent from then on", async () => {
+    const kept = new Map<string, string>();
+    vi.stubGlobal("localStorage", {
+      getItem: (k: string) => kept.get(k) ?? null,
+      setItem: (k: string, v: string) => void kept.set(k, v),
+    });
+    const prompt = vi.fn(() => "s3cret");
+    vi.stubGlobal("prompt", prompt);
+    try {
+      expect(await getJson(`${base}/keyed`)).toEqual({ ok: true });
+      expect(kept.get(API_KEY_STORAGE)).toBe("s3cret");
+      expect(await getJson(`${base}/keyed`)).toEqual({ ok: true });
+      expect(prompt).toHaveBeenCalledTimes(1);
+      prompt.mockReturnValue("");
+      kept.set(API_KEY_STORAGE, "wrong");
+      await expect(getJson(`${base}/keyed`)).rejects.toMatchObject({ status: 401, code: "api_key_required" });
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 });

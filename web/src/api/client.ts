@@ -32,10 +32,44 @@ async function errorFrom(response: Response): Promise<ApiError> {
   return new ApiError(response.status, "http_error", `HTTP ${response.status}: ${detail}`);
 }
 
+/** Where the API key (the server's `API_KEY`) is kept once the user has typed it. */
+export const API_KEY_STORAGE = "varagity.apiKey";
+
+function storedKey(): string | null {
+  return typeof localStorage === "undefined" ? null : localStorage.getItem(API_KEY_STORAGE);
+}
+
+/** Ask for the key (a 401 said one is needed or wrong); null when the user declines. */
+function askForKey(wrong: boolean): string | null {
+  if (typeof globalThis.prompt !== "function" || typeof localStorage === "undefined") return null;
+  const key = globalThis.prompt(
+    wrong
+      ? "That API key was refused. Enter this server's API_KEY:"
+      : "This server needs its API key (API_KEY):",
+  );
+  if (!key?.trim()) return null;
+  localStorage.setItem(API_KEY_STORAGE, key.trim());
+  return key.trim();
+}
+
+function withKey(init: RequestInit, key: string | null): RequestInit {
+  if (!key) return init;
+  return {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${key}` },
+  };
+}
+
 async function send(path: string, init: RequestInit): Promise<Response> {
   let response: Response;
+  let key = storedKey();
   try {
-    response = await fetch(path, init);
+    response = await fetch(path, withKey(init, key));
+    if (response.status === 401) {
+      // asked once per refusal: a key typed in is kept and the request sent again
+      key = askForKey(key !== null);
+      if (key) response = await fetch(path, withKey(init, key));
+    }
   } catch (exc) {
     if (exc instanceof DOMException && exc.name === "AbortError") throw exc;
     throw new ApiError(0, "network_error", `Cannot reach the API at ${path}: ${String(exc)}`);
