@@ -48,6 +48,8 @@ BATCH_TAG = "varagity/batch"
 FILES_TAG = "varagity/files"
 # On a one-file run that re-runs a file of a failed batch run: that run's id.
 ISOLATED_TAG = "varagity/isolated_from"
+# On a batch run that re-runs the files of a crashed batch run: that run's id.
+RECOVERED_TAG = "varagity/recovered_from"
 # Dagster's own tags naming the partition (or the range of partitions) a run covers.
 PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"

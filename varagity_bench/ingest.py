@@ -222,7 +222,7 @@ def run_ingest_benchmark(
                     situate = DocumentContextualizer(
                         services.chat,
                         parsed.text,
-                        longest_chunk_tokens=max(d.n_tokens for d in drafts),
+                        longest_chunk=max((d.content for d in drafts), key=len),
                         context_tokens=settings.LLM_CONTEXT_TOKENS,
                         max_tokens=settings.CONTEXT_MAX_TOKENS,
                     ).situate

@@ -310,6 +310,57 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
         services.close()
 
 
+def _crash(h: Harness, request: dg.RunRequest) -> None:
+    """A run whose worker died: started, then failed by run monitoring (no step failed)."""
+    run = h.instance.create_run_for_job(
+        DEFS.resolve_job_def(request.job_name or pipeline.INGEST_JOB),
+        tags=dict(request.tags),
+        status=dg.DagsterRunStatus.STARTED,
+    )
+    h.instance.report_run_failed(run)
+    assert request.run_key is not None
+    h.launched_keys.add(request.run_key)
+
+
+def test_crashed_batch_is_recovered_in_batches(
+    make_settings, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    """Issue 12 #3: a crashed batch's files were re-run one run per file."""
+    settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=3, **model_urls)
+    for i in range(6):
+        write_file(settings.docs_path / f"f{i}.txt", f"File {i} is about subject{i}.\n")
+    h = Harness()
+    first = h.tick()
+    assert isinstance(first, dg.SensorResult) and len(first.run_requests) == 2
+    crashed, done = first.run_requests
+    _crash(h, crashed)
+    assert all(r.success for r in h.run_requests(dg.SensorResult(run_requests=[done])))
+
+    recovery = h.tick()
+    assert isinstance(recovery, dg.SensorResult)
+    (again,) = recovery.run_requests  # one batch run, not one run per file
+    assert again.partition_key is None
+    assert again.tags[pipeline.RANGE_START_TAG] == crashed.tags[pipeline.RANGE_START_TAG]
+    assert again.tags[pipeline.RANGE_END_TAG] == crashed.tags[pipeline.RANGE_END_TAG]
+    # the recovery run crashes too: now its files are re-run one each, to find the one
+    # that kills its worker
+    _crash(h, again)
+    solo = h.tick()
+    assert isinstance(solo, dg.SensorResult)
+    assert sorted(r.partition_key or "" for r in solo.run_requests) == [
+        "f0.txt",
+        "f1.txt",
+        "f2.txt",
+    ]
+    assert all(r.success for r in h.run_requests(solo))
+    assert isinstance(h.tick(), dg.SkipReason)
+    services = Services.open(settings)
+    try:
+        assert len(services.pg.list_documents()) == 6
+    finally:
+        services.close()
+
+
 def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -> None:
     docs = stack_settings.docs_path
     write_file(docs / "good.md", "Useful text about lighthouses and their lenses.\n")

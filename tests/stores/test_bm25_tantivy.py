@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import multiprocessing
 import os
+import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +16,7 @@ import tantivy
 
 from tests.support.bm25_corpus import CORPUS, doc
 from varagity.stores.bm25.base import BM25Error, BM25Store
-from varagity.stores.bm25.tantivy_store import LOCK_FILE_NAME, TantivyBM25Store
+from varagity.stores.bm25.tantivy_store import LOCK_FILE_NAME, TantivyBM25Store, _analyzer
 
 
 @pytest.fixture
@@ -328,3 +331,67 @@ def test_stop_words_neither_match_nor_score(store: TantivyBM25Store) -> None:
     assert store.search("the of is", 5) == []
     # with stop words out, the short chunk is the better match for "the pump"
     assert ids(store.search("the pump", 5)) == ["b", "a"]
+
+
+def _unreferenced_segment_files(path: Path) -> list[str]:
+    """Segment files of ``path`` whose segment ``meta.json`` does not list."""
+    meta = json.loads((path / "meta.json").read_text())
+    live = {segment["segment_id"].replace("-", "") for segment in meta["segments"]}
+    return sorted(
+        f.name
+        for f in path.iterdir()
+        if re.fullmatch(r"[0-9a-f]{32}\..+", f.name) and f.name[:32] not in live
+    )
+
+
+def _write_until_killed(path: str) -> None:
+    """Child body: a raw writer adding documents without ever committing (small heap, so
+    Tantivy flushes uncommitted segment files to disk), as a run worker killed mid-write."""
+    index = tantivy.Index.open(path)
+    index.register_tokenizer("varagity_en", _analyzer())
+    writer = index.writer(heap_size=15_000_000, num_threads=1)
+    i = 0
+    while True:
+        writer.add_document(
+            tantivy.Document(
+                chunk_id=f"orphan-{i}",
+                doc_id="orphan",
+                search_text=f"uncommitted words {i} " * 50,
+            )
+        )
+        i += 1
+
+
+@pytest.mark.timeout(240)
+def test_files_of_a_killed_writer_are_swept_and_the_folder_does_not_grow(
+    tmp_path: Path,
+) -> None:
+    """Issue 12 #7: Tantivy's own GC forgets files written by another process's writer
+    (each process rewrites ``.managed.json`` from its own list), so a writer killed -9
+    before its commit leaked its segment files forever."""
+    path = tmp_path / "bm25"
+    store = TantivyBM25Store(path)
+    store.index(CORPUS)
+    child = multiprocessing.get_context("spawn").Process(
+        target=_write_until_killed, args=(str(path),)
+    )
+    child.start()
+    try:
+        while not _unreferenced_segment_files(path):  # bounded by the test's timeout
+            assert child.is_alive(), "the writer child died before writing a segment"
+            child.join(0.2)
+    finally:
+        if child.is_alive():
+            os.kill(child.pid or 0, signal.SIGKILL)
+        child.join(30)
+    leaked = _unreferenced_segment_files(path)
+    assert leaked
+    sizes = []
+    for _ in range(5):  # re-ingest the same corpus, as the pipeline's upserts do
+        store.index(CORPUS)
+        assert _unreferenced_segment_files(path) == []
+        sizes.append(sum(f.stat().st_size for f in path.iterdir()))
+    assert max(sizes[1:]) <= sizes[0]
+    assert store.count() == len(CORPUS)
+    assert not (set(os.listdir(path)) & set(leaked))
+    store.close()

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 
 from varagity.models.protocols import Completer
-from varagity.tokens import count_tokens, truncate_tokens
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +35,9 @@ DOCUMENT_TEMPLATE = "<document>\n{document}\n</document>\n"
 CHUNK_TEMPLATE = (
     "Here is the chunk we want to situate within the whole document\n<chunk>\n{chunk}\n</chunk>"
 )
-# cl100k undercounts what small served models see (code, digits): keep this share
-# of the model's window for the document.
-_DOCUMENT_SHARE = 0.55
+# The document and chunk are measured in the chat model's own tokens (or a bound that
+# holds for it), so only a small margin of the window stays unplanned.
+_WINDOW_SHARE = 0.95
 # the system prompt, the markup and the chat template's own tokens
 _PROMPT_OVERHEAD_TOKENS = 128
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
@@ -45,12 +45,46 @@ _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
 
 
-def fit_document(document: str, *, context_tokens: int, reserve_tokens: int) -> str:
-    """The document prefix that fits the model window beside one chunk and the answer."""
-    budget = max(64, int(context_tokens * _DOCUMENT_SHARE) - reserve_tokens)
-    if count_tokens(document) <= budget:
+TokenCount = Callable[[str], int]
+
+
+def utf8_bytes(text: str) -> int:
+    """A bound on any byte-level tokenizer's count (BPE, SentencePiece with byte
+    fallback): no token covers less than one byte of UTF-8."""
+    return len(text.encode("utf-8"))
+
+
+def model_token_count(client: Completer) -> TokenCount:
+    """How to measure prompt parts for ``client``'s model: the served model's own
+    tokenizer when the server offers one (the packaged llama.cpp server does), else
+    :func:`utf8_bytes`. cl100k is no bound here: SmolLM2 splits digits 2-3x finer."""
+    count = getattr(client, "count_tokens", None)
+    if count is None or count("probe") is None:
+        log.info("the chat server has no tokenize endpoint: sizing blurb prompts by UTF-8 bytes")
+        return utf8_bytes
+    return lambda text: int(count(text) or 0)
+
+
+def fit_document(
+    document: str, *, context_tokens: int, reserve_tokens: int, count: TokenCount = utf8_bytes
+) -> str:
+    """The document prefix that fits the model window beside one chunk and the answer,
+    measured by ``count`` (the chat model's tokens, or a bound on them)."""
+    budget = max(64, int(context_tokens * _WINDOW_SHARE) - reserve_tokens)
+    if count(document) <= budget:
         return document
-    return truncate_tokens(document, budget) + "\n[... document truncated ...]"
+    marker = "\n[... document truncated ...]"
+    budget -= count(marker)
+    # the longest prefix within budget, by bisection (no tokenizer averages 16
+    # characters a token over a whole document)
+    low, high = 0, min(len(document), 16 * budget)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count(document[:mid]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return document[:low] + marker
 
 
 def clean_context(raw: str) -> str:
@@ -75,7 +109,7 @@ class DocumentContextualizer:
         client: Completer,
         document: str,
         *,
-        longest_chunk_tokens: int,
+        longest_chunk: str,
         context_tokens: int,
         max_tokens: int,
     ) -> None:
@@ -84,16 +118,18 @@ class DocumentContextualizer:
         Args:
             client: The chat model.
             document: The document's full text.
-            longest_chunk_tokens: Tokens of the longest chunk that will be situated.
+            longest_chunk: The longest chunk that will be situated.
             context_tokens: The model's window.
             max_tokens: Cap on one blurb's length.
         """
         self.client = client
         self.max_tokens = max_tokens
-        reserve = longest_chunk_tokens + max_tokens + _PROMPT_OVERHEAD_TOKENS
-        self.preamble = DOCUMENT_TEMPLATE.format(
-            document=fit_document(document, context_tokens=context_tokens, reserve_tokens=reserve)
+        count = model_token_count(client)
+        reserve = count(longest_chunk) + max_tokens + _PROMPT_OVERHEAD_TOKENS
+        fitted = fit_document(
+            document, context_tokens=context_tokens, reserve_tokens=reserve, count=count
         )
+        self.preamble = DOCUMENT_TEMPLATE.format(document=fitted)
 
     def messages(self, chunk: str) -> list[dict[str, str]]:
         """The request for one chunk: instructions, document, then the chunk last."""

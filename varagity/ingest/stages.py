@@ -370,7 +370,7 @@ def contextualize_document(
     contextualizer = DocumentContextualizer(
         chat,
         document_text(records),
-        longest_chunk_tokens=max(r.n_tokens for r in records),
+        longest_chunk=max((r.content for r in records), key=len),
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         max_tokens=settings.CONTEXT_MAX_TOKENS,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any, Unpack
 
+import httpx
 import openai
 
 from varagity.config import Settings
@@ -41,6 +42,35 @@ class ChatClient(OpenAICompatibleClient):
             "max_tokens": settings.LLM_MAX_TOKENS,
             "temperature": settings.LLM_TEMPERATURE,
         }
+
+    def count_tokens(self, text: str) -> int | None:
+        """``text``'s length in the served model's own tokens, or None when the server
+        has no tokenize endpoint (llama-cpp-python's ``/extras/tokenize/count``, the C++
+        llama-server's ``/tokenize``; an OpenAI-style server has neither).
+
+        Raises:
+            ModelError: The server could not be reached.
+        """
+        root = self.base_url.removesuffix("/v1")
+        probes = (
+            ("/extras/tokenize/count", {"input": text, "model": self.model}, "count"),
+            ("/tokenize", {"content": text, "add_special": False}, "tokens"),
+        )
+
+        def call() -> int | None:
+            for path, body, field in probes:
+                try:
+                    resp = httpx.post(root + path, json=body, timeout=self.timeout)
+                    if resp.status_code in (404, 405):
+                        continue
+                    resp.raise_for_status()
+                    value = resp.json()[field]
+                except (httpx.HTTPError, ValueError, KeyError) as exc:
+                    raise self._error(f"{path} failed: {exc}") from exc
+                return value if isinstance(value, int) else len(value)
+            return None
+
+        return self._call(call)
 
     def _params(
         self,

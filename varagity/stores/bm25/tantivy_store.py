@@ -10,6 +10,11 @@ one fails with ``LockBusy`` ("Failed to acquire Lockfile").  Several processes w
 * a writer exists only for the duration of one write (``index()`` / ``delete_documents()``):
   it is created, used, committed once, then consumed with ``wait_merging_threads()`` (which
   also finishes merges and garbage collection) before the lock is released;
+* Tantivy's own garbage collection only knows the files its process's ``Index`` listed in
+  ``.managed.json``, which each process caches at open and overwrites: files of a writer
+  in another process, above all one killed before its commit, drop out of that list and
+  would stay forever. So every write ends (still under the exclusive lock, when no other
+  writer can exist) by sweeping the segment files ``meta.json`` does not reference;
 * readers reload before every search/count so commits made by other processes are visible.
   Reloads take no lock (searches never queue behind a write or a merge); a reload that races
   another process's garbage collection fails harmlessly and is retried, the last time under
@@ -24,7 +29,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +59,8 @@ _SEARCH_TOKENIZER = "varagity_en"
 _WRITER_HEAP_BYTES = 64_000_000
 _LOCK_POLL_S = 0.05
 _RELOAD_RETRIES = 3
+# a segment file: "<32 hex segment id>.<ext>" or "<id>.<opstamp>.del"
+_SEGMENT_FILE = re.compile(r"^([0-9a-f]{32})\.(?:(\d+)\.del|[a-z]+)$")
 
 
 def _build_schema() -> tantivy.Schema:
@@ -321,6 +330,35 @@ class TantivyBM25Store:
                 # own lockfile -- all before our flock is released.
                 with contextlib.suppress(Exception):
                     writer.wait_merging_threads()
+            self._sweep_unreferenced_files()
+
+    def _sweep_unreferenced_files(self) -> None:
+        """Delete segment files the committed ``meta.json`` does not reference.
+
+        Called with the exclusive lock held and the writer consumed, so no writer (and no
+        merge) is producing files. A reader of another process that still maps a deleted
+        file keeps it open (POSIX); one racing the sweep in a reload retries (see
+        ``_fresh_searcher``).
+        """
+        try:
+            meta = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # nothing committed yet (or unreadable): nothing is known to be dead
+        live: dict[str, int | None] = {}
+        for segment in meta.get("segments", []):
+            deletes = segment.get("deletes") or {}
+            live[segment["segment_id"].replace("-", "")] = deletes.get("opstamp")
+        for entry in os.scandir(self.path):
+            match = _SEGMENT_FILE.match(entry.name)
+            if match is None:
+                continue
+            segment_id, del_opstamp = match.group(1), match.group(2)
+            dead = segment_id not in live or (
+                del_opstamp is not None and int(del_opstamp) != live[segment_id]
+            )
+            if dead:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
 
     def _acquire_writer(self, index: tantivy.Index) -> tantivy.IndexWriter:
         """Open the IndexWriter, retrying a ``LockBusy`` until the lock timeout.

@@ -9,6 +9,9 @@ re-hashed, a skipped file is reported once):
 * new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
   per run (one run over a contiguous range of the partitions added this tick);
 * changed files (new content hash) are re-requested one run each;
+* the files of a failed batch run are re-requested: one run each when a step failed
+  (to isolate the bad file), in batches again when the run crashed (worker killed, the
+  run failed by run monitoring), one run each if that recovery run crashes too;
 * removed files become ``purge_documents`` runs (``INGEST_BATCH_SIZE`` files each) and
   their partitions are deleted. A removed file that a run is still working on waits in
   ``purging`` until that run ends, so the run cannot write it back after its purge; a
@@ -45,6 +48,7 @@ from varagity.pipeline import (
     ISOLATED_TAG,
     RANGE_END_TAG,
     RANGE_START_TAG,
+    RECOVERED_TAG,
     STALENESS_JOB,
 )
 from varagity.records import doc_id_for
@@ -126,24 +130,38 @@ def _purge_request(paths: Sequence[str], generation: int) -> dg.RunRequest:
     )
 
 
-def _isolate_failed_batches(
-    context: dg.SensorEvaluationContext, handled: list[str]
-) -> tuple[list[dg.RunRequest], list[str]]:
-    """One run per file of each newly failed batch run.
+def _crashed(context: dg.SensorEvaluationContext, run: dg.DagsterRun) -> bool:
+    """Whether ``run`` failed without a step failing: its worker died (killed, out of
+    memory) and run monitoring failed the run, so no file is known to be bad."""
+    return not context.instance.get_records_for_run(
+        run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE, limit=1
+    ).records
 
-    A batch run fails when any of its files fails; the good files are stored anyway.
-    Re-running each file alone gives every partition its own outcome in the UI: the
-    good ones materialize (cheaply: already indexed), the bad one fails by itself.
+
+def _requests_for_failed_batches(
+    context: dg.SensorEvaluationContext, handled: list[str], batch_size: int
+) -> tuple[list[dg.RunRequest], list[str]]:
+    """Re-run the files of each newly failed batch run.
+
+    A batch run whose step failed names its bad files (the good ones are stored anyway):
+    each file is re-run alone, which gives every partition its own outcome in the UI;
+    the good ones materialize (cheaply: already indexed), the bad one fails by itself.
+    A batch run that crashed (its worker died, nothing failed by name) is re-run in
+    batches of ``batch_size`` again; if such a recovery run crashes too, its files are
+    re-run one per run, so a file that kills its worker is found and only it fails.
     """
     failed = context.instance.get_runs(
         filters=dg.RunsFilter(
-            job_name=ingest_documents_job.name,
-            statuses=[dg.DagsterRunStatus.FAILURE],
-            tags={BATCH_TAG: "true"},
+            job_name=ingest_documents_job.name, statuses=[dg.DagsterRunStatus.FAILURE]
         ),
-        limit=50,
+        limit=100,
     )
-    fresh = [run for run in failed if run.run_id not in handled]
+    fresh = [
+        run
+        for run in failed
+        if run.run_id not in handled
+        and (run.tags.get(BATCH_TAG) == "true" or RECOVERED_TAG in run.tags)
+    ]
     if not fresh:
         return [], handled
     keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
@@ -151,22 +169,49 @@ def _isolate_failed_batches(
     requests = []
     for run in fresh:
         start, end = run.tags.get(RANGE_START_TAG), run.tags.get(RANGE_END_TAG)
-        if start in position and end in position:
-            for key in keys[position[start] : position[end] + 1]:
+        if start not in position or end not in position:
+            continue
+        files = keys[position[start] : position[end] + 1]
+        if _crashed(context, run) and RECOVERED_TAG not in run.tags:
+            context.log.info(
+                f"batch run {run.run_id} crashed: re-running its {len(files)} file(s) in batches"
+            )
+            for i in range(0, len(files), batch_size):
+                part = files[i : i + batch_size]
                 requests.append(
                     dg.RunRequest(
                         job_name=INGEST_JOB,
-                        run_key=f"solo:{run.run_id}:{key}",
-                        partition_key=key,
-                        tags={ISOLATED_TAG: run.run_id},
+                        run_key=f"recover:{run.run_id}:{i}",
+                        tags={
+                            **range_request_tags([part[0], part[-1]]),
+                            RECOVERED_TAG: run.run_id,
+                            FILES_TAG: str(len(part)),
+                        },
                     )
                 )
+            continue
+        for key in files:
+            requests.append(
+                dg.RunRequest(
+                    job_name=INGEST_JOB,
+                    run_key=f"solo:{run.run_id}:{key}",
+                    partition_key=key,
+                    tags={ISOLATED_TAG: run.run_id},
+                )
+            )
         context.log.info(
             f"batch run {run.run_id} failed: re-running its files one per run to isolate "
             "the failing one"
         )
     kept = [*handled, *(run.run_id for run in fresh)][-_HANDLED_FAILURES_KEPT:]
     return requests, kept
+
+
+def _covers_present_file(request: dg.RunRequest, current: dict[str, list]) -> bool:
+    """Whether a retry still has its file: a one-file run's file may have been removed
+    since (a range run skips what is gone)."""
+    key = request.partition_key
+    return key is None or relative_path_for(key) in current
 
 
 @dg.sensor(
@@ -186,7 +231,9 @@ def docs_folder_sensor(
     previous: dict[str, list] = {**waiting, **state.get("files", {})}
     reported: dict[str, str] = state.get("skipped", {})
     generation: int = state.get("generation", 0)
-    isolation_requests, handled = _isolate_failed_batches(context, state.get("failed_batches", []))
+    retry_requests, handled = _requests_for_failed_batches(
+        context, state.get("failed_batches", []), settings.INGEST_BATCH_SIZE
+    )
     files, skipped = scan(settings.docs_path)
     for item in skipped:
         if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
@@ -256,9 +303,7 @@ def docs_folder_sensor(
         dg.RunRequest(job_name=INGEST_JOB, run_key=f"{key}:{digest}:{mtime}", partition_key=key)
         for key, digest, mtime in changed
     ]
-    run_requests += [
-        r for r in isolation_requests if relative_path_for(r.partition_key or "") in current
-    ]
+    run_requests += [r for r in retry_requests if _covers_present_file(r, current)]
     if purge_now:
         run_requests += [
             _purge_request(purge_now[i : i + size], generation)
