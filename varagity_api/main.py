@@ -45,10 +45,17 @@ def index_page(dagster_url: str, build: Path = WEB_BUILD) -> str:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; ``settings`` defaults to the environment's."""
 
+    def base_settings() -> Settings:
+        """The environment's settings, read once (at startup, or at the first request of
+        an app served without its lifespan)."""
+        if getattr(app.state, "base_settings", None) is None:
+            app.state.base_settings = settings or get_settings()
+        resolved: Settings = app.state.base_settings
+        return resolved
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        app.state.base_settings = settings or get_settings()
-        configure_logging(app.state.base_settings.LOG_LEVEL)
+        configure_logging(base_settings().LOG_LEVEL)
         app.state.services = None
         app.state.startup_error = None
         try:
@@ -70,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    app.add_middleware(RequestGuard, settings=lambda: app.state.base_settings)
+    app.add_middleware(RequestGuard, settings=base_settings)
     document_contract(app)
     app.include_router(api_router)
     for router in root_routers:

@@ -31,7 +31,8 @@ def test_without_a_build_the_page_says_how_to_build(tmp_path: Path) -> None:
 def test_the_app_serves_the_build_and_its_assets(make_settings: SettingsFactory) -> None:
     assert (WEB_BUILD / "index.html").is_file(), "run `make install` to build the web client"
     settings = make_settings(DAGSTER_URL="http://dagster.example:3000")
-    client = TestClient(create_app(settings))  # no lifespan: `/` needs no stores
+    # no lifespan: `/` needs no stores; a loopback Host, which the API answers to
+    client = TestClient(create_app(settings), base_url="http://127.0.0.1")
     response = client.get("/")
     assert response.status_code == 200
     assert response.headers["cache-control"] == "no-cache"
