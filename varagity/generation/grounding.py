@@ -212,10 +212,6 @@ class CitationStream:
         self._settle(final=True)
         return self._show(self.text)
 
-    def cited(self) -> list[int]:
-        """Passage numbers the attributed answer cites, in first-seen order."""
-        return list(dict.fromkeys(_marker_numbers(self.text, mentions=True)))
-
     def _show(self, visible: str) -> str:
         if not visible.startswith(self._visible):  # cannot happen; never show a rewrite
             return ""
@@ -323,6 +319,7 @@ _ABBREVIATION = re.compile(
     r"|(?<![\w.])[A-Z])$",
     re.I,
 )
+_ABBREVIATION_CHARS = 8  # the longest abbreviation, with a character before it
 _FENCE = re.compile(r"```.*?(?:```[^\n]*(?:\n|\Z)|\Z)", re.S)
 
 
@@ -357,7 +354,7 @@ def _space_follows(raw: str, i: int) -> bool:
     """Whether the punctuation at ``i`` ends a sentence: markers, then space, may follow
     (``1.7``, ``e.g.`` and ``J. Smith`` do not end one); unknown at the text's end counts
     as yes."""
-    if raw[i] == "." and _ABBREVIATION.search(raw, 0, i):
+    if raw[i] == "." and _ABBREVIATION.search(raw, max(0, i - _ABBREVIATION_CHARS), i):
         return False
     j = i + 1
     while True:
