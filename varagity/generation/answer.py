@@ -22,8 +22,8 @@ only subsets were run; the answer-eval suite measures the full picture):
   frequency/presence penalties are available but off, since they penalise the
   recurring ``[n]`` tokens that citations need.
 
-Citations remain rare with the 0.5B model; loops are the repetition guard's job,
-which stops them whatever the model or penalty.
+The 0.5B model's own markers stay rare, hence the attribution; loops are the
+repetition guard's job, which stops them whatever the model or penalty.
 """
 
 from __future__ import annotations
