@@ -337,11 +337,10 @@ def _generate(
     if citer is not None:
         if citer.raw == answer:
             rest = citer.finish()  # the last sentence's citations
-            if citer.unsupported:
-                rest += UNSUPPORTED_NOTE
-            if rest:
-                yield TokenDelta(rest)
-            answer = citer.text + (UNSUPPORTED_NOTE if citer.unsupported else "")
+            note = UNSUPPORTED_NOTE if citer.unsupported else ""
+            if rest + note:
+                yield TokenDelta(rest + note)
+            answer = citer.text + note
         else:  # the guard found the loop in text already shown: attribute what it kept
             answer = attribute_answer(answer, citer.passages)
     if loop is not None:
