@@ -10,7 +10,7 @@ import pytest
 from tests.support.records import DIM, document_row, stored_chunks, unit_vector
 from varagity.stores.migrate import MigrationError, apply_migrations, migration_files
 from varagity.stores.postgres import connect
-from varagity.stores.vector_store import EmbeddedChunk, PgVectorStore
+from varagity.stores.vector_store import HNSW_EF_SEARCH, EmbeddedChunk, PgVectorStore
 
 pytestmark = pytest.mark.integration
 
@@ -170,3 +170,9 @@ def test_ef_search_is_set_per_connection_and_raised_for_deep_searches(pg_url: st
         assert [s for _, s in ids] == pytest.approx([s for _, s in deep])
     finally:
         store.close()
+    default = PgVectorStore(pg_url, embedding_dim=DIM)
+    try:
+        with default.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(HNSW_EF_SEARCH),)
+    finally:
+        default.close()
