@@ -161,7 +161,7 @@ def make_queries(corpus: Corpus, n: int, seed: int = 11) -> list[str]:
     """Questions made of 3-6 mid-frequency words of a random chunk."""
     rng = random.Random(seed)
     common = set(corpus.vocabulary[:150])
-    queries = []
+    queries: list[str] = []
     while len(queries) < n:
         _, chunks = rng.choice(corpus.docs)
         terms = [w.strip(".").lower() for w in rng.choice(chunks).split()]
@@ -388,7 +388,7 @@ class RawParts:
             ).fetchall()
         )
 
-        def bm25() -> list[tuple[str, int]]:
+        def bm25() -> list[tuple[object, object]]:
             q = self.index.parse_query(sanitize_query(query), ["search_text"])
             hits = self.searcher.search(q, limit=k).hits
             return [
@@ -486,7 +486,7 @@ def run_scale_benchmark(
     services: Services | None = None
     try:
         services = Services.open(settings)
-        pg = services.pg
+        pg, bm25 = services.pg, services.bm25
         time.sleep(5)
         idle_empty = measure(stack_processes(stack, settings))
 
@@ -535,7 +535,7 @@ def run_scale_benchmark(
                     t_copy += time.perf_counter() - t
                 if bm25_docs:
                     t = time.perf_counter()
-                    services.bm25.index(bm25_docs)
+                    bm25.index(bm25_docs)
                     t_bm25 += time.perf_counter() - t
                 batch_docs.clear()
                 batch_rows.clear()
