@@ -369,6 +369,8 @@ class RawParts:
         self.services = services
         store = services.bm25
         assert isinstance(store, TantivyBM25Store)
+        # the store's own schema and analyzer, but a searcher opened once and held:
+        # Tantivy alone, without the store's per-search reload and hit building
         self.index = tantivy.Index(store._schema, path=str(store.path), reuse=True)
         self.index.register_tokenizer("varagity_en", store._analyzer)
         self.index.reload()
