@@ -177,6 +177,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    """Hybrid latency, HNSW recall, build times and memory over a generated 100k corpus."""
+    from varagity_bench.scale import run_scale_benchmark
+
+    def setting(text: str) -> tuple[int, int]:
+        m, _, efc = text.partition(":")
+        return int(m), int(efc)
+
+    return run_scale_benchmark(
+        chunks=args.chunks,
+        real=args.real,
+        queries=args.queries,
+        hnsw=[setting(s) for s in args.hnsw.split(",")],
+        ef_search=[int(x) for x in args.ef_search.split(",")],
+    )
+
+
 def cmd_bench_parsing(args: argparse.Namespace) -> int:
     """Parser and chunker throughput: PDF text layer, OCR per engine, office formats."""
     from varagity_bench.chunking import bench_chunkers
@@ -369,6 +386,20 @@ def build_parser() -> argparse.ArgumentParser:
         "in-process blurb baselines: a third of the LLM time)",
     )
     bench.set_defaults(func=cmd_bench)
+
+    scale = sub.add_parser(
+        "bench-scale",
+        help="hybrid latency per stage vs the raw parts, HNSW recall, build times and "
+        "memory over a generated 100k-chunk corpus",
+    )
+    scale.add_argument("--chunks", type=int, default=100_000)
+    scale.add_argument("--real", type=int, default=1000, help="chunks embedded by the real server")
+    scale.add_argument("--queries", type=int, default=60)
+    scale.add_argument(
+        "--hnsw", default="16:64,16:128,24:64", help="m:ef_construction builds to compare"
+    )
+    scale.add_argument("--ef-search", default="40,64,100,200")
+    scale.set_defaults(func=cmd_bench_scale)
 
     parsing = sub.add_parser(
         "bench-parsing", help="parser, OCR and chunking throughput on generated files"

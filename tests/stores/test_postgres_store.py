@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.support.records import DIM, document_row, stored_chunks, unit_vector
 from varagity.stores.migrate import MigrationError, apply_migrations, migration_files
 from varagity.stores.postgres import connect
-from varagity.stores.vector_store import EmbeddedChunk, PgVectorStore
+from varagity.stores.vector_store import HNSW_EF_SEARCH, EmbeddedChunk, PgVectorStore
 
 pytestmark = pytest.mark.integration
 
@@ -139,3 +140,39 @@ def test_blurb_stage_reads_and_replaces_only_existing_chunks(pg_url: str) -> Non
             assert store.lock_chunks(conn, "d1", ["d1::0"]) == {}
     finally:
         store.close()
+
+
+def test_ef_search_is_set_per_connection_and_raised_for_deep_searches(pg_url: str) -> None:
+    store = PgVectorStore(pg_url, embedding_dim=DIM, ef_search=4)
+    try:
+        first = store.allocate_original_indexes(30)
+        store.write_document(document_row("d1", 30), stored_chunks("d1", 30, first[0]))
+        with store.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("4",)
+            # the HNSW index answers the nearest-neighbour query (not a sequential scan)
+            conn.execute("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(
+                r[0]
+                for r in conn.execute(
+                    "EXPLAIN SELECT chunk_id FROM chunks ORDER BY embedding <=> %s LIMIT 5",
+                    (np.asarray(unit_vector(1), dtype=np.float32),),
+                )
+            )
+            assert "chunks_embedding_hnsw" in plan
+        # more rows than ef_search: raised for that query only, then back to 4
+        deep = store.search(unit_vector(first[3]), 20)
+        assert len(deep) == 20 and deep[0][0].chunk_id == "d1::3"
+        with store.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("4",)
+        # identities only: the same ranking as the full rows
+        ids = store.search_identities(unit_vector(first[3]), 20)
+        assert [i for i, _ in ids] == [(r.doc_id, r.original_index) for r, _ in deep]
+        assert [s for _, s in ids] == pytest.approx([s for _, s in deep])
+    finally:
+        store.close()
+    default = PgVectorStore(pg_url, embedding_dim=DIM)
+    try:
+        with default.connection() as conn:
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == (str(HNSW_EF_SEARCH),)
+    finally:
+        default.close()

@@ -55,25 +55,21 @@ class HybridRetriever:
         fetch = max(k, self.arm_candidates)
         sem_t: dict[str, float] = {}
         bm_t: dict[str, float] = {}
-        sem_f = self._pool.submit(self.semantic.ranked, query, fetch, sem_t, query_vector)
+        sem_f = self._pool.submit(
+            self.semantic.ranked_identities, query, fetch, sem_t, query_vector
+        )
         bm_f = self._pool.submit(self.bm25.ranked_identities, query, fetch, bm_t)
         sem = sem_f.result()
         bm = bm_f.result()
         timings.update(sem_t)
         timings.update(bm_t)
-        known = {(r.doc_id, r.original_index): r for r, _ in sem}
         fused = timed(
             timings,
             "fusion",
-            lambda: weighted_rrf(
-                {"semantic": [((r.doc_id, r.original_index), s) for r, s in sem], "bm25": bm},
-                self.weights,
-                k=self.rrf_k,
-            ),
+            lambda: weighted_rrf({"semantic": sem, "bm25": bm}, self.weights, k=self.rrf_k),
         )
-        missing = [f.key for f in fused[: k * 2] if f.key not in known]
-        rows = timed(timings, "hydrate", lambda: self.pg_fetch(missing))
-        known.update(rows)
+        # only the rows kept are fetched (twice k: slack for rows deleted mid-query)
+        known = timed(timings, "hydrate", lambda: self.pg_fetch([f.key for f in fused[: k * 2]]))
         chunks: list[RetrievedChunk] = []
         for item in fused:
             record = known.get(item.key)
@@ -95,5 +91,5 @@ class HybridRetriever:
         return Retrieval(self.method, query, chunks, timings)
 
     def pg_fetch(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], ChunkRecord]:
-        """Hydrate BM25-only identities from Postgres."""
+        """Hydrate fused identities from Postgres."""
         return self.bm25.pg.fetch_by_identity(keys)

@@ -36,6 +36,22 @@ class SemanticRetriever:
         )
         return timed(timings, "semantic", lambda: self.pg.search(vector, k))
 
+    def ranked_identities(
+        self,
+        query: str,
+        k: int,
+        timings: dict[str, float],
+        query_vector: list[float] | None = None,
+    ) -> list[tuple[tuple[str, int], float]]:
+        """``((doc_id, original_index), cosine)`` best first, rows not fetched (fusion
+        hydrates only what it keeps); times the same stages as :meth:`ranked`."""
+        vector = (
+            query_vector
+            if query_vector is not None
+            else timed(timings, "embed", lambda: self.embedder.embed_query(query))
+        )
+        return timed(timings, "semantic", lambda: self.pg.search_identities(vector, k))
+
     def retrieve(self, query: str, k: int, *, query_vector: list[float] | None = None) -> Retrieval:
         """Top ``k`` by cosine similarity (to ``query_vector`` when one is given)."""
         check_k(k)

@@ -31,6 +31,26 @@ log = logging.getLogger(__name__)
 # single-bigint lock lives in a separate key space.
 _DOCUMENT_LOCK_SPACE = 0x76617267  # "varg"
 
+#: HNSW graph degree and build-time candidate list of ``chunks_embedding_hnsw`` (the
+#: index migration 001 creates; :func:`hnsw_index_ddl` rebuilds it with others).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+#: ``hnsw.ef_search`` of every pooled connection (set once per connection, not per
+#: query); a search for more than this many rows raises it for that query only.
+#: pgvector's 40 equals the hybrid arm's depth (``ARM_CANDIDATES``), which leaves no
+#: slack: recall@40 was 0.78 at 3k chunks. 100 is the measured choice (docs/operations.md,
+#: "Scale").
+HNSW_EF_SEARCH = 100
+
+
+def hnsw_index_ddl(*, m: int = HNSW_M, ef_construction: int = HNSW_EF_CONSTRUCTION) -> str:
+    """The ``CREATE INDEX`` of the chunks' cosine HNSW index with these parameters."""
+    return (
+        "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks USING hnsw"
+        " (embedding vector_cosine_ops)"
+        f" WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class DocumentRow:
@@ -67,20 +87,36 @@ class AwaitingContext:
 class PgVectorStore:
     """Reads and writes the chunk-side tables through a small connection pool."""
 
-    def __init__(self, url: str, *, embedding_dim: int, pool_size: int = 4) -> None:
-        """Apply pending migrations, then open the pool (pgvector types registered)."""
+    def __init__(
+        self,
+        url: str,
+        *,
+        embedding_dim: int,
+        pool_size: int = 4,
+        ef_search: int = HNSW_EF_SEARCH,
+    ) -> None:
+        """Apply pending migrations, then open the pool (pgvector types registered and
+        ``hnsw.ef_search`` set once on every connection it opens)."""
+        if ef_search < 1:
+            raise ValueError(f"ef_search must be positive, got {ef_search}")
         self.url = url
         self.embedding_dim = embedding_dim
+        self.ef_search = ef_search
         with connect(url, autocommit=True) as conn:
             apply_migrations(conn, embedding_dim=embedding_dim)
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
-            configure=lambda conn: register_vector(conn),
+            configure=self._configure,
             open=True,
             name="varagity-pg",
         )
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        register_vector(conn)
+        conn.execute(f"SET hnsw.ef_search = {int(self.ef_search)}")
+        conn.commit()
 
     def close(self) -> None:
         """Close the pool."""
@@ -343,19 +379,35 @@ class PgVectorStore:
 
     def search(self, query_vector: Sequence[float], k: int) -> list[tuple[ChunkRecord, float]]:
         """Top ``k`` chunks by cosine similarity (``1 - cosine distance``)."""
+        rows = self._nearest("metadata", query_vector, k)
+        return [(ChunkRecord.model_validate(r[0]), float(r[1])) for r in rows]
+
+    def search_identities(
+        self, query_vector: Sequence[float], k: int
+    ) -> list[tuple[tuple[str, int], float]]:
+        """Top ``k`` ``((doc_id, original_index), cosine)``, without the rows: for callers
+        (hybrid fusion) that hydrate only the few they keep."""
+        rows = self._nearest("doc_id, original_index", query_vector, k)
+        return [((r[0], int(r[1])), float(r[2])) for r in rows]
+
+    def _nearest(self, columns: str, query_vector: Sequence[float], k: int) -> list[Any]:
+        """One HNSW query; ``ef_search`` raised for this query only when ``k`` exceeds it
+        (the index returns at most ``ef_search`` rows)."""
         if len(query_vector) != self.embedding_dim:
             raise ValueError(
                 f"query vector has {len(query_vector)} dimensions, expected {self.embedding_dim}"
             )
         vec = np.asarray(query_vector, dtype=np.float32)
+        sql = (
+            f"SELECT {columns}, 1 - (embedding <=> %s) AS score FROM chunks"
+            " ORDER BY embedding <=> %s LIMIT %s"
+        )
         with self._pool.connection() as conn:
-            conn.execute(f"SET hnsw.ef_search = {max(40, int(k))}")
-            rows = conn.execute(
-                "SELECT metadata, 1 - (embedding <=> %s) AS score FROM chunks"
-                " ORDER BY embedding <=> %s LIMIT %s",
-                (vec, vec, k),
-            ).fetchall()
-        return [(ChunkRecord.model_validate(r[0]), float(r[1])) for r in rows]
+            if k > self.ef_search:
+                with conn.transaction():
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(k)}")
+                    return conn.execute(sql, (vec, vec, k)).fetchall()
+            return conn.execute(sql, (vec, vec, k)).fetchall()
 
     def fetch_by_identity(
         self, identities: Sequence[tuple[str, int]]

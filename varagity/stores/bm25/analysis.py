@@ -122,6 +122,8 @@ def identifier_subwords(text: str) -> str:
     extra: list[str] = []
     for match in _IDENTIFIER_RE.finditer(text):
         token = match.group(0)
+        if token.isalpha() and (token.islower() or token.isupper() or token.istitle()):
+            continue  # a plain word (most of any prose) has no hump to split at
         pieces = split_identifier(token)
         if pieces == [token] or all(p.isdigit() for p in pieces):
             continue
