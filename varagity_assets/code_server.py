@@ -35,6 +35,10 @@ WARM_MODULES = (
     "varagity.ingest.parsing",
     "varagity.ingest.parsers.text",
     "charset_normalizer",
+    # the ingest job's data-quality checks: great-expectations alone takes ~5 s of CPU
+    # to import (over 20 s wall on two busy cores), once per run without this
+    "great_expectations",
+    "varagity.quality",
 )
 """Imported once by the forkserver; every run worker forked from it starts with them."""
 
