@@ -480,8 +480,10 @@ class DagsterClient:
         Adds the missing partitions, then submits one run per contiguous range of at
         most ``batch_size`` of them (in the partition set's order; a lone file gets a
         one-partition run), tagged as the sensor tags its batches, so a failed or
-        crashed run is re-run by the sensor in the same way. The folder sensor leaves a
-        file alone while a run covering it is in flight. Returns the run ids.
+        crashed run is re-run by the sensor in the same way. A file an ingest run already
+        covers (the folder sensor may have been quicker) is left to that run; the sensor
+        likewise leaves a file alone while a run covering it is in flight. Returns the
+        ids of the runs launched.
         """
         keys = list(dict.fromkeys(partition_keys))
         if not keys:
@@ -491,8 +493,9 @@ class DagsterClient:
         missing = [k for k in keys if k not in position]
         if missing:
             raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
+        busy = self._in_flight_ingest_partitions(list(position))
         groups: list[list[str]] = []
-        for key in sorted(keys, key=position.__getitem__):
+        for key in sorted((k for k in keys if k not in busy), key=position.__getitem__):
             last = groups[-1] if groups else None
             if last and position[key] == position[last[-1]] + 1 and len(last) < batch_size:
                 last.append(key)
@@ -530,6 +533,27 @@ class DagsterClient:
                 raise DagsterError(f"Dagster refused the run ({result['__typename']}): {reason}")
             run_ids.append(result["run"]["runId"])
         return run_ids
+
+    def _in_flight_ingest_partitions(self, ordered: list[str]) -> set[str]:
+        """Partitions an ingest run is queued for or working on (``ordered``: the
+        partition set in its order, to expand ranges): the folder sensor may have asked
+        for a just-written file before the upload route did."""
+        data = self.query(
+            "query Busy($job: String!) { runsOrError(filter: {pipelineName: $job, statuses: "
+            "[QUEUED, NOT_STARTED, STARTING, STARTED]}) { ... on Runs { results "
+            "{ tags { key value } } } } }",
+            {"job": INGEST_JOB},
+        )
+        position = {key: i for i, key in enumerate(ordered)}
+        busy: set[str] = set()
+        for run in (data.get("runsOrError") or {}).get("results") or []:
+            tags = _tags(run)
+            if tags.get(PARTITION_TAG):
+                busy.add(tags[PARTITION_TAG])
+            start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+            if start in position and end in position:
+                busy.update(ordered[position[start] : position[end] + 1])
+        return busy
 
     def launch_reingest(
         self, partition_keys: Sequence[str] | None = None, *, source: str = "cli"

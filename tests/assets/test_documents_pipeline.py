@@ -326,6 +326,8 @@ def test_a_file_an_upload_run_is_ingesting_is_not_requested_again(
     write_file(docs / "up.md", "# Uploaded\n\nThe Orbo lamp runs 19 hours on a charge.\n")
     h = Harness()
     h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["up.md"])
+    # the route has added the partition, its run is not there yet: the sensor waits a tick
+    assert isinstance(h.tick(), dg.SkipReason)
     in_flight = h.instance.create_run_for_job(
         DEFS.resolve_job_def(pipeline.INGEST_JOB),
         status=dg.DagsterRunStatus.STARTED,

@@ -10,7 +10,9 @@ re-hashed, a skipped file is reported once):
   per run (one run over a contiguous range of the partitions added this tick);
 * changed files (new content hash) are re-requested one run each, unless an ingest run
   covering the file is in flight (the upload route launches one as soon as a file is
-  stored): the file is looked at again after that run, which usually indexed it;
+  stored): the file is looked at again after that run, which usually indexed it; a file
+  the cursor has never seen whose partition already exists (the upload route adds it
+  just before launching its run) is looked at again on the next tick;
 * the files of a failed batch run are re-requested: one run each when a step failed
   (to isolate the bad file), in batches again when the run crashed (worker killed, the
   run failed by run monitoring), one run each if that recovery run crashes too;
@@ -297,17 +299,18 @@ def docs_folder_sensor(
             if doc_id_for(relative_path_for(key), digest) not in indexed
         ]
     if changed:
-        # a file a run already works on (the upload route launches one right away) is
-        # looked at again once that run has ended: asked for now, it would run twice
+        # A file a run already works on (the upload route launches one right away) is
+        # looked at again once that run has ended: asked for now, it would run twice.
+        # A file this sensor has never seen whose partition exists is looked at again
+        # next tick: the upload route adds the partition just before it launches the run.
         ingesting = _in_flight_partitions(context, ingest_documents_job.name)
-        for key, _, _ in changed:
-            if key in ingesting:
-                rel = relative_path_for(key)
-                if rel in previous:
-                    current[rel] = previous[rel]
-                else:
-                    current.pop(rel, None)
-        changed = [c for c in changed if c[0] not in ingesting]
+        deferred = {key for key, _, _ in changed if key in ingesting}
+        deferred |= {key for key, _, _ in changed if relative_path_for(key) not in previous}
+        for key in deferred:
+            rel = relative_path_for(key)
+            # no digest: the next tick hashes the file again and decides
+            current[rel] = previous.get(rel) or [0, 0, ""]
+        changed = [c for c in changed if c[0] not in deferred]
 
     size = settings.INGEST_BATCH_SIZE
     run_requests = [
