@@ -21,9 +21,12 @@ import httpx
 
 from varagity.ingest.discovery import relative_path_for
 from varagity.pipeline import (
+    BATCH_TAG,
     DOCUMENTS_PARTITIONS,
+    FILES_TAG,
     INDEXED_ASSET,
     INGEST_ASSETS,
+    INGEST_JOB,
     PARTITION_TAG,
     RANGE_END_TAG,
     RANGE_START_TAG,
@@ -169,6 +172,26 @@ mutation Launch($params: LaunchBackfillParams!) {
     ... on InvalidSubsetError { message }
     ... on RunConflict { message }
     ... on RunConfigValidationInvalid { errors { message } }
+  }
+}
+"""
+
+_LAUNCH_RUN = """
+mutation LaunchRun($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on UnauthorizedError { message }
+    ... on InvalidSubsetError { message }
+    ... on RunConflict { message }
+    ... on PipelineNotFoundError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on InvalidStepError { invalidStepKey }
+    ... on InvalidOutputError { invalidOutputName }
+    ... on NoModeProvidedError { message }
+    ... on PresetNotFoundError { message }
+    ... on ConflictingExecutionParamsError { message }
   }
 }
 """
@@ -448,6 +471,89 @@ class DagsterClient:
             {SOURCE_TAG: source},
             f"Varagity ingest of {len(partition_keys)} file(s) ({source})",
         )
+
+    def launch_ingest_runs(
+        self, partition_keys: Sequence[str], *, batch_size: int, source: str
+    ) -> list[str]:
+        """Ingest these files now, in runs of the ingest job the folder sensor would ask for.
+
+        Adds the missing partitions, then submits one run per contiguous range of at
+        most ``batch_size`` of them (in the partition set's order; a lone file gets a
+        one-partition run), tagged as the sensor tags its batches, so a failed or
+        crashed run is re-run by the sensor in the same way. A file an ingest run already
+        covers (the folder sensor may have been quicker) is left to that run; the sensor
+        likewise leaves a file alone while a run covering it is in flight. Returns the
+        ids of the runs launched.
+        """
+        keys = list(dict.fromkeys(partition_keys))
+        if not keys:
+            raise DagsterError("there is nothing to ingest: no partitions were given")
+        self.add_document_partitions(keys)
+        position = {key: i for i, key in enumerate(self.document_partitions())}
+        missing = [k for k in keys if k not in position]
+        if missing:
+            raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
+        busy = self._in_flight_ingest_partitions(list(position))
+        groups: list[list[str]] = []
+        for key in sorted((k for k in keys if k not in busy), key=position.__getitem__):
+            last = groups[-1] if groups else None
+            if last and position[key] == position[last[-1]] + 1 and len(last) < batch_size:
+                last.append(key)
+            else:
+                groups.append([key])
+        selector = self.repository_selector()
+        run_ids = []
+        for group in groups:
+            tags = {SOURCE_TAG: source}
+            if len(group) == 1:
+                tags[PARTITION_TAG] = group[0]
+            else:
+                tags |= {
+                    RANGE_START_TAG: group[0],
+                    RANGE_END_TAG: group[-1],
+                    BATCH_TAG: "true",
+                    FILES_TAG: str(len(group)),
+                }
+            data = self.query(
+                _LAUNCH_RUN,
+                {
+                    "params": {
+                        "selector": {**selector, "jobName": INGEST_JOB},
+                        "executionMetadata": {
+                            "tags": [{"key": k, "value": v} for k, v in tags.items()]
+                        },
+                    }
+                },
+            )
+            result = data["launchRun"]
+            if result["__typename"] != "LaunchRunSuccess":
+                reason = result.get("message") or "; ".join(
+                    e["message"] for e in result.get("errors") or []
+                )
+                raise DagsterError(f"Dagster refused the run ({result['__typename']}): {reason}")
+            run_ids.append(result["run"]["runId"])
+        return run_ids
+
+    def _in_flight_ingest_partitions(self, ordered: list[str]) -> set[str]:
+        """Partitions an ingest run is queued for or working on (``ordered``: the
+        partition set in its order, to expand ranges): the folder sensor may have asked
+        for a just-written file before the upload route did."""
+        data = self.query(
+            "query Busy($job: String!) { runsOrError(filter: {pipelineName: $job, statuses: "
+            "[QUEUED, NOT_STARTED, STARTING, STARTED]}) { ... on Runs { results "
+            "{ tags { key value } } } } }",
+            {"job": INGEST_JOB},
+        )
+        position = {key: i for i, key in enumerate(ordered)}
+        busy: set[str] = set()
+        for run in (data.get("runsOrError") or {}).get("results") or []:
+            tags = _tags(run)
+            if tags.get(PARTITION_TAG):
+                busy.add(tags[PARTITION_TAG])
+            start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+            if start in position and end in position:
+                busy.update(ordered[position[start] : position[end] + 1])
+        return busy
 
     def launch_reingest(
         self, partition_keys: Sequence[str] | None = None, *, source: str = "cli"

@@ -174,6 +174,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         contextualize=args.contextualize,
         llm_log=Path(args.llm_log) if args.llm_log else None,
         llm_baselines=not args.no_llm_baselines,
+        probes=args.probes,
+        wait_for_blurbs=not args.no_blurb_wait,
     )
 
 
@@ -384,6 +386,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --contextualize, time blurbs only through Dagster (skip the raw LLM and "
         "in-process blurb baselines: a third of the LLM time)",
+    )
+    bench.add_argument(
+        "--probes",
+        type=int,
+        default=20,
+        help="one-page files timed from upload to searchable (a quarter as many more "
+        "dropped straight into the folder)",
+    )
+    bench.add_argument(
+        "--no-blurb-wait",
+        action="store_true",
+        help="with --contextualize, do not wait for the Dagster set's blurbs (no blurb "
+        "throughput; the blurb runs still load the machine during the measurements)",
     )
     bench.set_defaults(func=cmd_bench)
 

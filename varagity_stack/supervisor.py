@@ -2,7 +2,7 @@
 
 Starts, in order: PostgreSQL + pgvector (embedded unless ``DATABASE_URL`` is set), the
 local model servers (unless ``LLM_BASE_URL`` / ``EMBEDDING_BASE_URL`` are set), the
-Dagster webserver and daemon (instance storage in the same Postgres; the folder sensor
+Dagster code server, webserver and daemon (instance storage in the same Postgres; the folder sensor
 starts with them), and the API. It prints the URLs, reports when the corpus folder is
 indexed, and on Ctrl-C or SIGTERM stops everything in reverse order. If any child dies,
 the others are stopped too and the exit status says which.
@@ -14,11 +14,13 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import sys
 import threading
 import time
 from pathlib import Path
 from types import FrameType
+from typing import NamedTuple
 
 from varagity.config import Settings, settings_env
 from varagity.ingest.discovery import file_sha256, scan
@@ -31,7 +33,9 @@ from varagity.stores.postgres import (
 from varagity.stores.vector_store import PgVectorStore
 from varagity_stack.model_servers import (
     ManagedProcess,
+    ProcessStartError,
     embedding_server_process,
+    free_port,
     llm_server_process,
 )
 
@@ -71,18 +75,78 @@ def dagster_ready_url(settings: Settings) -> str:
     return f"{settings.dagster_url}/server_info"
 
 
-def dagster_processes(
-    settings: Settings, db_url: str, log_dir: Path
-) -> tuple[ManagedProcess, ManagedProcess]:
-    """The Dagster webserver and daemon for ``settings`` (not started yet).
+CODE_LOCATION = "varagity"
+"""The name of the ``varagity_assets`` code location in the UI and in run origins."""
 
-    Both load the ``varagity_assets`` code location through ``workspace.yaml`` and get
+
+def _workspace(settings: Settings, code_port: int) -> Path:
+    """The workspace file for the webserver and daemon: the stack's code server."""
+    path = settings.home / "dagster" / "workspace.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "# written by `varagity up`: the location is served by the stack's code server\n"
+        "load_from:\n"
+        "  - grpc_server:\n"
+        f"      host: {CODE_SERVER_HOST}\n"
+        f"      port: {code_port}\n"
+        f"      location_name: {CODE_LOCATION}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+CODE_SERVER_HOST = "127.0.0.1"
+"""The code server only talks to the webserver and daemon beside it."""
+
+
+class DagsterProcesses(NamedTuple):
+    """The Dagster children of a stack, in start order."""
+
+    code: ManagedProcess
+    web: ManagedProcess
+    daemon: ManagedProcess
+    code_port: int
+
+    def start_code_server(self, timeout: float = 300.0) -> None:
+        """Start the code server and wait until it serves its location."""
+        self.code.start()
+        log.info("starting %s (log: %s)", self.code.name, self.code.log_path)
+        wait_listening(self.code, self.code_port, timeout)
+
+
+def dagster_processes(settings: Settings, db_url: str, log_dir: Path) -> DagsterProcesses:
+    """The Dagster code server, webserver and daemon for ``settings`` (not started yet).
+
+    The code server (:mod:`varagity_assets.code_server`: runs start from pre-imported
+    workers) serves the ``varagity_assets`` location; the webserver and daemon load it
+    from there through a workspace file in the Dagster home. All three get
     :func:`dagster_env`, so their instance storage lives in the same Postgres as the
-    stores and their run workers see the same settings. Start the webserver and wait for
-    :func:`dagster_ready_url` before relying on it; the daemon has no ready URL.
+    stores and their run workers see the same settings. Start them in order, waiting
+    for :func:`wait_listening` on the code server and for :func:`dagster_ready_url` on
+    the webserver; the daemon has no ready URL.
     """
     env = dagster_env(settings, db_url)
-    workspace = str(REPO_ROOT / "workspace.yaml")
+    code_port = free_port(CODE_SERVER_HOST)
+    code = ManagedProcess(
+        "dagster-code-server",
+        [
+            sys.executable,
+            "-m",
+            "varagity_assets.code_server",
+            "--host",
+            CODE_SERVER_HOST,
+            "--port",
+            str(code_port),
+            "--module-name",
+            "varagity_assets.definitions",
+            "--location-name",
+            CODE_LOCATION,
+        ],
+        log_dir=log_dir,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    workspace = str(_workspace(settings, code_port))
     web = ManagedProcess(
         "dagster-webserver",
         [
@@ -105,7 +169,34 @@ def dagster_processes(
         env=env,
         cwd=REPO_ROOT,
     )
-    return web, daemon
+    return DagsterProcesses(code, web, daemon, code_port)
+
+
+def wait_listening(proc: ManagedProcess, port: int, timeout: float = 300.0) -> None:
+    """Wait until ``proc`` accepts connections on ``port`` (a code server listens once
+    its location has loaded).
+
+    Raises:
+        ProcessStartError: The process exited or the timeout passed (with its log tail).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if not proc.running:
+            raise ProcessStartError(
+                f"{proc.name} exited with status {proc.returncode} before it listened; "
+                f"last lines of {proc.log_path}:\n{proc.log_tail()}"
+            )
+        try:
+            with socket.create_connection((CODE_SERVER_HOST, port), timeout=1.0):
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise ProcessStartError(
+                f"{proc.name} did not listen on port {port} within {timeout:.0f} s; "
+                f"last lines of {proc.log_path}:\n{proc.log_tail()}"
+            )
+        time.sleep(0.25)
 
 
 def unindexed_files(settings: Settings, pg: PgVectorStore) -> list[str]:
@@ -154,7 +245,9 @@ class Stack:
             self._launch(
                 embedding_server_process(s, self.log_dir), f"{s.embedding_url}/models", 300
             )
-        web, daemon = dagster_processes(s, db_url, self.log_dir)
+        code, web, daemon, _ = dagster = dagster_processes(s, db_url, self.log_dir)
+        self.children.append(code)
+        dagster.start_code_server()
         self._launch(web, dagster_ready_url(s), 300)
         self.children.append(daemon)
         daemon.start()

@@ -66,8 +66,10 @@ def dagster_stack(
     settings.docs_path.mkdir(parents=True)
     settings.home.mkdir(parents=True)
     PgVectorStore(db_url, embedding_dim=settings.EMBEDDING_DIM).close()  # migrate up front
-    web, daemon = dagster_processes(settings, db_url, settings.home / "logs")
+    dagster = dagster_processes(settings, db_url, settings.home / "logs")
+    code, web, daemon, _ = dagster
     try:
+        dagster.start_code_server()
         web.start()
         web.wait_ready(dagster_ready_url(settings), timeout=300)
         for sensor in STOPPED_SENSORS:
@@ -77,5 +79,6 @@ def dagster_stack(
     finally:
         daemon.stop()
         web.stop()
+        code.stop()
         with connect(pg_server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from tests.conftest import SettingsFactory
+from tests.conftest import SettingsFactory, free_port
 from tests.support.api_server import index_files, serve
 from varagity.config import Settings
 
@@ -194,8 +194,9 @@ def test_delete_with_remove_file_prunes_folders_and_stays_in_the_corpus(
 
 @pytest.fixture
 def upload_api(make_settings: SettingsFactory, pg_url: str) -> Iterator[tuple[str, Settings]]:
-    """The API with a 2000-byte MAX_FILE_BYTES (uploads need no model server)."""
-    settings = make_settings(DATABASE_URL=pg_url, MAX_FILE_BYTES=2000)
+    """The API with a 2000-byte MAX_FILE_BYTES (uploads need no model server) and no
+    Dagster at DAGSTER_URL: an upload stands when its ingest runs cannot be launched."""
+    settings = make_settings(DATABASE_URL=pg_url, MAX_FILE_BYTES=2000, DAGSTER_PORT=free_port())
     with serve(settings) as base:
         yield base, settings
 

@@ -305,9 +305,44 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
     assert all(r.success for r in h.run_requests(result))
     services = Services.open(settings)
     try:
-        assert len(services.pg.list_documents()) == 10
+        documents = services.pg.list_documents()
+        assert len(documents) == 10
+        # a run embeds its files' chunks together: each vector still lands on its chunk
+        for doc in documents:
+            (chunk,) = services.pg.chunks_of(doc.doc_id)
+            (vector,) = services.embedder.embed_passages([chunk.content])
+            (nearest, _), *_ = services.pg.search(vector, 1)
+            assert nearest.chunk_id == chunk.chunk_id, doc.relative_path
     finally:
         services.close()
+
+
+def test_a_file_an_upload_run_is_ingesting_is_not_requested_again(
+    stack_settings: Settings,
+) -> None:
+    """The upload route adds the partition and launches the run; the sensor then sees a
+    file it has not seen, whose partition exists: it waits for that run."""
+    docs = stack_settings.docs_path
+    write_file(docs / "up.md", "# Uploaded\n\nThe Orbo lamp runs 19 hours on a charge.\n")
+    h = Harness()
+    h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["up.md"])
+    # the route has added the partition, its run is not there yet: the sensor waits a tick
+    assert isinstance(h.tick(), dg.SkipReason)
+    in_flight = h.instance.create_run_for_job(
+        DEFS.resolve_job_def(pipeline.INGEST_JOB),
+        status=dg.DagsterRunStatus.STARTED,
+        tags={pipeline.PARTITION_TAG: "up.md", pipeline.SOURCE_TAG: "upload"},
+    )
+    assert isinstance(h.tick(), dg.SkipReason)
+    assert isinstance(h.tick(), dg.SkipReason)  # still in flight: still nothing asked
+    # that run died before indexing the file: the sensor asks for it now
+    h.instance.report_run_failed(in_flight)
+    retry = h.tick()
+    assert isinstance(retry, dg.SensorResult)
+    assert [r.partition_key for r in retry.run_requests] == ["up.md"]
+    assert all(r.success for r in h.run_requests(retry))
+    assert search_paths(stack_settings, "Orbo lamp", "bm25") == ["up.md"]
+    assert isinstance(h.tick(), dg.SkipReason)
 
 
 def _crash(h: Harness, request: dg.RunRequest) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from varagity_bench.ingest import prompt_cache_share
+from varagity_bench.ingest import _percentiles, prompt_cache_share
 
 # Three requests as a verbose llama_cpp.server logs them: a cold one, one reusing a
 # 300-token prefix of its live context, one restoring a cached state first.
@@ -32,3 +32,9 @@ def test_no_server_lines_measure_nothing() -> None:
     share = prompt_cache_share("INFO: started\n")
     assert (share.requests, share.share) == (0, 0.0)
     assert str(share).startswith("not measured")
+
+
+def test_latency_percentiles_are_nearest_rank() -> None:
+    line = _percentiles([float(x) for x in range(20, 0, -1)])  # 20 samples, unsorted
+    assert line == "p50 10.5 s, p95 19.0 s, min 1.0 s, max 20.0 s (n=20)"
+    assert _percentiles([3.0]) == "p50 3.0 s, p95 3.0 s, min 3.0 s, max 3.0 s (n=1)"

@@ -1,6 +1,7 @@
 """Issue 12 #1 on the real stack: a blurb run's worker killed -9 while it holds the
 ``llm`` pool's slot must not block the blurb runs after it (run monitoring frees the
-slots of ended runs; see dagster_home/dagster.yaml)."""
+slots of ended runs; see dagster_home/dagster.yaml), also when the worker was forked
+warm from the code server's forkserver."""
 
 from __future__ import annotations
 
@@ -72,6 +73,9 @@ def test_a_killed_blurb_run_worker_does_not_block_the_next_blurb_run(tmp_path: P
         pid_line = next(m for m in _run_messages(dagster, run_id) if re.search(r"pid: \d+", m))
         worker = psutil.Process(int(re.search(r"pid: (\d+)", pid_line).group(1)))  # type: ignore[union-attr]
         assert worker.is_running()
+        # a warm worker (varagity_assets.code_server): forked from the code server's
+        # forkserver, which run monitoring must see die like any other
+        assert "multiprocessing.forkserver" in " ".join(psutil.Process(worker.ppid()).cmdline())
         os.kill(worker.pid, signal.SIGKILL)
         _wait(lambda: _run_status(dagster, run_id) == "FAILURE", 120, "the run to fail", proc)
 

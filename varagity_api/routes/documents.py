@@ -1,13 +1,16 @@
 """``/api/documents``: list the corpus, delete documents, upload files into ``DOCS_PATH``.
 
-Uploads only write files; the Dagster folder sensor ingests them like any other file
-that lands in the folder. The multipart body is read as it streams: each file goes
-straight into a staging file that stops growing past ``MAX_FILE_BYTES``, so a huge
-upload never fills memory or disk.
+Uploads write files into the folder, then ask Dagster for their ingest runs right away
+(the folder sensor would find them on its next tick, a few seconds later, and leaves a
+file alone while such a run is in flight); when Dagster cannot be reached the sensor
+ingests them as any other file that lands in the folder. The multipart body is read as
+it streams: each file goes straight into a staging file that stops growing past
+``MAX_FILE_BYTES``, so a huge upload never fills memory or disk.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 from collections import Counter
@@ -20,7 +23,10 @@ from python_multipart.exceptions import FormParserError
 from python_multipart.multipart import MultipartParser, parse_options_header
 from starlette.concurrency import run_in_threadpool
 
+from varagity.config import Settings
 from varagity.corpus import delete_documents, list_corpus
+from varagity.dagster_client import DagsterClient, DagsterError
+from varagity.ingest.discovery import partition_key_for
 from varagity.ingest.uploads import StagedFile, UploadRefused, store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
@@ -41,6 +47,12 @@ if TYPE_CHECKING:
     from python_multipart.multipart import MultipartCallbacks
 
 router = APIRouter(tags=["documents"])
+log = logging.getLogger(__name__)
+
+UPLOAD_SOURCE = "upload"
+"""The ``varagity/source`` tag of the ingest runs an upload launches."""
+DAGSTER_TIMEOUT_S = 10.0
+"""Longest wait for one GraphQL answer when launching an upload's ingest runs."""
 
 MAX_UPLOAD_FILES = 10_000
 """Most files one upload request may carry."""
@@ -218,6 +230,20 @@ class _UploadForm:
             staged.discard()
 
 
+def _launch_ingest(settings: Settings, relative_paths: list[str]) -> None:
+    """Ask Dagster to ingest freshly written files now instead of at the sensor's next
+    tick; on failure the sensor still finds them, so the upload stands."""
+    client = DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
+    try:
+        client.launch_ingest_runs(
+            [partition_key_for(p) for p in relative_paths],
+            batch_size=settings.INGEST_BATCH_SIZE,
+            source=UPLOAD_SOURCE,
+        )
+    except DagsterError as exc:
+        log.warning("uploaded files wait for the folder sensor: %s", exc)
+
+
 def _decode(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
@@ -297,7 +323,7 @@ _UPLOAD_BODY = {
     },
 )
 async def upload_documents(request: Request, settings: SettingsDep) -> UploadResponse:
-    """Write files (or a folder) into ``DOCS_PATH`` for the folder sensor to ingest.
+    """Write files (or a folder) into ``DOCS_PATH`` and launch their ingest runs.
 
     Each file is stored atomically with its original modification time, reported
     ``unchanged`` when identical bytes are already there, or refused with a code and a
@@ -336,6 +362,9 @@ async def upload_documents(request: Request, settings: SettingsDep) -> UploadRes
         await run_in_threadpool(shutil.rmtree, form.staging, True)
     for r in results:
         UPLOADED_FILES.labels(outcome=r.status).inc()
+    written = [r.relative_path for r in results if r.status in ("stored", "replaced")]
+    if written:
+        await run_in_threadpool(_launch_ingest, settings, [p for p in written if p])
     return UploadResponse(
         results=[UploadFileResult.model_validate(r, from_attributes=True) for r in results],
         counts=dict(Counter(r.status for r in results)),

@@ -24,9 +24,11 @@ from varagity.ingest import stages
 from varagity.ingest.discovery import file_sha256, relative_path_for
 from varagity.ingest.parsers import ParsedDocument
 from varagity.ingest.parsing import locate, parse_file
+from varagity.models.protocols import PassageEmbedder
 from varagity.pipeline import EMBEDDING_POOL, LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
 from varagity_assets.defs.ingest.per_file import (
+    IngestFailure,
     PerFile,
     Unchanged,
     each_file,
@@ -121,15 +123,44 @@ def document_chunks(
     return ChunkedFiles(each_outcome(context, "chunk", parsed_document, chunk))
 
 
+def _embed_together(
+    context: dg.AssetExecutionContext,
+    chunks: ChunkedFiles,
+    embedder: PassageEmbedder,
+) -> dict[str, list[list[float]]]:
+    """Every pending file's vectors from one pass over all their chunks ({} on failure)."""
+    skip = IngestFailure | Unchanged
+    todo = [k for k in context.partition_keys if not isinstance(chunks[k], skip)]
+    if len(todo) < 2:
+        return {}
+    drafts = [chunks.value(k) for k in todo]
+    try:
+        vectors = stages.embed_drafts([d for file in drafts for d in file], embedder)
+    except Exception as exc:  # one file's chunks may be what fails: embed file by file
+        context.log.warning(f"embedding the run's files together failed ({exc}); one by one")
+        return {}
+    out, start = {}, 0
+    for key, file in zip(todo, drafts, strict=True):
+        out[key] = vectors[start : start + len(file)]
+        start += len(file)
+    return out
+
+
 @file_asset(group_name="ingest", kinds={"python"}, pool=EMBEDDING_POOL)
 def chunk_embeddings(
     context: dg.AssetExecutionContext, varagity: VaragityResource, document_chunks: ChunkedFiles
 ) -> EmbeddedFiles:
-    """One vector per chunk, over its header and text (the blurb stage re-embeds later)."""
+    """One vector per chunk, over its header and text (the blurb stage re-embeds later).
+
+    The chunks of every file of the run go to the embedding server together, in full
+    ``EMBEDDING_BATCH_SIZE`` requests rather than a short one per file; should that
+    fail, each file is embedded alone, so a file the server refuses is named by itself.
+    """
     embedder = varagity.services.embedder
+    batched = _embed_together(context, document_chunks, embedder)
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
-        vectors = stages.embed_drafts(drafts, embedder)
+        vectors = batched.pop(key) if key in batched else stages.embed_drafts(drafts, embedder)
         context.add_asset_metadata(
             {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim},
             partition_key=key,

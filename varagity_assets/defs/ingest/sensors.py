@@ -8,7 +8,11 @@ re-hashed, a skipped file is reported once):
 
 * new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
   per run (one run over a contiguous range of the partitions added this tick);
-* changed files (new content hash) are re-requested one run each;
+* changed files (new content hash) are re-requested one run each, unless an ingest run
+  covering the file is in flight (the upload route launches one as soon as a file is
+  stored): the file is looked at again after that run, which usually indexed it; a file
+  the cursor has never seen whose partition already exists (the upload route adds it
+  just before launching its run) is looked at again on the next tick;
 * the files of a failed batch run are re-requested: one run each when a step failed
   (to isolate the bad file), in batches again when the run crashed (worker killed, the
   run failed by run monitoring), one run each if that recovery run crashes too;
@@ -294,6 +298,19 @@ def docs_folder_sensor(
             for key, digest, mtime in changed
             if doc_id_for(relative_path_for(key), digest) not in indexed
         ]
+    if changed:
+        # A file a run already works on (the upload route launches one right away) is
+        # looked at again once that run has ended: asked for now, it would run twice.
+        # A file this sensor has never seen whose partition exists is looked at again
+        # next tick: the upload route adds the partition just before it launches the run.
+        ingesting = _in_flight_partitions(context, ingest_documents_job.name)
+        deferred = {key for key, _, _ in changed if key in ingesting}
+        deferred |= {key for key, _, _ in changed if relative_path_for(key) not in previous}
+        for key in deferred:
+            rel = relative_path_for(key)
+            # no digest: the next tick hashes the file again and decides
+            current[rel] = previous.get(rel) or [0, 0, ""]
+        changed = [c for c in changed if c[0] not in deferred]
 
     size = settings.INGEST_BATCH_SIZE
     run_requests = [
