@@ -14,6 +14,7 @@ weights are loaded, and both children run with the model hubs switched off.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -161,6 +162,7 @@ class ManagedProcess:
                 env={**os.environ, **self.env},
                 cwd=self.cwd,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         except OSError as exc:
             self._close_log()
@@ -262,6 +264,22 @@ class ManagedProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+_PR_SET_PDEATHSIG = 1
+# loaded up front: the pre-exec hook runs between fork and exec, where importing is unsafe
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): get SIGTERM when the process that started it
+    dies, so a supervisor killed with -9 leaves no unsupervised children behind.
+
+    The signal follows the parent *thread*; the supervisor starts children from its
+    main thread only.
+    """
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
