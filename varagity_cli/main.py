@@ -89,6 +89,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             seed=args.seed,
             recovery_timeout_s=args.recovery_timeout,
             keep=args.keep,
+            contextualize=not args.no_contextualize,
         ),
     )
 
@@ -414,6 +415,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chaos.add_argument(
         "--keep", action="store_true", help="keep the private stack's home folder afterwards"
+    )
+    chaos.add_argument(
+        "--no-contextualize",
+        action="store_true",
+        help="no blurb runs (faster trials; the chat server is then idle when killed)",
     )
     chaos.set_defaults(func=cmd_chaos)
 
