@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -190,7 +191,13 @@ class ManagedProcess:
         )
 
     def wait_ready(
-        self, url: str | None = None, timeout: float = 120.0, interval: float = 0.25
+        self,
+        url: str | None = None,
+        timeout: float = 120.0,
+        interval: float = 0.25,
+        *,
+        request_timeout: float = 5.0,
+        cancel: threading.Event | None = None,
     ) -> None:
         """Poll ``url`` until it answers 200.
 
@@ -198,6 +205,9 @@ class ManagedProcess:
             url: Readiness URL; :attr:`ready_url` when None.
             timeout: Seconds to wait in all.
             interval: Seconds between polls.
+            request_timeout: Seconds one poll may take (a health route that probes its
+                own dependencies answers slowly on a loaded machine).
+            cancel: Stop waiting (raising) once this is set.
 
         Raises:
             ProcessStartError: The process exited or the timeout passed (the message
@@ -212,8 +222,10 @@ class ManagedProcess:
             raise ProcessStartError(f"{self.name} was never started")
         deadline = time.monotonic() + timeout
         last = "no answer yet"
-        with httpx.Client(timeout=min(5.0, max(0.5, timeout))) as client:
+        with httpx.Client(timeout=min(request_timeout, max(0.5, timeout))) as client:
             while True:
+                if cancel is not None and cancel.is_set():
+                    raise ProcessStartError(f"{self.name}: stopped waiting (shutting down)")
                 code = self._proc.poll()
                 if code is not None:
                     raise self._failure(f"exited with status {code} before it became ready")

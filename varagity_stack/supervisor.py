@@ -329,7 +329,9 @@ class Stack:
         self.write_state()
         log.info("starting %s (pid %s, log: %s)", comp.name, comp.proc.pid, comp.proc.log_path)
         if comp.ready_url:
-            comp.proc.wait_ready(comp.ready_url, timeout=comp.timeout)
+            comp.proc.wait_ready(
+                comp.ready_url, timeout=comp.timeout, request_timeout=30, cancel=self.stopping
+            )
 
     def start(self) -> None:
         """Bring every component up, failing with the component's log on error."""
@@ -369,7 +371,7 @@ class Stack:
             env=env,
             cwd=REPO_ROOT,
         )
-        self._add(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 120, s.API_PORT)
+        self._add(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 300, s.API_PORT)
 
     def stop(self) -> None:
         """Stop children in reverse order, then the embedded Postgres."""
