@@ -244,6 +244,13 @@ def run_chaos(settings: Settings, config: ChaosConfig) -> int:
     if config.trials < 1 or config.files < 1:
         raise ValueError("--trials and --files must be at least 1")
     rng = random.Random(config.seed)
+
+    def interrupted(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    # SIGTERM (and SIGINT, ignored in background jobs) end the trials and stop the stack
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
     root = Path(tempfile.mkdtemp(prefix="varagity-chaos-"))
     stack = ChaosStack(root, config)
     for i in range(config.files):
