@@ -75,17 +75,15 @@ class Trial:
     broken: list[str] = field(default_factory=list)
 
 
-def _descendants(pid: int) -> list[psutil.Process]:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _find(up_pid: int, marker: str) -> psutil.Process | None:
-    for proc in _descendants(up_pid):
+def _find(home: Path, marker: str) -> psutil.Process | None:
+    """A process of this stack (its environment names our ``VARAGITY_HOME``) whose
+    command line holds ``marker``. Not "a descendant of up": Dagster's run workers are
+    re-parented away from the code server that launched them."""
+    for proc in psutil.process_iter(["cmdline"]):
         try:
-            if marker in " ".join(proc.cmdline()):
+            if marker in " ".join(proc.info["cmdline"] or ()) and proc.environ().get(
+                "VARAGITY_HOME"
+            ) == str(home):
                 return proc
         except psutil.Error:
             continue
@@ -184,7 +182,7 @@ class ChaosStack:
         # a run worker appears once the sensor's next tick launched the change's run
         deadline = time.monotonic() + (90 if target == "run-worker" else 5)
         while True:
-            victim = _find(self.proc.pid, _MARKERS[name])
+            victim = _find(self.home, _MARKERS[name])
             if victim is not None or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
