@@ -26,9 +26,10 @@ from varagity.ingest.stages import purge_documents
 from varagity.records import normalize_relative_path
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.corpus_queries import indexed_documents, relative_paths_of
+from varagity.stores.ingest_failures import failures_by_path
 from varagity.stores.vector_store import PgVectorStore
 
-DocumentStatus = Literal["indexed", "no_text", "pending", "outdated", "missing"]
+DocumentStatus = Literal["indexed", "no_text", "pending", "failed", "outdated", "missing"]
 
 # Modification times go through float seconds and JSON; closer than this is "the same".
 _MTIME_TOLERANCE = timedelta(milliseconds=1)
@@ -39,8 +40,10 @@ class CorpusEntry:
     """One document or file of the corpus and its status.
 
     ``indexed``: stored and current; ``no_text``: stored with 0 chunks; ``pending``:
-    in ``DOCS_PATH`` but not indexed; ``outdated``: the file changed since it was
-    indexed; ``missing``: indexed, but the file is gone (or no longer ingestible).
+    in ``DOCS_PATH`` but not indexed; ``failed``: its last ingest failed (``reason``
+    says which stage and why) and the file has not changed since; ``outdated``: the
+    file changed since it was indexed; ``missing``: indexed, but the file is gone (or
+    no longer ingestible).
     ``n_contextualized`` counts the stored chunks that have their LLM blurb;
     ``contextualizing`` is true while blurbs are on and some chunks still wait.
     """
@@ -58,6 +61,7 @@ class CorpusEntry:
     file_created_at: datetime | None = None
     file_modified_at: datetime | None = None
     ingested_at: datetime | None = None
+    reason: str | None = None
 
     @property
     def file_name(self) -> str:
@@ -113,15 +117,19 @@ def list_corpus(
                 ingested_at=doc.ingested_at,
             )
         )
+    failures = failures_by_path(pg)
     for rel, f in on_disk.items():
         if rel not in indexed_paths:
+            failure = failures.get(rel)
+            failed = failure is not None and failure.failed_at >= _mtime(f)
             entries.append(
                 CorpusEntry(
                     relative_path=rel,
-                    status="pending",
+                    status="failed" if failed else "pending",
                     file_type=f.path.suffix.lower().lstrip("."),
                     size_bytes=f.size,
                     file_modified_at=_mtime(f),
+                    reason=failure.summary if failed and failure else None,
                 )
             )
     entries.sort(key=lambda e: e.relative_path)

@@ -1,5 +1,5 @@
-"""The ``varagity`` command: ``up``, ``ask``, ``search``, ``reingest``, ``bench``, ``eval``,
-``models``."""
+"""The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``search``, ``reingest``,
+``bench``, ``eval``, ``models``."""
 
 from __future__ import annotations
 
@@ -39,6 +39,59 @@ def cmd_up(args: argparse.Namespace) -> int:
     from varagity_stack import supervisor
 
     return supervisor.run(get_settings(), exit_when_indexed=args.exit_when_indexed)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Check the corpus and run invariants (read-only; safe on a live stack)."""
+    from varagity.dagster_client import DagsterClient, DagsterError
+    from varagity.doctor import check_runs, run_doctor
+    from varagity.stores.bm25 import open_bm25_store
+    from varagity.stores.postgres import database_url
+
+    settings = get_settings()
+    bm25 = open_bm25_store(settings)
+    try:
+        report = run_doctor(
+            database_url(settings),
+            bm25,
+            settings.docs_path,
+            None,
+            settle_s=args.settle,
+        )
+    finally:
+        bm25.close()
+    unchecked = False
+    if not args.no_runs:
+        try:
+            check_runs(
+                DagsterClient(settings.dagster_url),
+                started_bound_s=args.stuck_after,
+                report=report,
+            )
+        except DagsterError as exc:
+            report.notes.append(f"runs not checked: {exc}")
+            unchecked = True
+    print(report.render())
+    if not report.ok:
+        return 1
+    return 2 if unchecked else 0
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    """Crash trials: kill stack components at random moments, then check the invariants."""
+    from varagity_bench.chaos import ChaosConfig, run_chaos
+
+    return run_chaos(
+        get_settings(),
+        ChaosConfig(
+            trials=args.trials,
+            files=args.files,
+            seed=args.seed,
+            recovery_timeout_s=args.recovery_timeout,
+            keep=args.keep,
+            contextualize=not args.no_contextualize,
+        ),
+    )
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -344,6 +397,50 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop once the corpus folder is fully indexed (smoke tests)",
     )
     up.set_defaults(func=cmd_up)
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="check the corpus invariants (indexed once, stores agree, no orphans, no stuck "
+        "runs); read-only, safe on a live stack; exit 1 when one is broken",
+    )
+    doctor.add_argument(
+        "--settle",
+        type=float,
+        default=60.0,
+        help="files modified less than this many seconds ago count as in flight (default 60)",
+    )
+    doctor.add_argument(
+        "--stuck-after",
+        type=float,
+        default=3600.0,
+        help="a run STARTED longer than this many seconds counts as stuck (default 3600)",
+    )
+    doctor.add_argument("--no-runs", action="store_true", help="skip the Dagster run checks")
+    doctor.set_defaults(func=cmd_doctor)
+
+    chaos = sub.add_parser(
+        "chaos",
+        help="crash trials on a private stack: kill -9 components at random moments, check "
+        "the doctor's invariants after each recovery",
+    )
+    chaos.add_argument("--trials", type=int, default=20)
+    chaos.add_argument("--files", type=int, default=30, help="generated corpus files")
+    chaos.add_argument("--seed", type=int, default=12)
+    chaos.add_argument(
+        "--recovery-timeout",
+        type=float,
+        default=300.0,
+        help="seconds a trial may take to recover before it counts as not recovered",
+    )
+    chaos.add_argument(
+        "--keep", action="store_true", help="keep the private stack's home folder afterwards"
+    )
+    chaos.add_argument(
+        "--no-contextualize",
+        action="store_true",
+        help="no blurb runs (faster trials; the chat server is then idle when killed)",
+    )
+    chaos.set_defaults(func=cmd_chaos)
 
     methods = list(RETRIEVAL_METHODS)
     ask = sub.add_parser("ask", help="answer a question with numbered sources")

@@ -14,11 +14,13 @@ weights are loaded, and both children run with the model hubs switched off.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -161,6 +163,7 @@ class ManagedProcess:
                 env={**os.environ, **self.env},
                 cwd=self.cwd,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
         except OSError as exc:
             self._close_log()
@@ -188,7 +191,13 @@ class ManagedProcess:
         )
 
     def wait_ready(
-        self, url: str | None = None, timeout: float = 120.0, interval: float = 0.25
+        self,
+        url: str | None = None,
+        timeout: float = 120.0,
+        interval: float = 0.25,
+        *,
+        request_timeout: float = 5.0,
+        cancel: threading.Event | None = None,
     ) -> None:
         """Poll ``url`` until it answers 200.
 
@@ -196,6 +205,9 @@ class ManagedProcess:
             url: Readiness URL; :attr:`ready_url` when None.
             timeout: Seconds to wait in all.
             interval: Seconds between polls.
+            request_timeout: Seconds one poll may take (a health route that probes its
+                own dependencies answers slowly on a loaded machine).
+            cancel: Stop waiting (raising) once this is set.
 
         Raises:
             ProcessStartError: The process exited or the timeout passed (the message
@@ -210,8 +222,10 @@ class ManagedProcess:
             raise ProcessStartError(f"{self.name} was never started")
         deadline = time.monotonic() + timeout
         last = "no answer yet"
-        with httpx.Client(timeout=min(5.0, max(0.5, timeout))) as client:
+        with httpx.Client(timeout=min(request_timeout, max(0.5, timeout))) as client:
             while True:
+                if cancel is not None and cancel.is_set():
+                    raise ProcessStartError(f"{self.name}: stopped waiting (shutting down)")
                 code = self._proc.poll()
                 if code is not None:
                     raise self._failure(f"exited with status {code} before it became ready")
@@ -262,6 +276,22 @@ class ManagedProcess:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+
+_PR_SET_PDEATHSIG = 1
+# loaded up front: the pre-exec hook runs between fork and exec, where importing is unsafe
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): get SIGTERM when the process that started it
+    dies, so a supervisor killed with -9 leaves no unsupervised children behind.
+
+    The signal follows the parent *thread*; the supervisor starts children from its
+    main thread only.
+    """
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -4,12 +4,27 @@ Starts, in order: PostgreSQL + pgvector (embedded unless ``DATABASE_URL`` is set
 local model servers (unless ``LLM_BASE_URL`` / ``EMBEDDING_BASE_URL`` are set), the
 Dagster code server, webserver and daemon (instance storage in the same Postgres; the folder sensor
 starts with them), and the API. It prints the URLs, reports when the corpus folder is
-indexed, and on Ctrl-C or SIGTERM stops everything in reverse order. If any child dies,
-the others are stopped too and the exit status says which.
+indexed, and on Ctrl-C or SIGTERM stops everything in reverse order.
+
+Recovery: a child that dies is started again (after 1 s, doubling up to 30 s between
+tries), and so is the embedded Postgres (the children reconnect); each restart is
+logged with the component's log file. A component that dies more than
+:data:`MAX_RESTARTS` times within :data:`RESTART_WINDOW_S` makes ``up`` stop everything
+and exit 1, naming it and its log.
+
+Leftovers: the stack's processes (pids, process groups, command lines, start times,
+ports) are recorded in ``VARAGITY_HOME/run/stack.json``. Children die with the
+supervisor (``PR_SET_PDEATHSIG`` on Linux), and a new ``varagity up`` on the same home
+stops whatever a dead supervisor left running (its recorded process groups) before it
+starts, reusing the embedded Postgres; while the recorded supervisor is alive it refuses
+to start and touches nothing. A port already answering is refused by name instead of
+being taken for our own component.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
 import shutil
@@ -18,9 +33,12 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
+
+import psutil
 
 from varagity.config import Settings, settings_env
 from varagity.ingest.discovery import file_sha256, scan
@@ -28,6 +46,8 @@ from varagity.records import doc_id_for
 from varagity.stores.postgres import (
     dagster_storage_url,
     database_url,
+    embedded_postgres_pid,
+    restart_embedded_postgres,
     stop_embedded_postgres,
 )
 from varagity.stores.vector_store import PgVectorStore
@@ -41,6 +61,12 @@ from varagity_stack.model_servers import (
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+MAX_RESTARTS = 5
+"""Restarts of one component allowed within :data:`RESTART_WINDOW_S` before ``up`` gives up."""
+RESTART_WINDOW_S = 600.0
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
 
 
 def dagster_env(settings: Settings, db_url: str) -> dict[str, str]:
@@ -213,6 +239,110 @@ def unindexed_files(settings: Settings, pg: PgVectorStore) -> list[str]:
     return missing
 
 
+class StackError(RuntimeError):
+    """``varagity up`` cannot start: the message says what is in the way."""
+
+
+def state_path(settings: Settings) -> Path:
+    """The state file of the stack running on ``settings.home``."""
+    return settings.home / "run" / "stack.json"
+
+
+def _same_process(pid: int, create_time: float) -> psutil.Process | None:
+    """The live process ``pid`` if it is the one recorded (not a reused pid)."""
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - create_time) > 1.0 or proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return proc
+    except psutil.Error:
+        return None
+
+
+def _group_members(pgid: int, not_before: float) -> list[psutil.Process]:
+    """Live processes of process group ``pgid`` started at or after ``not_before``."""
+    members = []
+    for proc in psutil.process_iter(["create_time"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.info["create_time"] >= not_before - 1.0:
+                members.append(proc)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return members
+
+
+def stop_leftovers(settings: Settings) -> list[str]:
+    """Stop what a dead supervisor of ``settings.home`` left running.
+
+    Returns:
+        One line per stopped component.
+
+    Raises:
+        StackError: The recorded supervisor is still alive (its stack is not ours to touch).
+    """
+    path = state_path(settings)
+    try:
+        state = json.loads(path.read_text())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring unreadable %s: %s", path, exc)
+        return []
+    sup = state.get("supervisor", {})
+    if sup.get("pid") != os.getpid() and _same_process(
+        int(sup.get("pid", 0)), float(sup.get("create_time", 0))
+    ):
+        raise StackError(
+            f"another `varagity up` (pid {sup['pid']}) runs the stack of {settings.home}; "
+            f"stop it first (kill -TERM {sup['pid']}), or use another VARAGITY_HOME"
+        )
+    stopped = []
+    for child in state.get("children", []):
+        members = _group_members(int(child["pgid"]), float(child["create_time"]))
+        if not members:
+            continue
+        for proc in members:
+            with contextlib.suppress(psutil.Error):
+                proc.terminate()
+        _, alive = psutil.wait_procs(members, timeout=10)
+        for proc in alive:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        stopped.append(f"{child['name']} (pid {child['pid']}, {len(members)} process(es))")
+    path.unlink(missing_ok=True)
+    return stopped
+
+
+def _backoff(restarts: int) -> float:
+    """Seconds to wait before the next start of something restarted ``restarts`` times."""
+    return float(min(BACKOFF_MAX_S, BACKOFF_FIRST_S * 2**restarts))
+
+
+def _port_answers(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+@dataclass
+class Component:
+    """One supervised child: how to (re)start it and how to tell it is ready."""
+
+    proc: ManagedProcess
+    ready_url: str | None
+    timeout: float
+    port: int | None = None
+    listen: int | None = None  # ready once it accepts TCP on this port (no HTTP: gRPC)
+    restarts: list[float] = field(default_factory=list)
+    next_start: float | None = None  # monotonic time of the scheduled restart
+    started_at: float = 0.0  # wall clock of the last start
+
+    @property
+    def name(self) -> str:
+        """The component's name (also its log file's)."""
+        return self.proc.name
+
+
 class Stack:
     """The supervised children of one ``varagity up``."""
 
@@ -220,15 +350,86 @@ class Stack:
         """Nothing starts until :meth:`start`."""
         self.settings = settings
         self.log_dir = settings.home / "logs"
-        self.children: list[ManagedProcess] = []
+        self.components: list[Component] = []
         self.stopping = threading.Event()
         self.embedded_pg = settings.DATABASE_URL is None
+        self.pg_restarts: list[float] = []
+        self.pg_next_start = 0.0
+        self.gave_up: str | None = None
+        self._me = psutil.Process()
 
-    def _launch(self, proc: ManagedProcess, ready_url: str, timeout: float) -> None:
-        self.children.append(proc)
-        proc.start()
-        log.info("starting %s (log: %s)", proc.name, proc.log_path)
-        proc.wait_ready(ready_url, timeout=timeout)
+    @property
+    def children(self) -> list[ManagedProcess]:
+        """The managed processes, in start order."""
+        return [c.proc for c in self.components]
+
+    def write_state(self) -> None:
+        """Record the stack's processes in :func:`state_path` (atomically)."""
+        s = self.settings
+        children = []
+        for c in self.components:
+            if c.proc.pid is None:
+                continue
+            children.append(
+                {
+                    "name": c.name,
+                    "pid": c.proc.pid,
+                    "pgid": c.proc.pid,  # each child leads its own session
+                    "argv": c.proc.argv,
+                    "create_time": c.started_at,
+                    "port": c.port,
+                    "log": str(c.proc.log_path),
+                }
+            )
+        state = {
+            "supervisor": {
+                "pid": os.getpid(),
+                "create_time": self._me.create_time(),
+                "argv": sys.argv,
+            },
+            "postgres": {
+                "embedded": self.embedded_pg,
+                "pid": embedded_postgres_pid(s) if self.embedded_pg else None,
+            },
+            "ports": {"api": s.API_PORT, "dagster": s.DAGSTER_PORT},
+            "children": children,
+        }
+        path = state_path(s)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.replace(path)
+
+    def _add(
+        self,
+        proc: ManagedProcess,
+        ready_url: str | None,
+        timeout: float,
+        port: int | None,
+        *,
+        listen: int | None = None,
+    ) -> Component:
+        comp = Component(proc, ready_url, timeout, port, listen)
+        self.components.append(comp)
+        self._start(comp)
+        return comp
+
+    def _start(self, comp: Component) -> None:
+        if comp.port is not None and _port_answers(self.settings.HOST, comp.port):
+            raise StackError(
+                f"port {comp.port} for {comp.name} is already in use by another process; "
+                "stop it or choose another port"
+            )
+        comp.started_at = time.time()
+        comp.proc.start()
+        self.write_state()
+        log.info("starting %s (pid %s, log: %s)", comp.name, comp.proc.pid, comp.proc.log_path)
+        if comp.ready_url:
+            comp.proc.wait_ready(
+                comp.ready_url, timeout=comp.timeout, request_timeout=30, cancel=self.stopping
+            )
+        elif comp.listen is not None:
+            wait_listening(comp.proc, comp.listen, comp.timeout)
 
     def start(self) -> None:
         """Bring every component up, failing with the component's log on error."""
@@ -240,17 +441,18 @@ class Stack:
         db_url = database_url(s)
         PgVectorStore(db_url, embedding_dim=s.EMBEDDING_DIM).close()  # migrate once, up front
         if s.LLM_BASE_URL is None:
-            self._launch(llm_server_process(s, self.log_dir), f"{s.llm_url}/models", 300)
+            self._add(llm_server_process(s, self.log_dir), f"{s.llm_url}/models", 300, s.LLM_PORT)
         if s.EMBEDDING_BASE_URL is None:
-            self._launch(
-                embedding_server_process(s, self.log_dir), f"{s.embedding_url}/models", 300
+            self._add(
+                embedding_server_process(s, self.log_dir),
+                f"{s.embedding_url}/models",
+                300,
+                s.EMBEDDING_PORT,
             )
-        code, web, daemon, _ = dagster = dagster_processes(s, db_url, self.log_dir)
-        self.children.append(code)
-        dagster.start_code_server()
-        self._launch(web, dagster_ready_url(s), 300)
-        self.children.append(daemon)
-        daemon.start()
+        dagster = dagster_processes(s, db_url, self.log_dir)
+        self._add(dagster.code, None, 300, None, listen=dagster.code_port)
+        self._add(dagster.web, dagster_ready_url(s), 300, s.DAGSTER_PORT)
+        self._add(dagster.daemon, None, 0, None)
         env = dagster_env(s, db_url)  # the API sees exactly what Dagster sees
         api = ManagedProcess(
             "api",
@@ -268,7 +470,7 @@ class Stack:
             env=env,
             cwd=REPO_ROOT,
         )
-        self._launch(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 120)
+        self._add(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 300, s.API_PORT)
 
     def stop(self) -> None:
         """Stop children in reverse order, then the embedded Postgres."""
@@ -280,6 +482,7 @@ class Stack:
                 log.warning("stopping %s: %s", proc.name, exc)
         if self.embedded_pg:
             stop_embedded_postgres(self.settings)
+        state_path(self.settings).unlink(missing_ok=True)
 
     def dead_child(self) -> ManagedProcess | None:
         """The first child that exited on its own, if any."""
@@ -288,9 +491,84 @@ class Stack:
                 return proc
         return None
 
+    @staticmethod
+    def _too_many(restarts: list[float], now: float) -> bool:
+        restarts[:] = [t for t in restarts if now - t < RESTART_WINDOW_S]
+        return len(restarts) >= MAX_RESTARTS
+
+    def supervise(self) -> None:
+        """One round of recovery: restart the embedded Postgres and dead children.
+
+        Sets :attr:`gave_up` (and :attr:`stopping`) when a component keeps dying.
+        """
+        now = time.monotonic()
+        if self.embedded_pg and embedded_postgres_pid(self.settings) is None:
+            if now < self.pg_next_start:
+                return
+            if self._too_many(self.pg_restarts, now):
+                self._give_up("postgres", str(self.settings.home / "pg" / "log"))
+                return
+            self.pg_restarts.append(now)
+            self.pg_next_start = now + _backoff(len(self.pg_restarts))
+            log.warning(
+                "embedded postgres died; restarting it (restart %d; log: %s)",
+                len(self.pg_restarts),
+                self.settings.home / "pg" / "log",
+            )
+            try:
+                restart_embedded_postgres(self.settings)
+                self.write_state()
+            except Exception as exc:
+                log.error("restarting postgres failed: %s", exc)
+            return
+        for comp in self.components:
+            if comp.proc.running or self.stopping.is_set():
+                continue
+            if comp.next_start is None:
+                if self._too_many(comp.restarts, now):
+                    self._give_up(comp.name, str(comp.proc.log_path))
+                    return
+                delay = _backoff(len(comp.restarts))
+                comp.next_start = now + delay
+                log.warning(
+                    "%s exited (code %s); restarting it in %.0fs (restart %d of %d per %.0f "
+                    "min; log: %s)",
+                    comp.name,
+                    comp.proc.returncode,
+                    delay,
+                    len(comp.restarts) + 1,
+                    MAX_RESTARTS,
+                    RESTART_WINDOW_S / 60,
+                    comp.proc.log_path,
+                )
+            elif now >= comp.next_start:
+                comp.restarts.append(now)
+                comp.next_start = None
+                try:
+                    comp.proc.stop(timeout=5)  # what is left of its process group
+                    self._start(comp)
+                    log.info("%s restarted (pid %s)", comp.name, comp.proc.pid)
+                except (ProcessStartError, StackError) as exc:
+                    log.error("restarting %s failed: %s", comp.name, exc)
+                    comp.proc.stop(timeout=5)
+
+    def _give_up(self, name: str, log_path: str) -> None:
+        self.gave_up = (
+            f"{name} keeps dying ({MAX_RESTARTS} restarts within {RESTART_WINDOW_S / 60:.0f} "
+            f"min); stopping the stack. See {log_path}"
+        )
+        log.error(self.gave_up)
+        self.stopping.set()
+
 
 def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
     """Run the stack in the foreground until interrupted (or, optionally, until indexed)."""
+    try:
+        for line in stop_leftovers(settings):
+            log.warning("stopped a leftover of a dead supervisor: %s", line)
+    except StackError as exc:
+        log.error("%s", exc)
+        return 1
     stack = Stack(settings)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -315,21 +593,20 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
         "Drop files into the corpus folder; the Dagster sensor ingests them. Ctrl-C stops.\n",
         flush=True,
     )
-    pg = PgVectorStore(
-        os.environ.get("DATABASE_URL") or database_url(s), embedding_dim=s.EMBEDDING_DIM
-    )
+    db_url = os.environ.get("DATABASE_URL") or database_url(s)
+    pg: PgVectorStore | None = None
     announced = False
     started = last_progress = time.monotonic()
-    code = 0
     try:
         while not stack.stopping.is_set():
-            dead = stack.dead_child()
-            if dead is not None:
-                log.error("%s exited (code %s); see %s", dead.name, dead.returncode, dead.log_path)
-                code = 1
-                break
-            if not announced:
-                missing = unindexed_files(s, pg)
+            stack.supervise()
+            if not announced and not stack.stopping.is_set():
+                try:
+                    pg = pg or PgVectorStore(db_url, embedding_dim=s.EMBEDDING_DIM)
+                    missing = unindexed_files(s, pg)
+                except Exception as exc:  # Postgres restarting: ask again next round
+                    log.debug("progress check failed: %s", exc)
+                    missing = None
                 if missing and time.monotonic() - last_progress > 30:
                     last_progress = time.monotonic()
                     print(
@@ -337,7 +614,7 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
                         "fails is named in the Dagster UI and in logs/dagster-daemon.log)",
                         flush=True,
                     )
-                if not missing:
+                if missing == []:
                     announced = True
                     print(
                         f"Corpus indexed ({time.monotonic() - started:.0f}s after startup): "
@@ -346,8 +623,12 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
                     )
                     if exit_when_indexed:
                         break
-            stack.stopping.wait(2.0)
+            stack.stopping.wait(1.0)
     finally:
-        pg.close()
+        if pg is not None:
+            pg.close()
         stack.stop()
-    return code
+    if stack.gave_up:
+        print(f"varagity up gave up: {stack.gave_up}", file=sys.stderr, flush=True)
+        return 1
+    return 0

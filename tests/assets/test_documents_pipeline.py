@@ -20,6 +20,7 @@ from tests.conftest import SettingsFactory
 from tests.support.pipeline import ALL_ASSETS, DEFS, Harness, search_paths, write_file
 from varagity import pipeline
 from varagity.config import Settings
+from varagity.corpus import list_corpus
 from varagity.ingest.discovery import partition_key_for
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
@@ -416,6 +417,25 @@ def test_bad_file_fails_by_name_and_spares_the_batch(stack_settings: Settings) -
     solo = {r.dagster_run.tags[pipeline.PARTITION_TAG]: r.success for r in h.run_requests(isolate)}
     assert solo == {"good.md": True, "broken.txt": False}
     assert isinstance(h.tick(), dg.SkipReason)
+
+    # the corpus listing says broken.txt failed, and why (not "pending" forever)
+    services = Services.open(stack_settings)
+    try:
+        listed = {e.relative_path: e for e in list_corpus(services.pg, docs)}
+        assert listed["good.md"].status == "indexed" and listed["good.md"].reason is None
+        assert listed["broken.txt"].status == "failed"
+        assert "binary" in (listed["broken.txt"].reason or "")
+        # fixed: pending again until the next run stores it, then indexed, reason gone
+        time.sleep(0.01)
+        write_file(docs / "broken.txt", "Now plain text about harbour cranes.\n")
+        assert {e.relative_path: e.status for e in list_corpus(services.pg, docs)}[
+            "broken.txt"
+        ] == "pending"
+        assert all(r.success for r in h.run_requests(h.tick()))
+        fixed = {e.relative_path: e for e in list_corpus(services.pg, docs)}["broken.txt"]
+        assert (fixed.status, fixed.reason) == ("indexed", None)
+    finally:
+        services.close()
 
 
 def test_partition_keys_are_reversible() -> None:

@@ -257,7 +257,7 @@ def test_document_deleted_while_blurbing_stays_deleted(
         group_size=2,
     )
     assert result.superseded and result.blurbs == {}
-    assert chat.calls == 2  # stopped after the first group
+    assert chat.calls == 1  # no LLM call after the deletion, even within a group
     assert services.pg.get_document(doc_id) is None and _rows(services) == {}
     assert bm25.count() == 0 and _bm25_by_chunk(bm25, BROAD) == {}
 
@@ -274,16 +274,18 @@ def test_document_replaced_while_blurbing_keeps_only_the_new_version(
         path.write_text(STATION.replace("4.2 megawatts", "5.0 megawatts"), encoding="utf-8")
         new_ids.append(_store_raw(services, bm25, ctx_settings, "station.md"))
 
+    chat = Interrupting(services.chat, replace)
     result = contextualize_document(
         old,
         pg=services.pg,
         bm25=bm25,
-        chat=Interrupting(services.chat, replace),
+        chat=chat,
         embedder=services.embedder,
         settings=ctx_settings,
         group_size=2,
     )
     assert result.superseded and result.blurbs == {}
+    assert chat.calls == 1  # the old version's blurbs stop with its replacement
     [new] = new_ids
     assert [d.doc_id for d in services.pg.documents_at_path("station.md")] == [new]
     rows = _rows(services)

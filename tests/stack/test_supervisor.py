@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 from httpx_sse import connect_sse
 
@@ -57,6 +58,7 @@ def _gql(dagster: str, query: str) -> dict:
     return body["data"]
 
 
+@pytest.mark.timeout(1500)  # kills and restarts two components on top of the tour
 def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     shutil.copytree(REPO / "corpus", docs)
@@ -67,6 +69,32 @@ def test_varagity_up_serves_the_sample_corpus(tmp_path: Path) -> None:
 
         health = httpx.get(f"{api}/api/health", timeout=30).json()
         assert health["status"] == "ok", health
+
+        # a component killed -9 is restarted by the supervisor and answers again; the
+        # stack's state file names the new process
+        state_file = tmp_path / "home" / "run" / "stack.json"
+        for name, marker, probe in (
+            ("api", "varagity_api.main:app", f"{api}/api/health"),
+            ("embedding", "varagity_stack.embedding_server", None),
+        ):
+            victim = next(c for c in stack.children if marker in " ".join(c.cmdline()))
+            victim.kill()
+            victim.wait(10)
+
+            def restarted(name: str = name, old: int = victim.pid) -> bool:
+                recorded = {
+                    c["name"]: c["pid"] for c in json.loads(state_file.read_text())["children"]
+                }
+                return recorded[name] != old and psutil.pid_exists(recorded[name])
+
+            _wait(restarted, 60, f"{name} to be restarted", proc)
+            url = probe or next(
+                f"http://127.0.0.1:{c['port']}/v1/models"
+                for c in json.loads(state_file.read_text())["children"]
+                if c["name"] == name
+            )
+            _wait(lambda url=url: httpx.get(url, timeout=5).status_code == 200, 300, name, proc)
+            assert f"{name} exited" in stack.log() and "restarting it" in stack.log()
 
         data = _gql(
             dagster,

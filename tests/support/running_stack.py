@@ -83,6 +83,8 @@ def varagity_up(home: Path, docs: Path, **settings: str) -> Iterator[RunningStac
             stack.children = psutil.Process(proc.pid).children(recursive=True)
             yield stack
         finally:
+            if proc.poll() is None:  # restarted components are children too
+                stack.children += psutil.Process(proc.pid).children(recursive=True)
             proc.send_signal(signal.SIGTERM)
             try:
                 code = proc.wait(90)

@@ -33,6 +33,7 @@ from varagity.ingest.parsers import ParsedDocument
 from varagity.models.protocols import Completer, PassageEmbedder
 from varagity.records import ChunkRecord, chunk_id_for
 from varagity.stores.bm25 import BM25Document, BM25Store
+from varagity.stores.ingest_failures import clear_failures
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
 from varagity.tokens import count_tokens
 
@@ -260,10 +261,13 @@ def purge_documents(doc_ids: Sequence[str], *, pg: PgVectorStore, bm25: BM25Stor
 
 
 def purge_path(relative_path: str, *, pg: PgVectorStore, bm25: BM25Store) -> list[str]:
-    """Remove every stored version of the file at ``relative_path``."""
-    return purge_documents(
+    """Remove every stored version of the file at ``relative_path`` (and its recorded
+    ingest failure)."""
+    removed = purge_documents(
         [d.doc_id for d in pg.documents_at_path(relative_path)], pg=pg, bm25=bm25
     )
+    clear_failures(pg, [relative_path])
+    return removed
 
 
 def document_text(records: Sequence[ChunkRecord]) -> str:
@@ -354,9 +358,11 @@ def contextualize_document(
     document (rebuilt from its stored chunks); every ``group_size`` of them are
     embedded again over blurb + chunk (the header stays BM25-only) and replace their stored
     versions (:func:`store_contexts`), then ``on_progress`` hears the running total.
-    With ``CONTEXTUALIZE=false`` nothing is called. The pass stops at the first group
-    that could not be written in full: the document was deleted, replaced or re-chunked
-    meanwhile (``superseded``), and what still waits is for a later pass to find.
+    With ``CONTEXTUALIZE=false`` nothing is called. Before each LLM call the document
+    must still be stored: one deleted or replaced meanwhile stops the pass before its
+    next chunk (``superseded``; the LLM is not asked for blurbs nobody will keep). The
+    pass also stops at the first group that could not be written in full (re-chunked
+    meanwhile), and what still waits is for a later pass to find.
     """
     if group_size < 1:
         raise ValueError(f"group_size must be at least 1, got {group_size}")
@@ -380,21 +386,27 @@ def contextualize_document(
     for first in range(0, len(waiting), group_size):
         group = waiting[first : first + group_size]
         started = time.perf_counter()
-        written_blurbs = [contextualizer.situate(r.content) for r in group]
+        written_blurbs: list[str] = []
+        for record in group:
+            if pg.get_document(doc_id) is None:  # deleted or replaced: no more LLM calls
+                break
+            written_blurbs.append(contextualizer.situate(record.content))
         llm_seconds += time.perf_counter() - started
-        situated = [
-            r.model_copy(update={"context": b or None})
-            for r, b in zip(group, written_blurbs, strict=True)
-        ]
-        vectors = embedder.embed_passages(
-            [contextualized_text(None, r.context, r.content) for r in situated]
-        )
-        written = store_contexts(doc_id, situated, vectors, pg=pg, bm25=bm25)
-        blurbs.update(
-            (r.chunk_id, b)
-            for r, b in zip(group, written_blurbs, strict=True)
-            if r.chunk_id in written
-        )
+        written: list[str] = []
+        if len(written_blurbs) == len(group):
+            situated = [
+                r.model_copy(update={"context": b or None})
+                for r, b in zip(group, written_blurbs, strict=True)
+            ]
+            vectors = embedder.embed_passages(
+                [contextualized_text(None, r.context, r.content) for r in situated]
+            )
+            written = store_contexts(doc_id, situated, vectors, pg=pg, bm25=bm25)
+            blurbs.update(
+                (r.chunk_id, b)
+                for r, b in zip(group, written_blurbs, strict=True)
+                if r.chunk_id in written
+            )
         done += len(written)
         superseded = len(written) < len(group)
         result = ContextResult(doc_id, total, done, dict(blurbs), superseded, llm_seconds)

@@ -50,6 +50,29 @@ def ensure_embedded_postgres(settings: Settings) -> str:
     return str(server.get_uri())
 
 
+def embedded_postgres_pid(settings: Settings) -> int | None:
+    """The pid of the embedded server's postmaster while it runs, else None."""
+    from pgserver.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(embedded_pgdata(settings))
+        return info.pid if info is not None and info.is_running() else None
+    except Exception:  # a half-written or stale postmaster.pid
+        return None
+
+
+def restart_embedded_postgres(settings: Settings) -> str:
+    """Start the embedded server again after it died (same socket, same URL).
+
+    pgserver caches the server object of each data directory in-process; a cached
+    object whose postmaster is gone would be handed back as if it were running.
+    """
+    import pgserver
+
+    pgserver.PostgresServer._instances.pop(embedded_pgdata(settings).expanduser().resolve(), None)
+    return ensure_embedded_postgres(settings)
+
+
 def stop_embedded_postgres(settings: Settings) -> None:
     """Stop the embedded server if it runs (fast shutdown, data kept)."""
     from pgserver._commands import POSTGRES_BIN_PATH

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # Namespace (first key) of the per-document advisory locks; the migration runner's
 # single-bigint lock lives in a separate key space.
-_DOCUMENT_LOCK_SPACE = 0x76617267  # "varg"
+DOCUMENT_LOCK_SPACE = 0x76617267  # "varg"
 
 #: HNSW graph degree and build-time candidate list of ``chunks_embedding_hnsw`` (the
 #: index migration 001 creates; :func:`hnsw_index_ddl` rebuilds it with others).
@@ -189,7 +189,7 @@ class PgVectorStore:
             for doc_id in sorted(set(doc_ids)):
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                    (_DOCUMENT_LOCK_SPACE, doc_id),
+                    (DOCUMENT_LOCK_SPACE, doc_id),
                 )
             yield conn
 
@@ -211,8 +211,9 @@ class PgVectorStore:
         """Upsert the documents row and all its chunks in one transaction.
 
         Chunks of this ``doc_id`` not in ``chunks`` (left by an earlier attempt with other
-        boundaries) are removed in the same transaction. Every chunk written here waits
-        for its blurb again (``contextualized_at`` is cleared). With ``conn`` (from
+        boundaries) are removed in the same transaction, and so is the path's recorded
+        ingest failure. Every chunk written here waits for its blurb again
+        (``contextualized_at`` is cleared). With ``conn`` (from
         :meth:`document_lock`) the writes join that transaction.
         """
         for chunk in chunks:
@@ -233,6 +234,9 @@ class PgVectorStore:
                     document.content_hash,
                     document.n_chunks,
                 ),
+            )
+            tx.execute(
+                "DELETE FROM ingest_failures WHERE relative_path = %s", (document.relative_path,)
             )
             tx.execute(
                 "DELETE FROM chunks WHERE doc_id = %s AND NOT (chunk_id = ANY(%s))",

@@ -1,4 +1,6 @@
-"""``GET /api/health``: each store, each model server and Dagster."""
+"""``GET /api/health``: each store, each model server, Dagster, and whether ingestion
+moves (``runs``: degraded while a run is stuck or a pool slot is held by a run that ended,
+naming them; see :mod:`varagity.doctor`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
+from varagity.dagster_client import DagsterClient
+from varagity.doctor import stuck_summary
 from varagity.services import Services
 from varagity_api.deps import SettingsDep
 from varagity_api.schemas.health import ComponentHealth, HealthResponse
@@ -34,6 +38,14 @@ def _dagster(settings: Settings) -> str:
     return f"dagster {response.json()['data']['version']} at {settings.dagster_url}"
 
 
+def _runs(settings: Settings) -> str:
+    """Raises when a run is stuck or a pool slot is held by an ended run (ingestion waits)."""
+    stuck = stuck_summary(DagsterClient(settings.dagster_url, timeout=5.0))
+    if stuck:
+        raise RuntimeError("ingestion is blocked: " + "; ".join(stuck))
+    return "no stuck runs, no pool slot held by an ended run"
+
+
 def check_all(
     services: Services | None, settings: Settings, startup_error: str | None
 ) -> HealthResponse:
@@ -48,6 +60,8 @@ def check_all(
         components["embedding_server"] = _probe(services.embedder.ping)
         components["llm_server"] = _probe(services.chat.ping)
     components["dagster"] = _probe(lambda: _dagster(settings))
+    if components["dagster"].ok:
+        components["runs"] = _probe(lambda: _runs(settings))
     healthy = all(c.ok for c in components.values())
     return HealthResponse(status="ok" if healthy else "degraded", components=components)
 

@@ -19,8 +19,13 @@ class DocumentInfo(BaseModel):
     file_type: str = Field(description="The suffix without its dot (md, pdf, ...).")
     status: DocumentStatus = Field(
         description="indexed; no_text (indexed with 0 chunks); pending (in DOCS_PATH, not "
-        "indexed); outdated (the file changed since it was indexed); missing (indexed, the "
-        "file is gone)."
+        "indexed yet); failed (its last ingest failed and the file has not changed since: "
+        "see reason); outdated (the file changed since it was indexed); missing (indexed, "
+        "the file is gone)."
+    )
+    reason: str | None = Field(
+        default=None,
+        description="For a failed file: the stage that failed and its error; else null.",
     )
     n_chunks: int | None
     n_contextualized: int | None = Field(

@@ -62,6 +62,10 @@ class BM25Store(Protocol):
     def count(self) -> int:
         """Number of indexed chunks."""
 
+    def chunk_ids(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """``chunk_id -> doc_id`` of every indexed chunk (of ``doc_ids`` only, when given):
+        what the consistency checks (``varagity doctor``) compare with Postgres."""
+
     def ping(self) -> str:
         """Raise :class:`BM25Error` when unusable; otherwise a short status line."""
 

@@ -41,6 +41,7 @@ __all__ = ["INDEX_BODY", "ElasticsearchBM25Store"]
 _T = TypeVar("_T")
 
 SEARCH_FIELD = "search_text"
+_LIST_PAGE = 5000  # chunks per page when listing every chunk id
 _SOURCE_FIELDS = ["chunk_id", "doc_id", "original_index", "content", "contextualized_content"]
 _BULK_CHUNK = 500
 _DELETE_BATCH = 1000
@@ -281,6 +282,41 @@ class ElasticsearchBM25Store:
         self.ensure_index()
         response = self._call("count", lambda: self._client.count(index=self.index_name))
         return int(response["count"])
+
+    def chunk_ids(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """``chunk_id -> doc_id`` of every indexed chunk, or of ``doc_ids``' chunks
+        (pages of ``search_after`` sorted on the ``chunk_id`` doc values).
+
+        Raises:
+            BM25Error: Connection failure or a rejected search.
+        """
+        if doc_ids is not None and not doc_ids:
+            return {}
+        self.ensure_index()
+        query: dict[str, Any] = (
+            {"match_all": {}} if doc_ids is None else {"terms": {"doc_id": sorted(set(doc_ids))}}
+        )
+        out: dict[str, str] = {}
+        after: list[Any] | None = None
+        while True:
+
+            def page(after: list[Any] | None = after) -> Any:
+                return self._client.search(
+                    index=self.index_name,
+                    query=query,
+                    size=_LIST_PAGE,
+                    sort=[{"chunk_id": "asc"}],
+                    search_after=after,
+                    source_includes=["chunk_id", "doc_id"],
+                )
+
+            hits = self._call("chunk listing", page)["hits"]["hits"]
+            for hit in hits:
+                source = hit.get("_source") or {}
+                out[str(source.get("chunk_id") or hit.get("_id"))] = str(source.get("doc_id", ""))
+            if len(hits) < _LIST_PAGE:
+                return out
+            after = hits[-1]["sort"]
 
     def ping(self) -> str:
         """Check cluster health.

@@ -220,6 +220,37 @@ class TantivyBM25Store:
         searcher = self._fresh_searcher()
         return int(searcher.num_docs)
 
+    def chunk_ids(self, doc_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """``chunk_id -> doc_id`` of every indexed chunk, or of ``doc_ids``' chunks.
+
+        Raises:
+            BM25Error: A Tantivy failure while reading.
+        """
+        searcher = self._fresh_searcher()
+        if doc_ids is None:
+            query = tantivy.Query.all_query()
+        else:
+            wanted = sorted(set(doc_ids))
+            if not wanted:
+                return {}
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "doc_id", d))
+                    for d in wanted
+                ]
+            )
+
+        def run() -> dict[str, str]:
+            limit = max(1, int(searcher.num_docs))
+            hits = searcher.search(query, limit=limit, count=False).hits
+            out: dict[str, str] = {}
+            for _, address in hits:
+                stored = searcher.doc(address)
+                out[str(stored.get_first("chunk_id"))] = str(stored.get_first("doc_id"))
+            return out
+
+        return self._call("chunk listing", run)
+
     def ping(self) -> str:
         """Check the directory is present, writable and its index readable.
 

@@ -27,6 +27,7 @@ from varagity.ingest.parsing import locate, parse_file
 from varagity.models.protocols import PassageEmbedder
 from varagity.pipeline import EMBEDDING_POOL, LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
+from varagity.stores.ingest_failures import record_failures
 from varagity_assets.defs.ingest.per_file import (
     IngestFailure,
     PerFile,
@@ -204,7 +205,14 @@ def indexed_document(
 
     out = IndexedFiles(each_outcome(context, "store", chunk_embeddings, store))
     stored, skipped = out.count(stages.StoreResult), out.count(Unchanged)
-    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(out.failures())} failed")
+    failures = out.failures()
+    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")
+    # the corpus listing shows these files as failed, with the reason, until they change
+    record_failures(
+        services.pg,
+        [(f.relative_path, f.stage, f.message) for f in failures],
+        run_id=context.run_id,
+    )
     fail_on_failures(out, f"{stored} other file(s) of this run were indexed")
     return out
 

@@ -725,6 +725,11 @@ export interface components {
              */
             n_contextualized: number | null;
             /**
+             * Reason
+             * @description For a failed file: the stage that failed and its error; else null.
+             */
+            reason?: string | null;
+            /**
              * Relative Path
              * @description Path under DOCS_PATH.
              */
@@ -736,10 +741,10 @@ export interface components {
             size_bytes: number | null;
             /**
              * Status
-             * @description indexed; no_text (indexed with 0 chunks); pending (in DOCS_PATH, not indexed); outdated (the file changed since it was indexed); missing (indexed, the file is gone).
+             * @description indexed; no_text (indexed with 0 chunks); pending (in DOCS_PATH, not indexed yet); failed (its last ingest failed and the file has not changed since: see reason); outdated (the file changed since it was indexed); missing (indexed, the file is gone).
              * @enum {string}
              */
-            status: "indexed" | "no_text" | "pending" | "outdated" | "missing";
+            status: "indexed" | "no_text" | "pending" | "failed" | "outdated" | "missing";
         };
         /**
          * DocumentList

@@ -17,21 +17,22 @@ const STATUS_TEXT: Record<DocumentStatus, { label: string; title: string }> = {
   indexed: { label: "indexed", title: "Searchable" },
   no_text: { label: "no text", title: "Indexed, but no text could be extracted (0 chunks)" },
   pending: { label: "pending", title: "In the corpus folder, not indexed yet" },
+  failed: { label: "failed", title: "Its last ingest failed; the file has not changed since" },
   outdated: { label: "outdated", title: "The file changed since it was indexed" },
   missing: { label: "missing", title: "Indexed, but the file is gone from the corpus folder" },
 };
 
-const STATUS_ORDER: DocumentStatus[] = ["indexed", "pending", "outdated", "missing", "no_text"];
+const STATUS_ORDER: DocumentStatus[] = ["indexed", "pending", "failed", "outdated", "missing", "no_text"];
 
 function when(iso: string | null): string {
   if (iso === null) return "\u2014";
   return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
-function StatusPill({ status }: { status: DocumentStatus }) {
+function StatusPill({ status, reason }: { status: DocumentStatus; reason?: string | null }) {
   const text = STATUS_TEXT[status];
   return (
-    <span className={`pill-status status-${status}`} title={text.title}>
+    <span className={`pill-status status-${status}`} title={reason ? `${text.title}: ${reason}` : text.title}>
       {text.label}
     </span>
   );
@@ -90,7 +91,8 @@ export function DocumentTree({ root, selected, onToggle }: DocumentTreeProps) {
           <span className="file-name">{file.name}</span>
         </th>
         <td>
-          <StatusPill status={doc.status} />
+          <StatusPill status={doc.status} reason={doc.reason} />
+          {doc.reason && <div className="failure-reason muted">{doc.reason}</div>}
           {progress !== null && (
             <span
               className="ctx-progress muted"

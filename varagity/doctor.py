@@ -1,0 +1,394 @@
+"""``varagity doctor``: the invariants a healthy corpus keeps, checked on any stack.
+
+The invariants (each :class:`Problem` names the one it breaks):
+
+* ``indexed_once``: every ingestible file of ``DOCS_PATH`` has exactly its current
+  version stored (the ``doc_id`` of its path and content), not an older one, and each
+  documents row holds as many chunks as it says.
+* ``no_duplicates``: one documents row per path.
+* ``no_orphans``: no documents of files that are gone, no BM25 chunks of documents that
+  are gone.
+* ``stores_agree``: the same chunk ids in Postgres and the BM25 index (Tantivy, or
+  Elasticsearch when configured).
+* ``no_stuck_runs``: no Dagster run starting or started for longer than a bound, and no
+  pool slot still claimed by a run that ended (it blocks every run queued on that pool).
+
+Safe against a live stack: it only reads. Postgres is read in one repeatable-read
+snapshot; a document the snapshot and the BM25 index disagree on is read again under
+that document's write lock (the lock every writer holds across its BM25 write and its
+Postgres transaction), so an ingest in flight is never reported as a mismatch. Files
+modified less than ``settle_s`` ago are counted as in flight, not as unindexed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+
+from varagity.dagster_client import DagsterClient
+from varagity.ingest.discovery import file_sha256, scan
+from varagity.records import doc_id_for
+from varagity.stores.bm25 import BM25Store
+from varagity.stores.postgres import connect
+from varagity.stores.vector_store import DOCUMENT_LOCK_SPACE
+
+INVARIANTS = ("indexed_once", "no_duplicates", "no_orphans", "stores_agree", "no_stuck_runs")
+#: A run started longer ago than this is stuck (a big blurb batch may legitimately run long).
+STARTED_BOUND_S = 3600.0
+#: A run still starting after this is stuck (run monitoring fails them after 180 s).
+STARTING_BOUND_S = 300.0
+#: A slot held this long after its run ended is leaked (run monitoring frees them after 5 s).
+SLOT_GRACE_S = 60.0
+_SHOWN = 5  # ids shown per problem
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken invariant on one subject (a path, a document, a run, a pool)."""
+
+    invariant: str
+    subject: str
+    detail: str
+
+
+@dataclass
+class DoctorReport:
+    """What the checks found."""
+
+    problems: list[Problem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every invariant holds."""
+        return not self.problems
+
+    def broken(self) -> dict[str, int]:
+        """Problems per invariant (every invariant listed, 0 when it holds)."""
+        out = dict.fromkeys(INVARIANTS, 0)
+        for p in self.problems:
+            out[p.invariant] = out.get(p.invariant, 0) + 1
+        return out
+
+    def render(self) -> str:
+        """The report as text."""
+        lines = ["Counted: " + ", ".join(f"{k} {v}" for k, v in self.counts.items())]
+        broken = self.broken()
+        for name in INVARIANTS:
+            lines.append(f"  {'ok  ' if not broken[name] else 'FAIL'} {name}")
+            lines.extend(
+                f"       {p.subject}: {p.detail}" for p in self.problems if p.invariant == name
+            )
+        lines.extend(f"Note: {n}" for n in self.notes)
+        lines.append(
+            "All invariants hold."
+            if self.ok
+            else f"{len(self.problems)} problem(s) in {sum(1 for v in broken.values() if v)} "
+            "invariant(s)."
+        )
+        return "\n".join(lines)
+
+
+def _few(ids: Sequence[str] | set[str]) -> str:
+    items = sorted(ids)
+    more = f" (+{len(items) - _SHOWN} more)" if len(items) > _SHOWN else ""
+    return ", ".join(items[:_SHOWN]) + more
+
+
+@dataclass
+class _Snapshot:
+    docs: dict[str, tuple[str, int]]  # doc_id -> (relative_path, n_chunks)
+    pg_chunks: dict[str, set[str]]  # doc_id -> chunk ids
+    failures: dict[str, str]  # relative_path -> reason of its last failed ingest
+
+
+def _read_postgres(conn: psycopg.Connection) -> _Snapshot:
+    docs = {
+        r[0]: (r[1], int(r[2]))
+        for r in conn.execute("SELECT doc_id, relative_path, n_chunks FROM documents")
+    }
+    chunks: dict[str, set[str]] = defaultdict(set)
+    for chunk_id, doc_id in conn.execute("SELECT chunk_id, doc_id FROM chunks"):
+        chunks[doc_id].add(chunk_id)
+    failures: dict[str, str] = {}
+    has_failures = conn.execute("SELECT to_regclass('ingest_failures')").fetchone()
+    if has_failures and has_failures[0]:
+        failures = {
+            r[0]: f"{r[1]} failed: {r[2]}"
+            for r in conn.execute("SELECT relative_path, stage, reason FROM ingest_failures")
+        }
+    return _Snapshot(docs, chunks, failures)
+
+
+def _bm25_by_doc(listing: dict[str, str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for chunk_id, doc_id in listing.items():
+        out[doc_id].add(chunk_id)
+    return out
+
+
+def _disagreements(
+    doc_ids: set[str], pg: dict[str, set[str]], bm25: dict[str, set[str]]
+) -> dict[str, tuple[set[str], set[str]]]:
+    """doc_id -> (chunk ids only in Postgres, chunk ids only in BM25), where they differ."""
+    out = {}
+    for doc_id in doc_ids:
+        a, b = pg.get(doc_id, set()), bm25.get(doc_id, set())
+        if a != b:
+            out[doc_id] = (a - b, b - a)
+    return out
+
+
+def _recheck_locked(
+    conn: psycopg.Connection, bm25: BM25Store, doc_ids: Sequence[str]
+) -> tuple[set[str], dict[str, set[str]], dict[str, set[str]]]:
+    """Documents, Postgres chunks and BM25 chunks of ``doc_ids``, read while holding
+    their write locks (no writer is between its BM25 write and its commit)."""
+    with conn.transaction():
+        conn.execute("SET LOCAL lock_timeout = '30s'")
+        for doc_id in sorted(doc_ids):
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (DOCUMENT_LOCK_SPACE, doc_id)
+            )
+        docs = {
+            r[0]
+            for r in conn.execute(
+                "SELECT doc_id FROM documents WHERE doc_id = ANY(%s)", (list(doc_ids),)
+            )
+        }
+        pg: dict[str, set[str]] = defaultdict(set)
+        for chunk_id, doc_id in conn.execute(
+            "SELECT chunk_id, doc_id FROM chunks WHERE doc_id = ANY(%s)", (list(doc_ids),)
+        ):
+            pg[doc_id].add(chunk_id)
+        in_bm25 = _bm25_by_doc(bm25.chunk_ids(list(doc_ids)))
+    return docs, pg, in_bm25
+
+
+def check_stores(
+    db_url: str,
+    bm25: BM25Store,
+    docs_path: Path,
+    *,
+    settle_s: float = 60.0,
+    report: DoctorReport | None = None,
+) -> DoctorReport:
+    """Check the corpus invariants (all but ``no_stuck_runs``) of one Postgres + BM25 pair.
+
+    Args:
+        db_url: The app database.
+        bm25: The BM25 store of the same corpus.
+        docs_path: ``DOCS_PATH``.
+        settle_s: Files modified more recently than this count as in flight.
+        report: Add to this report instead of a new one.
+    """
+    report = report or DoctorReport()
+    files, _ = scan(docs_path)
+    now = time.time()
+    current: dict[str, str] = {}
+    in_flight = 0
+    for f in files:
+        try:
+            current[f.relative_path] = doc_id_for(f.relative_path, file_sha256(f.path))
+        except OSError:
+            continue  # vanished while we looked
+        if now - f.mtime_ns / 1e9 < settle_s:
+            in_flight += 1
+    with connect(db_url) as conn:
+        conn.read_only = True
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        with conn.transaction():
+            snap = _read_postgres(conn)
+        bm25_listing = bm25.chunk_ids()
+        in_bm25 = _bm25_by_doc(bm25_listing)
+
+        # stores_agree and BM25 orphans: confirm each disagreement under the writers' lock
+        suspects = _disagreements(set(snap.docs) | set(in_bm25), snap.pg_chunks, in_bm25)
+        if suspects:
+            conn.read_only = False  # advisory locks need no write, but a read-write session
+            conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+            live_docs, pg_now, bm25_now = _recheck_locked(conn, bm25, list(suspects))
+            for doc_id, (only_pg, only_bm25) in sorted(
+                _disagreements(set(suspects), pg_now, bm25_now).items()
+            ):
+                if doc_id not in live_docs:
+                    report.problems.append(
+                        Problem(
+                            "no_orphans",
+                            doc_id,
+                            f"{len(only_bm25)} BM25 chunk(s) of a document Postgres does not "
+                            f"hold: {_few(only_bm25)}",
+                        )
+                    )
+                    continue
+                parts = []
+                if only_pg:
+                    parts.append(f"{len(only_pg)} only in Postgres: {_few(only_pg)}")
+                if only_bm25:
+                    parts.append(f"{len(only_bm25)} only in BM25: {_few(only_bm25)}")
+                path = snap.docs.get(doc_id, ("?", 0))[0]
+                report.problems.append(
+                    Problem("stores_agree", f"{path} ({doc_id})", "; ".join(parts))
+                )
+
+    by_path: dict[str, list[str]] = defaultdict(list)
+    for doc_id, (path, n_chunks) in snap.docs.items():
+        by_path[path].append(doc_id)
+        held = len(snap.pg_chunks.get(doc_id, ()))
+        if held != n_chunks:
+            report.problems.append(
+                Problem(
+                    "indexed_once",
+                    f"{path} ({doc_id})",
+                    f"documents row says {n_chunks} chunk(s), Postgres holds {held}",
+                )
+            )
+    for path, ids in sorted(by_path.items()):
+        if len(ids) > 1:
+            report.problems.append(
+                Problem("no_duplicates", path, f"{len(ids)} documents rows: {_few(ids)}")
+            )
+        if path not in current:
+            report.problems.append(
+                Problem(
+                    "no_orphans",
+                    path,
+                    f"the file is gone but {len(ids)} document(s) remain: {_few(ids)}",
+                )
+            )
+    recent = {f.relative_path for f in files if now - f.mtime_ns / 1e9 < settle_s}
+    for path, doc_id in sorted(current.items()):
+        stored = by_path.get(path, [])
+        if doc_id in stored or path in recent:
+            continue
+        if path in snap.failures:
+            detail = snap.failures[path]
+        elif stored:
+            detail = f"only an older version is stored ({_few(stored)})"
+        else:
+            detail = "not indexed"
+        report.problems.append(Problem("indexed_once", path, detail))
+    report.counts.update(
+        files=len(current),
+        documents=len(snap.docs),
+        postgres_chunks=sum(len(v) for v in snap.pg_chunks.values()),
+        bm25_chunks=len(bm25_listing),
+    )
+    if in_flight:
+        report.notes.append(
+            f"{in_flight} file(s) modified in the last {settle_s:.0f}s were not required to be "
+            "indexed yet (ingest in flight)"
+        )
+    return report
+
+
+_RUNS = """
+query Stuck($statuses: [RunStatus!]) {
+  runsOrError(filter: {statuses: $statuses}, limit: 500) {
+    __typename
+    ... on Runs { results { runId status startTime updateTime creationTime tags { key value } } }
+    ... on PythonError { message }
+  }
+}
+"""
+_POOLS = """
+{ instance { concurrencyLimits {
+    concurrencyKey slotCount activeSlotCount activeRunIds pendingStepCount
+} } }
+"""
+_RUN_STATES = """
+query States($ids: [String!]) {
+  runsOrError(filter: {runIds: $ids}) {
+    ... on Runs { results { runId status endTime } }
+  }
+}
+"""
+_ENDED = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
+
+
+def check_runs(
+    client: DagsterClient,
+    *,
+    started_bound_s: float = STARTED_BOUND_S,
+    starting_bound_s: float = STARTING_BOUND_S,
+    slot_grace_s: float = SLOT_GRACE_S,
+    report: DoctorReport | None = None,
+) -> DoctorReport:
+    """Check ``no_stuck_runs`` through the Dagster webserver's GraphQL API.
+
+    Raises:
+        DagsterError: The webserver is unreachable or rejected a query.
+    """
+    report = report or DoctorReport()
+    now = time.time()
+    result = client.query(_RUNS, {"statuses": ["STARTING", "STARTED", "CANCELING"]})
+    runs = result["runsOrError"]
+    if runs["__typename"] != "Runs":
+        report.notes.append(f"could not list runs: {runs.get('message')}")
+        runs = {"results": []}
+    for run in runs["results"]:
+        since = run.get("startTime") or run.get("creationTime") or now
+        age = now - float(since)
+        bound = started_bound_s if run["status"] == "STARTED" else starting_bound_s
+        if age > bound:
+            report.problems.append(
+                Problem(
+                    "no_stuck_runs",
+                    f"run {run['runId']}",
+                    f"{run['status']} for {age / 60:.0f} min (bound {bound / 60:.0f} min)",
+                )
+            )
+    pools = client.query(_POOLS)["instance"]["concurrencyLimits"]
+    holders = sorted({r for p in pools for r in p["activeRunIds"]})
+    states: dict[str, tuple[str, float | None]] = {}
+    if holders:
+        found = client.query(_RUN_STATES, {"ids": holders})["runsOrError"].get("results", [])
+        states = {r["runId"]: (r["status"], r.get("endTime")) for r in found}
+    for pool in pools:
+        for run_id in pool["activeRunIds"]:
+            status, ended = states.get(run_id, ("DELETED", None))
+            if status not in _ENDED and status != "DELETED":
+                continue
+            if ended is not None and now - float(ended) < slot_grace_s:
+                continue
+            waiting = pool["pendingStepCount"]
+            report.problems.append(
+                Problem(
+                    "no_stuck_runs",
+                    f"pool {pool['concurrencyKey']}",
+                    f"a slot is still claimed by run {run_id}, which ended ({status}); "
+                    f"{waiting} step(s) wait for the pool",
+                )
+            )
+    report.counts.update(active_runs=len(runs["results"]))
+    return report
+
+
+def stuck_summary(client: DagsterClient) -> list[str]:
+    """One line per stuck run or leaked pool slot (for the health route)."""
+    return [f"{p.subject}: {p.detail}" for p in check_runs(client).problems]
+
+
+def run_doctor(
+    db_url: str,
+    bm25: BM25Store,
+    docs_path: Path,
+    dagster: DagsterClient | None,
+    *,
+    settle_s: float = 60.0,
+    started_bound_s: float = STARTED_BOUND_S,
+) -> DoctorReport:
+    """Every check: the stores, then (with a client) the runs."""
+    report = check_stores(db_url, bm25, docs_path, settle_s=settle_s)
+    if dagster is not None:
+        check_runs(dagster, started_bound_s=started_bound_s, report=report)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    report.notes.insert(0, f"checked at {stamp}")
+    return report
