@@ -188,7 +188,11 @@ class ManagedProcess:
         )
 
     def wait_ready(
-        self, url: str | None = None, timeout: float = 120.0, interval: float = 0.25
+        self,
+        url: str | None = None,
+        timeout: float = 120.0,
+        interval: float = 0.25,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Poll ``url`` until it answers 200.
 
@@ -196,6 +200,7 @@ class ManagedProcess:
             url: Readiness URL; :attr:`ready_url` when None.
             timeout: Seconds to wait in all.
             interval: Seconds between polls.
+            headers: Sent with each poll (the bearer key of a limited health route).
 
         Raises:
             ProcessStartError: The process exited or the timeout passed (the message
@@ -210,7 +215,7 @@ class ManagedProcess:
             raise ProcessStartError(f"{self.name} was never started")
         deadline = time.monotonic() + timeout
         last = "no answer yet"
-        with httpx.Client(timeout=min(5.0, max(0.5, timeout))) as client:
+        with httpx.Client(timeout=min(5.0, max(0.5, timeout)), headers=headers) as client:
             while True:
                 code = self._proc.poll()
                 if code is not None:

@@ -133,11 +133,17 @@ class Stack:
         self.stopping = threading.Event()
         self.embedded_pg = settings.DATABASE_URL is None
 
-    def _launch(self, proc: ManagedProcess, ready_url: str, timeout: float) -> None:
+    def _launch(
+        self,
+        proc: ManagedProcess,
+        ready_url: str,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.children.append(proc)
         proc.start()
         log.info("starting %s (log: %s)", proc.name, proc.log_path)
-        proc.wait_ready(ready_url, timeout=timeout)
+        proc.wait_ready(ready_url, timeout=timeout, headers=headers)
 
     def start(self) -> None:
         """Bring every component up, failing with the component's log on error."""
@@ -175,7 +181,9 @@ class Stack:
             env=env,
             cwd=REPO_ROOT,
         )
-        self._launch(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 120)
+        key = s.METRICS_API_KEY
+        probe = {"Authorization": f"Bearer {key}"} if key else None
+        self._launch(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 120, probe)
 
     def stop(self) -> None:
         """Stop children in reverse order, then the embedded Postgres."""
