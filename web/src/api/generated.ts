@@ -1190,6 +1190,20 @@ export interface components {
             error: components["schemas"]["OpenAIError"];
         };
         /**
+         * QueuedEvent
+         * @description The model is busy with other answers: this turn waits in line (sent after
+         *     ``retrieval``, again whenever the position changes, before the first delta).
+         */
+        QueuedEvent: {
+            /** Message */
+            message: string;
+            /**
+             * Position
+             * @description Place in line; 1 is answered next.
+             */
+            position: number;
+        };
+        /**
          * ReasoningEvent
          * @description A delta of the model's ``<think>`` reasoning (reasoning models only).
          */
@@ -1641,13 +1655,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description SSE stream: retrieval (RetrievalEvent), reasoning (ReasoningEvent) and token (TokenEvent) deltas, then done (DoneEvent) or error (ErrorEvent). */
+            /** @description SSE stream: retrieval (RetrievalEvent), queued (QueuedEvent) while the model is busy, reasoning (ReasoningEvent) and token (TokenEvent) deltas, then done (DoneEvent) or error (ErrorEvent). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/event-stream": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown conversation_id. */
@@ -1703,6 +1726,15 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationSummary"][];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown conversation or group id. */
             404: {
                 headers: {
@@ -1752,6 +1784,15 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationDetail"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown conversation or group id. */
             404: {
                 headers: {
@@ -1798,6 +1839,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description Unknown conversation or group id. */
             404: {
@@ -1852,6 +1902,15 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationSummary"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown conversation or group id. */
             404: {
                 headers: {
@@ -1899,6 +1958,15 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentList"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
@@ -1930,6 +1998,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteResponse"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Validation Error */
@@ -1981,6 +2058,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UploadResponse"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Too many files, or a form field too large. */
@@ -2043,6 +2129,15 @@ export interface operations {
                     "application/json": components["schemas"]["DeleteResponse"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description No such document. */
             404: {
                 headers: {
@@ -2090,6 +2185,15 @@ export interface operations {
                     "application/json": components["schemas"]["Group"][];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
@@ -2121,6 +2225,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Validation Error */
@@ -2160,6 +2273,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description Unknown conversation or group id. */
             404: {
@@ -2214,6 +2336,15 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Unknown conversation or group id. */
             404: {
                 headers: {
@@ -2261,6 +2392,15 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_ingest_jobs_api_ingest_get: {
@@ -2281,6 +2421,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IngestJobList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Validation Error */
@@ -2332,6 +2481,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IngestLaunched"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description The corpus folder has nothing to ingest. */
@@ -2392,6 +2550,15 @@ export interface operations {
                     "application/json": components["schemas"]["IngestProgress"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description No job has this id. */
             404: {
                 headers: {
@@ -2448,6 +2615,15 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description No job has this id. */
@@ -2510,6 +2686,15 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResponse"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -2548,6 +2733,15 @@ export interface operations {
                     "application/json": components["schemas"]["SettingsResponse"];
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
@@ -2579,6 +2773,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SettingsPatchResponse"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Nothing was changed. */
@@ -2619,6 +2822,15 @@ export interface operations {
                     "text/plain": unknown;
                 };
             };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     chat_completions_v1_chat_completions_post: {
@@ -2651,6 +2863,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenAIErrorBody"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Unknown model. */
@@ -2689,6 +2910,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
