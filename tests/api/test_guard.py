@@ -163,7 +163,8 @@ def test_metrics_api_key_limits_health_and_metrics_separately(
             assert wrong.status_code == 401 and wrong.json()["code"] == "api_key_invalid"
             for key in (METRICS_KEY, api_key):
                 if key is not None:  # its own key, or the API's
-                    ok = httpx.get(f"{base}{path}", headers={"authorization": f"Bearer {key}"})
+                    auth = {"authorization": f"Bearer {key}"}
+                    ok = httpx.get(f"{base}{path}", headers=auth, timeout=30)
                     assert ok.status_code == 200, (path, ok.text)
         # the metrics key opens nothing else
         r = httpx.get(
