@@ -87,6 +87,10 @@ def _chat(base: str, question: str, headers: dict[str, str], out: ChatTiming) ->
         out.error = f"{type(exc).__name__}: {exc}"
     if out.error is None and out.done is None:
         out.error = f"stream ended without done (events: {out.events[-3:]})"
+    status = out.error or f"done after {out.done:.1f}s"
+    seen = f"{out.retrieval:.1f}s" if out.retrieval is not None else "never"
+    place = f"queued at place {out.queue_position}" if out.queue_position else "not queued"
+    print(f"  chat: retrieval after {seen}, {place}, {status}", flush=True)
 
 
 def _upload(base: str, headers: dict[str, str], files: dict[str, str]) -> int:
@@ -172,13 +176,20 @@ def run_load_benchmark(
         stored = _upload(url, headers, batch)
         timings = [ChatTiming() for _ in range(chats)]
         threads = [
-            threading.Thread(target=_chat, args=(url, QUESTIONS[i % len(QUESTIONS)], headers, t))
+            threading.Thread(
+                target=_chat,
+                args=(url, QUESTIONS[i % len(QUESTIONS)], headers, t),
+                daemon=True,  # Ctrl-C reports the chats finished so far
+            )
             for i, t in enumerate(timings)
         ]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except KeyboardInterrupt:
+            print("interrupted: the figures below cover the chats finished so far")
         wall = time.perf_counter() - began
         indexed = _indexed(url, headers, "load-bench/")
     finally:
@@ -188,7 +199,8 @@ def run_load_benchmark(
     errors = [t.error for t in timings if t.error]
     queued = [t for t in timings if t.queued is not None]
     print(f"\n{chats} concurrent chats during an ingest of {stored} uploaded files ({wall:.0f}s)")
-    print(f"  errors: {len(errors)}")
+    unfinished = sum(1 for t in timings if t.error is None and t.done is None)
+    print(f"  errors: {len(errors)}, unfinished: {unfinished}")
     for e in errors[:5]:
         print(f"    {e}")
     print(f"  {'':28} {'p50':>7}  {'p95':>7}")
