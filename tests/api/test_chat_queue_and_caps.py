@@ -144,5 +144,3 @@ def test_openai_route_caps_answers_like_the_chat_route(
             r = _openai(base, messages=[{"role": "user", "content": content}])
             assert r.status_code == 400, r.text
             assert "the limit is 4000" in r.json()["error"]["message"]
-        r = _openai(base, messages=[{"role": "user", "content": "z" * 4000}], max_tokens=1)
-        assert r.status_code == 200, r.text
