@@ -137,6 +137,13 @@ class Settings(BaseSettings):
         default=256, ge=1, description="Answer cap in tokens, the same for every front end."
     )
     LLM_TEMPERATURE: float = Field(default=0.0, ge=0.0, le=2.0)
+    LLM_CONCURRENCY: int = Field(
+        default=1,
+        ge=1,
+        description="Answers one API process generates at once; later chats wait in line "
+        "and are told so in-band (a 'queued' event with their position). 1 suits the "
+        "packaged llama.cpp server, which generates one completion at a time.",
+    )
     LLM_REPEAT_PENALTY: float = Field(
         default=1.1,
         ge=1.0,
@@ -273,6 +280,11 @@ class Settings(BaseSettings):
         description="Bearer token (Authorization: Bearer ...) every API route but health and "
         "metrics requires when set; required when HOST is not a loopback address.",
     )
+    METRICS_API_KEY: str | None = Field(
+        default=None,
+        description="Bearer token /api/health and /metrics require when set (API_KEY is "
+        "accepted there too); unset, they stay open to probes and scrapers.",
+    )
     ALLOWED_HOSTS: str = Field(
         default="",
         description="Comma-separated extra Host names the API answers to besides 127.0.0.1, "
@@ -288,7 +300,7 @@ class Settings(BaseSettings):
             return None
         return value.strip().rstrip("/")
 
-    @field_validator("API_KEY")
+    @field_validator("API_KEY", "METRICS_API_KEY")
     @classmethod
     def _blank_key_is_unset(cls, value: str | None) -> str | None:
         return value.strip() or None if value is not None else None

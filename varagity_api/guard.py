@@ -7,6 +7,9 @@
   visitor's browser. A request without ``Origin`` (curl, the CLI) passes.
 * With ``API_KEY`` set, every route but health, metrics and the web client's own
   files needs ``Authorization: Bearer <API_KEY>``.
+* With ``METRICS_API_KEY`` set, health and metrics need ``Authorization: Bearer`` with
+  that key (or ``API_KEY``): they can be closed to the network separately from the API,
+  or left open to probes and scrapers while the API is not.
 
 A plain ASGI middleware (not ``BaseHTTPMiddleware``), so event streams pass untouched.
 """
@@ -25,8 +28,10 @@ from varagity.config import Settings
 
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# answer without a key: probes, scrapers, and the page that asks for the key
-_OPEN_PATHS = frozenset({"/api/health", "/metrics", "/", "/favicon.ico"})
+# answer without API_KEY: probes and scrapers (METRICS_API_KEY limits them), and the
+# page that asks for the key
+_PROBE_PATHS = frozenset({"/api/health", "/metrics"})
+_OPEN_PATHS = frozenset({*_PROBE_PATHS, "/", "/favicon.ico"})
 _OPEN_PREFIXES = ("/assets/",)
 
 
@@ -77,15 +82,29 @@ def check(settings: Settings, method: str, path: str, headers: dict[str, str]) -
             f"{method} from the page at {origin!r} is refused: only this API's own web "
             "client may change state from a browser",
         )
+    if path in _PROBE_PATHS:
+        if settings.METRICS_API_KEY is None:
+            return None
+        return _bearer_refusal(
+            headers, "METRICS_API_KEY", settings.METRICS_API_KEY, settings.API_KEY
+        )
     if settings.API_KEY is None or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
         return None
+    return _bearer_refusal(headers, "API_KEY", settings.API_KEY)
+
+
+def _bearer_refusal(headers: dict[str, str], name: str, *keys: str | None) -> Refusal | None:
+    """The refusal unless ``Authorization: Bearer`` carries one of ``keys`` (named ``name``)."""
     scheme, _, token = headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         return Refusal(
-            401, "api_key_required", "This API needs its key: send Authorization: Bearer <API_KEY>"
+            401,
+            "api_key_required",
+            f"This route needs its key: send Authorization: Bearer <{name}>",
         )
-    if not hmac.compare_digest(token.strip().encode(), settings.API_KEY.encode()):
-        return Refusal(401, "api_key_invalid", "The API key sent is not this API's API_KEY")
+    sent = token.strip().encode()
+    if not any(k is not None and hmac.compare_digest(sent, k.encode()) for k in keys):
+        return Refusal(401, "api_key_invalid", f"The key sent is not this API's {name}")
     return None
 
 

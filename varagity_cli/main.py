@@ -249,6 +249,19 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_bench_load(args: argparse.Namespace) -> int:
+    """Run the concurrent-chat load benchmark."""
+    from varagity_bench.load import run_load_benchmark
+
+    return run_load_benchmark(
+        chats=args.chats,
+        files=args.files,
+        url=args.url,
+        api_key=args.api_key,
+        answer_tokens=args.answer_tokens,
+    )
+
+
 def cmd_bench_parsing(args: argparse.Namespace) -> int:
     """Parser and chunker throughput: PDF text layer, OCR per engine, office formats."""
     from varagity_bench.chunking import bench_chunkers
@@ -512,6 +525,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("--ef-search", default="40,64,100,200")
     scale.set_defaults(func=cmd_bench_scale)
+
+    load = sub.add_parser(
+        "bench-load",
+        help="N concurrent SSE chats during an ingest: errors, time to retrieval/done p50/p95",
+    )
+    load.add_argument("--chats", type=int, default=20)
+    load.add_argument("--files", type=int, default=20, help="files uploaded during the chats")
+    load.add_argument("--url", help="load a running API instead of a private stack")
+    load.add_argument("--api-key", help="the running API's API_KEY")
+    load.add_argument(
+        "--answer-tokens", type=int, default=64, help="LLM_MAX_TOKENS of the private stack"
+    )
+    load.set_defaults(func=cmd_bench_load)
 
     parsing = sub.add_parser(
         "bench-parsing", help="parser, OCR and chunking throughput on generated files"

@@ -198,6 +198,7 @@ class ManagedProcess:
         *,
         request_timeout: float = 5.0,
         cancel: threading.Event | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Poll ``url`` until it answers 200.
 
@@ -208,6 +209,7 @@ class ManagedProcess:
             request_timeout: Seconds one poll may take (a health route that probes its
                 own dependencies answers slowly on a loaded machine).
             cancel: Stop waiting (raising) once this is set.
+            headers: Sent with each poll (the bearer key of a limited health route).
 
         Raises:
             ProcessStartError: The process exited or the timeout passed (the message
@@ -222,7 +224,9 @@ class ManagedProcess:
             raise ProcessStartError(f"{self.name} was never started")
         deadline = time.monotonic() + timeout
         last = "no answer yet"
-        with httpx.Client(timeout=min(request_timeout, max(0.5, timeout))) as client:
+        with httpx.Client(
+            timeout=min(request_timeout, max(0.5, timeout)), headers=headers
+        ) as client:
             while True:
                 if cancel is not None and cancel.is_set():
                     raise ProcessStartError(f"{self.name}: stopped waiting (shutting down)")

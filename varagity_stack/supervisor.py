@@ -333,6 +333,7 @@ class Component:
     timeout: float
     port: int | None = None
     listen: int | None = None  # ready once it accepts TCP on this port (no HTTP: gRPC)
+    headers: dict[str, str] | None = None  # sent with each readiness poll
     restarts: list[float] = field(default_factory=list)
     next_start: float | None = None  # monotonic time of the scheduled restart
     started_at: float = 0.0  # wall clock of the last start
@@ -408,8 +409,9 @@ class Stack:
         port: int | None,
         *,
         listen: int | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Component:
-        comp = Component(proc, ready_url, timeout, port, listen)
+        comp = Component(proc, ready_url, timeout, port, listen, headers)
         self.components.append(comp)
         self._start(comp)
         return comp
@@ -426,7 +428,11 @@ class Stack:
         log.info("starting %s (pid %s, log: %s)", comp.name, comp.proc.pid, comp.proc.log_path)
         if comp.ready_url:
             comp.proc.wait_ready(
-                comp.ready_url, timeout=comp.timeout, request_timeout=30, cancel=self.stopping
+                comp.ready_url,
+                timeout=comp.timeout,
+                request_timeout=30,
+                cancel=self.stopping,
+                headers=comp.headers,
             )
         elif comp.listen is not None:
             wait_listening(comp.proc, comp.listen, comp.timeout)
@@ -470,7 +476,9 @@ class Stack:
             env=env,
             cwd=REPO_ROOT,
         )
-        self._add(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 300, s.API_PORT)
+        key = s.METRICS_API_KEY
+        probe = {"Authorization": f"Bearer {key}"} if key else None
+        self._add(api, f"http://{s.HOST}:{s.API_PORT}/api/health", 300, s.API_PORT, headers=probe)
 
     def stop(self) -> None:
         """Stop children in reverse order, then the embedded Postgres."""

@@ -46,7 +46,8 @@ def test_every_documented_error_has_the_one_shape() -> None:
                 schema = response["content"]["application/json"]["schema"]
                 name = schema["$ref"].rsplit("/", 1)[-1]
                 props = schemas[name].get("properties", {})
-                if path.startswith("/v1/"):
+                if path.startswith("/v1/") and status != "401":
+                    # (a 401 comes from the request guard, before any route: the one shape)
                     assert schema["$ref"] == OPENAI_ERROR, (method, path, status)
                 else:
                     assert {"code", "message"} <= set(props), (method, path, status, name)

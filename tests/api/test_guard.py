@@ -143,3 +143,47 @@ def test_the_api_key_is_required_on_every_route_but_health_and_metrics(keyed_api
         ) as source,
     ):
         assert source.response.status_code == 422
+
+
+METRICS_KEY = "metrics-k3y-for-the-tests-only"
+
+
+@pytest.mark.parametrize("api_key", [None, KEY])
+def test_metrics_api_key_limits_health_and_metrics_separately(
+    make_settings: SettingsFactory, pg_url: str, api_key: str | None
+) -> None:
+    """METRICS_API_KEY closes health and metrics, with or without API_KEY on the rest."""
+    settings = make_settings(DATABASE_URL=pg_url, API_KEY=api_key, METRICS_API_KEY=METRICS_KEY)
+    with serve(settings) as base:
+        for path in ("/api/health", "/metrics"):
+            r = httpx.get(f"{base}{path}", timeout=30)
+            assert r.status_code == 401 and r.json()["code"] == "api_key_required", r.text
+            assert "METRICS_API_KEY" in r.json()["message"]
+            wrong = httpx.get(f"{base}{path}", headers={"authorization": "Bearer x"}, timeout=30)
+            assert wrong.status_code == 401 and wrong.json()["code"] == "api_key_invalid"
+            for key in (METRICS_KEY, api_key):
+                if key is not None:  # its own key, or the API's
+                    auth = {"authorization": f"Bearer {key}"}
+                    ok = httpx.get(f"{base}{path}", headers=auth, timeout=30)
+                    assert ok.status_code == 200, (path, ok.text)
+        # the metrics key opens nothing else
+        r = httpx.get(
+            f"{base}/api/documents",
+            headers={"authorization": f"Bearer {METRICS_KEY}"},
+            timeout=30,
+        )
+        assert r.status_code == (401 if api_key else 200), r.text
+
+
+def test_openapi_documents_both_bearer_schemes() -> None:
+    from varagity_api.openapi import render_openapi
+
+    document = render_openapi()
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["apiKey"] == {**schemes["apiKey"], "type": "http", "scheme": "bearer"}
+    assert schemes["metricsKey"]["scheme"] == "bearer"
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            wanted = "metricsKey" if path in ("/api/health", "/metrics") else "apiKey"
+            assert operation["security"] == [{}, {wanted: []}], path
+            assert "401" in operation["responses"], path

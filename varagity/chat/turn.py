@@ -5,8 +5,10 @@ The SSE chat route (``POST /api/chat``), the OpenAI-compatible route
 each builds a :class:`TurnRequest` and renders the events it yields.
 
 Event order: one :class:`TurnRetrieval` (the evidence, numbered as the answer cites
-it, and the query that found it), then :class:`ReasoningDelta` and :class:`TokenDelta`
-in the order the model wrote them, then :class:`TurnDone`. A failure is a
+it, and the query that found it), then :class:`TurnQueued` whenever the turn waits in
+the answer queue (:mod:`varagity.chat.queue`: at most ``LLM_CONCURRENCY`` answers
+generate at once) and its position changes, then :class:`ReasoningDelta` and
+:class:`TokenDelta` in the order the model wrote them, then :class:`TurnDone`. A failure is a
 :class:`TurnError` and ends the turn, whether it comes before the evidence or mid-answer.
 Closing the generator early (a client that went away) closes the model's stream, which
 stops generation.
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args
 
 from varagity.chat.base import ChatEngine, PreparedQuery, Turn
+from varagity.chat.queue import answer_queue
 from varagity.chat.registry import build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import (
@@ -136,6 +139,17 @@ class TurnRetrieval:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnQueued:
+    """The model is busy with other answers: this turn waits in line.
+
+    Attributes:
+        position: 1-based place in the line (1: next to be answered).
+    """
+
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     """A piece of the model's ``<think>`` reasoning."""
 
@@ -176,7 +190,7 @@ class TurnError:
     message: str
 
 
-TurnEvent = TurnRetrieval | ReasoningDelta | TokenDelta | TurnDone | TurnError
+TurnEvent = TurnRetrieval | TurnQueued | ReasoningDelta | TokenDelta | TurnDone | TurnError
 
 
 class Model(Streamer, Completer, Protocol):
@@ -251,10 +265,21 @@ def _run(
         chat_engine=engine.name,
         timings_ms=dict(timings),
     )
-    generating = time.perf_counter()
-    answer, reasoning, stop = yield from _generate(
-        services, request, prepared, chunks, timings, generating
-    )
+    line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
+    queued = time.perf_counter()
+    waited = False
+    for position in line.enter():
+        waited = True
+        yield TurnQueued(position)
+    if waited:
+        timings["queued"] = _ms(queued)
+    try:
+        generating = time.perf_counter()
+        answer, reasoning, stop = yield from _generate(
+            services, request, prepared, chunks, timings, generating
+        )
+    finally:
+        line.leave()
     timings["generate"] = _ms(generating)
     timings["total"] = _ms(started)
     yield TurnDone(

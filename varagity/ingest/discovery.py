@@ -8,12 +8,15 @@ substrings in partition keys (``...`` is its range syntax; control characters), 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from urllib.parse import unquote
 
 from varagity.records import normalize_relative_path
@@ -112,7 +115,15 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
         if any(part.startswith(".") for part in rel.split("/")):
             continue  # hidden files and folders (editor swap files, .git, ...)
         if path.is_symlink():
-            target = path.resolve()
+            try:
+                target = path.resolve(strict=True)
+            except RuntimeError:  # Python 3.11 reports a loop so
+                skipped.append(SkippedFile(rel, "symlink loop: it resolves back to itself"))
+                continue
+            except OSError as exc:
+                reason = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
+                skipped.append(SkippedFile(rel, f"{reason}: {os.readlink(path)} does not resolve"))
+                continue
             if root not in target.parents:
                 skipped.append(SkippedFile(rel, f"symlink points outside the corpus: {target}"))
                 continue
@@ -124,15 +135,20 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
         except OSError as exc:  # vanished or unreadable between listing and stat
             skipped.append(SkippedFile(rel, f"cannot stat: {exc.strerror}"))
             continue
+        if not S_ISREG(stat.st_mode):  # a named pipe would block its reader forever
+            skipped.append(SkippedFile(rel, "not a regular file (a pipe, socket or device)"))
+            continue
         files.append(CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns))
     files.sort(key=lambda f: f.relative_path)
     return files, skipped
 
 
 def _walk(root: Path) -> Iterator[Path]:
+    """Everything under ``root`` but folders: files, broken or looping symlinks, pipes
+    (reported by :func:`scan`, not silently dropped). Symlinked folders are not followed."""
     for path in root.rglob("*"):
         try:
-            if path.is_file():
+            if not path.is_dir():
                 yield path
         except OSError:
             continue

@@ -2,7 +2,8 @@
 
 An adapter over the shared turn runner (:mod:`varagity.chat.turn`). Event order:
 ``retrieval`` (the evidence, numbered as the answer cites it, and the query that found
-it), then ``reasoning`` and ``token`` deltas, then ``done``; any failure is an in-band
+it), ``queued`` (with the turn's place in line) while the model is busy with other
+chats, then ``reasoning`` and ``token`` deltas, then ``done``; any failure is an in-band
 ``error`` event that ends the stream. An unknown ``conversation_id`` is a plain 404
 before any streaming starts.
 
@@ -28,6 +29,7 @@ from varagity.chat.turn import (
     TokenDelta,
     TurnDone,
     TurnError,
+    TurnQueued,
     TurnRequest,
     TurnRetrieval,
     run_turn,
@@ -46,6 +48,7 @@ from varagity_api.schemas.chat import (
     ChatRequest,
     DoneEvent,
     ErrorEvent,
+    QueuedEvent,
     ReasoningEvent,
     RetrievalEvent,
     TokenEvent,
@@ -91,6 +94,14 @@ async def turn_events(
                         timings_ms=dict(event.timings_ms),
                     ),
                 )
+            elif isinstance(event, TurnQueued):
+                ahead = event.position - 1
+                message = (
+                    "Waiting for the model: it is answering another chat."
+                    if ahead == 0
+                    else f"Waiting for the model: {ahead} chats ahead of this one."
+                )
+                yield sse_event("queued", QueuedEvent(position=event.position, message=message))
             elif isinstance(event, ReasoningDelta):
                 yield sse_event("reasoning", ReasoningEvent(delta=event.text))
             elif isinstance(event, TokenDelta):
@@ -158,8 +169,9 @@ async def _save(
     responses={
         200: {
             "content": {"text/event-stream": {}},
-            "description": "SSE stream: retrieval (RetrievalEvent), reasoning (ReasoningEvent) "
-            "and token (TokenEvent) deltas, then done (DoneEvent) or error (ErrorEvent).",
+            "description": "SSE stream: retrieval (RetrievalEvent), queued (QueuedEvent) while "
+            "the model is busy, reasoning (ReasoningEvent) and token (TokenEvent) deltas, then "
+            "done (DoneEvent) or error (ErrorEvent).",
         },
         404: {"model": ErrorBody, "description": "Unknown conversation_id."},
     },

@@ -41,6 +41,14 @@ class RetrievalEvent(BaseModel):
     timings_ms: dict[str, float]
 
 
+class QueuedEvent(BaseModel):
+    """The model is busy with other answers: this turn waits in line (sent after
+    ``retrieval``, again whenever the position changes, before the first delta)."""
+
+    position: int = Field(ge=1, description="Place in line; 1 is answered next.")
+    message: str
+
+
 class ReasoningEvent(BaseModel):
     """A delta of the model's ``<think>`` reasoning (reasoning models only)."""
 

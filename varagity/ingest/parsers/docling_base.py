@@ -69,6 +69,15 @@ _ODF_MIMETYPES: dict[str, str] = {
 _ODF_MANIFEST = "META-INF/manifest.xml"
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _SLIDE_GROUP = re.compile(r"^slide-(\d+)$")
+# Zip containers are measured before docling inflates them: a member that inflates to
+# more than ZIP_BOMB_MIN_BYTES at over ZIP_MAX_RATIO times its compressed size, or
+# members adding up to more than ZIP_MAX_UNZIPPED_BYTES, make a zip bomb. Real office
+# XML compresses 5-30 times; a sheet of repeated cells may reach 60.
+ZIP_MAX_RATIO = 200
+ZIP_BOMB_MIN_BYTES = 16 * 1024 * 1024
+ZIP_MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
+# Office XML never declares entities; a DTD with <!ENTITY is an expansion bomb.
+_ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
 
 _lock = threading.Lock()
 _converter: list[DocumentConverter] = []
@@ -149,11 +158,16 @@ def convert(source: Path | bytes, suffix: str, name: str) -> DoclingDocument:
         The converted document.
 
     Raises:
-        ParseError: Docling cannot read the file, or its content is another format.
+        ParseError: Docling cannot read the file, its content is another format, or
+            the container is a zip bomb or declares XML entities.
     """
     from docling.datamodel.base_models import ConversionStatus, DocumentStream
 
     expected = FORMAT_OF_SUFFIX[suffix]
+    if expected in _REQUIRED_PART:
+        refusal = _container_refusal(source)
+        if refusal is not None:
+            raise ParseError(f"not a valid {suffix} ({refusal})")
     if isinstance(source, bytes):
         stem = Path(name).stem or "document"
         doc_source: Path | DocumentStream = DocumentStream(
@@ -175,6 +189,41 @@ def convert(source: Path | bytes, suffix: str, name: str) -> DoclingDocument:
         errors = "; ".join(e.error_message for e in result.errors) or str(result.status.value)
         raise ParseError(_diagnose(source, suffix, errors))
     return result.document
+
+
+def _container_refusal(source: Path | bytes) -> str | None:
+    """Why a zip container must not be inflated (a zip or entity bomb), or None.
+
+    Only the central directory and the first bytes of XML members are read; a file that
+    is not a readable zip is left to docling (and :func:`_diagnose`).
+    """
+    try:
+        with zipfile.ZipFile(BytesIO(source) if isinstance(source, bytes) else source) as zf:
+            members = zf.infolist()
+            total = sum(m.file_size for m in members)
+            if total > ZIP_MAX_UNZIPPED_BYTES:
+                return (
+                    f"zip bomb: its members inflate to {total} bytes, over the limit of"
+                    f" {ZIP_MAX_UNZIPPED_BYTES}"
+                )
+            for m in members:
+                ratio = m.file_size / max(1, m.compress_size)
+                if m.file_size > ZIP_BOMB_MIN_BYTES and ratio > ZIP_MAX_RATIO:
+                    return (
+                        f"zip bomb: member {m.filename} inflates {ratio:.0f} times to"
+                        f" {m.file_size} bytes (limit {ZIP_MAX_RATIO} times)"
+                    )
+            for m in members:
+                if m.filename.endswith((".xml", ".rels")):
+                    with zf.open(m) as fh:
+                        if _ENTITY.search(fh.read(65536)):
+                            return (
+                                f"member {m.filename} declares XML entities (an entity"
+                                " expansion bomb); office files never do"
+                            )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError):
+        return None
+    return None
 
 
 def _diagnose(source: Path | bytes, suffix: str, docling_error: str) -> str:

@@ -51,6 +51,10 @@ MAX_CONTROL_SHARE = 0.01
 _TEXT_CONTROLS = frozenset("\t\n\r\x0b\x0c\x1b")
 _BINARY_BYTES = bytes(b for b in range(0x20) if chr(b) not in _TEXT_CONTROLS) + b"\x7f"
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
+# UTF-16 without a byte-order mark is recognised from this many leading bytes when at
+# least this share of one byte column is NUL (and the other column has none).
+UTF16_SAMPLE_BYTES = 4096
+UTF16_ZERO_SHARE = 0.7
 # Legacy encodings people actually write, most likely first (the tie-break): only these
 # are guessed; charset-normalizer also proposes DOS, Mac and Vietnamese code pages for
 # any short Latin text, which are far more often wrong than right.
@@ -90,7 +94,25 @@ _WESTERN_SAMPLE = 262_144  # characters inspected; the strict decode covers the 
 _MAX_ACCENTED_SHARE = 0.3
 
 
-def _control_share(text: str) -> float:
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``utf-16-le``/``utf-16-be`` when ``data`` reads as mostly-ASCII UTF-16 without a mark.
+
+    Text in a Latin script saved as UTF-16 has a NUL in every other byte (the high byte
+    of each character), at odd offsets for little-endian and even for big-endian, and
+    nowhere else; random binary data does not.
+    """
+    sample = data[:UTF16_SAMPLE_BYTES]
+    if len(sample) < 4 or len(sample) % 2:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    for zeros, other, codec in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if zeros.count(0) >= UTF16_ZERO_SHARE * len(zeros) and other.count(0) == 0:
+            return codec
+    return None
+
+
+def control_share(text: str) -> float:
+    """Share of ``text`` that is control characters (or U+FFFD): high for binary data."""
     return len(_CONTROL_CHARS.findall(text)) / len(text) if text else 0.0
 
 
@@ -182,7 +204,8 @@ def _guess_legacy(data: bytes) -> tuple[str, str] | list[str]:
 
 
 def decode_text(data: bytes, name: str) -> str:
-    """Decode text bytes: BOM-marked UTF-8/16/32, UTF-8, or a confidently detected code page.
+    """Decode text bytes: BOM-marked UTF-8/16/32, UTF-16 without a mark (mostly-Latin text),
+    UTF-8, or a confidently detected code page.
 
     Legacy encodings (a cp1252 French note, a cp1251 Russian one) are detected with
     charset-normalizer, but only a confident guess is used: binary content, damaged
@@ -207,6 +230,18 @@ def decode_text(data: bytes, name: str) -> str:
                 return data.decode(codec)
             except UnicodeDecodeError as exc:
                 raise ParseError(f"{name}: invalid {label} at byte {exc.start}") from None
+    utf16 = _utf16_without_bom(data)
+    if utf16 is not None:
+        try:
+            text = data.decode(utf16)
+        except UnicodeDecodeError as exc:
+            raise ParseError(
+                f"{name}: looks like {utf16.upper()} without a byte-order mark but is invalid"
+                f" at byte {exc.start}; re-save it as UTF-8"
+            ) from None
+        if control_share(text) > MAX_CONTROL_SHARE:
+            raise ParseError(f"{name}: control characters - binary content, not text")
+        return text
     if b"\x00" in data:
         raise ParseError(f"{name}: contains NUL bytes - binary content, not text")
     controls = len(data) - len(data.translate(None, _BINARY_BYTES))
@@ -217,7 +252,7 @@ def decode_text(data: bytes, name: str) -> str:
     except UnicodeDecodeError as exc:
         bad = exc.start
     else:
-        if _control_share(text) > MAX_CONTROL_SHARE:
+        if control_share(text) > MAX_CONTROL_SHARE:
             raise ParseError(f"{name}: control characters - binary content, not text")
         return text
     if _utf8_share(data) > UTF8_DAMAGE_SHARE:
@@ -233,7 +268,7 @@ def decode_text(data: bytes, name: str) -> str:
             f" for UTF-8){rivals}; re-save it as UTF-8"
         )
     _, text = guess
-    if _control_share(text) > MAX_CONTROL_SHARE:
+    if control_share(text) > MAX_CONTROL_SHARE:
         raise ParseError(f"{name}: control characters - binary content, not text")
     return text
 

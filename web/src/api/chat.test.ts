@@ -18,6 +18,10 @@ describe("parseChatEvent", () => {
       type: "reasoning",
       data: { delta: "b" },
     });
+    expect(parseChatEvent(message("queued", { position: 2, message: "1 ahead" }))).toEqual({
+      type: "queued",
+      data: { position: 2, message: "1 ahead" },
+    });
     expect(parseChatEvent(message("done", { answer: "x", cited: [], timings_ms: {} }))?.type).toBe("done");
     expect(parseChatEvent(message("error", { code: "model_unavailable", message: "down" }))).toEqual({
       type: "error",
@@ -35,5 +39,6 @@ describe("parseChatEvent", () => {
     expect(() => parseChatEvent(message("token", { text: "a" }))).toThrow(ApiError);
     expect(() => parseChatEvent(message("retrieval", { query: "q" }))).toThrow(/needs query and sources/);
     expect(() => parseChatEvent(message("done", [1]))).toThrow(/not an object/);
+    expect(() => parseChatEvent(message("queued", { message: "?" }))).toThrow(/needs position/);
   });
 });

@@ -1,11 +1,20 @@
 /** `POST /api/chat` as a typed stream of events (payload types from the OpenAPI document). */
 import { ApiError, postEvents } from "./client";
 import type { SseMessage } from "./sse";
-import type { ChatRequest, DoneEvent, ErrorEvent, ReasoningEvent, RetrievalEvent, TokenEvent } from "./types";
+import type {
+  ChatRequest,
+  DoneEvent,
+  ErrorEvent,
+  QueuedEvent,
+  ReasoningEvent,
+  RetrievalEvent,
+  TokenEvent,
+} from "./types";
 
 /** One server-sent event of a chat stream, tagged by its SSE event name. */
 export type ChatEvent =
   | { type: "retrieval"; data: RetrievalEvent }
+  | { type: "queued"; data: QueuedEvent }
   | { type: "token"; data: TokenEvent }
   | { type: "reasoning"; data: ReasoningEvent }
   | { type: "done"; data: DoneEvent }
@@ -28,7 +37,7 @@ function malformed(message: SseMessage, why: string): ApiError {
  * know (newer servers may add some). Known events with the wrong shape throw.
  */
 export function parseChatEvent(message: SseMessage): ChatEvent | null {
-  const known = ["retrieval", "token", "reasoning", "done", "error"];
+  const known = ["retrieval", "queued", "token", "reasoning", "done", "error"];
   if (!known.includes(message.event)) return null;
   let data: unknown;
   try {
@@ -43,6 +52,12 @@ export function parseChatEvent(message: SseMessage): ChatEvent | null {
         throw malformed(message, "needs query and sources");
       }
       return { type: "retrieval", data: data as unknown as RetrievalEvent };
+    case "queued":
+      if (typeof data.position !== "number") throw malformed(message, "needs position");
+      return {
+        type: "queued",
+        data: { position: data.position, message: String(data.message ?? "") },
+      };
     case "token":
     case "reasoning":
       if (typeof data.delta !== "string") throw malformed(message, "needs delta");

@@ -11,6 +11,7 @@ export type DoneEvent = Schemas["DoneEvent"];
 export type ErrorEvent = Schemas["ErrorEvent"];
 export type HealthResponse = Schemas["HealthResponse"];
 export type Method = Schemas["SearchResponse"]["method"];
+export type QueuedEvent = Schemas["QueuedEvent"];
 export type ReasoningEvent = Schemas["ReasoningEvent"];
 export type RetrievalEvent = Schemas["RetrievalEvent"];
 export type RetrievalTrace = Schemas["RetrievalTrace"];

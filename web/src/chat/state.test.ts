@@ -41,6 +41,23 @@ describe("chatReducer", () => {
     expect(isLive(done)).toBe(false);
   });
 
+  it("shows the place in line while the model is busy, until the first token", () => {
+    const queued = run(
+      ask,
+      { type: "event", id: "t1", event: { type: "retrieval", data: retrieval(1) } },
+      { type: "event", id: "t1", event: { type: "queued", data: { position: 2, message: "1 ahead" } } },
+      { type: "event", id: "t1", event: { type: "queued", data: { position: 1, message: "next" } } },
+    );
+    expect(queued.turns[0]?.queue).toEqual({ position: 1, message: "next" });
+    expect(isLive(queued.turns[0]!)).toBe(true);
+    const answering = chatReducer(queued, {
+      type: "event",
+      id: "t1",
+      event: { type: "token", data: { delta: "27" } },
+    });
+    expect(answering.turns[0]?.queue).toBeNull();
+  });
+
   it("keeps reasoning apart from the answer, and done's reasoning wins", () => {
     const state = run(
       ask,

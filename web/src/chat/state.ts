@@ -1,6 +1,6 @@
 /** The chat screen's state: questions, their streamed answers and which evidence is shown. */
 import type { ChatEvent } from "../api/chat";
-import type { ErrorEvent, Source } from "../api/types";
+import type { ErrorEvent, QueuedEvent, Source } from "../api/types";
 
 export type TurnStatus = "retrieving" | "answering" | "done" | "stopped" | "error";
 
@@ -27,6 +27,8 @@ export interface Turn {
   cited: number[];
   timings_ms: Record<string, number>;
   error: ErrorEvent | null;
+  /** While the model is busy with other chats: this turn's place in line. */
+  queue?: QueuedEvent | null;
 }
 
 export interface ChatState {
@@ -86,14 +88,17 @@ function applyEvent(turn: Turn, event: ChatEvent): Turn {
         timings_ms: { ...event.data.timings_ms },
       };
     }
+    case "queued":
+      return { ...turn, queue: event.data };
     case "token":
-      return { ...turn, status: "answering", answer: turn.answer + event.data.delta };
+      return { ...turn, status: "answering", queue: null, answer: turn.answer + event.data.delta };
     case "reasoning":
-      return { ...turn, status: "answering", reasoning: turn.reasoning + event.data.delta };
+      return { ...turn, status: "answering", queue: null, reasoning: turn.reasoning + event.data.delta };
     case "done":
       return {
         ...turn,
         status: "done",
+        queue: null,
         answer: event.data.answer,
         reasoning: event.data.reasoning ?? turn.reasoning,
         cited: event.data.cited,

@@ -82,7 +82,9 @@ function TurnView({
               onCite={(n) => onCite(turn, n)}
             />
           ) : (
-            <span className="placeholder">{STATUS_TEXT[turn.status]}</span>
+            <span className="placeholder">
+              {turn.queue && live ? turn.queue.message : STATUS_TEXT[turn.status]}
+            </span>
           )}
           {live && turn.answer && <span className="caret" aria-hidden="true" />}
         </div>
