@@ -28,14 +28,13 @@ import random
 import re
 import shutil
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from varagity.config import Settings, load_settings
+from varagity.config import Settings
 from varagity.context.contextual import DocumentContextualizer
 from varagity.ingest.parsers import ParsedDocument
 from varagity.ingest.parsing import parse_file
@@ -49,8 +48,8 @@ from varagity.ingest.stages import (
 )
 from varagity.services import Services
 from varagity.stores.corpus_queries import contextualized_chunks_at_paths
+from varagity_bench.private_stack import private_stack_settings
 from varagity_bench.synthetic_text import sentence
-from varagity_stack.model_servers import free_port
 from varagity_stack.supervisor import Stack, unindexed_files
 
 _PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
@@ -195,16 +194,7 @@ def run_ingest_benchmark(
         raise ValueError("--files must be at least 1")
     if probes < 1:
         raise ValueError("--probes must be at least 1")
-    root = Path(tempfile.mkdtemp(prefix="varagity-bench-"))
-    settings = load_settings(
-        VARAGITY_HOME=root / "home",
-        DOCS_PATH=root / "docs",
-        CONTEXTUALIZE=contextualize,
-        API_PORT=free_port(),
-        DAGSTER_PORT=free_port(),
-        LLM_PORT=free_port(),
-        EMBEDDING_PORT=free_port(),
-    )
+    root, settings = private_stack_settings("varagity-bench-", CONTEXTUALIZE=contextualize)
     # three corpora of the same shape: llama.cpp caches prompts, so each measurement
     # gets documents the model server has not seen yet
     sets = {

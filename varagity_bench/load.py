@@ -15,17 +15,14 @@ from __future__ import annotations
 import json
 import random
 import statistics
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 
-from varagity.config import load_settings
 from varagity_bench.ingest import generate_file
-from varagity_stack.model_servers import free_port
+from varagity_bench.private_stack import private_stack_settings
 from varagity_stack.supervisor import Stack
 
 QUESTIONS = (
@@ -145,16 +142,8 @@ def run_load_benchmark(
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     stack: Stack | None = None
     if url is None:
-        root = Path(tempfile.mkdtemp(prefix="varagity-load-"))
-        settings = load_settings(
-            VARAGITY_HOME=root / "home",
-            DOCS_PATH=root / "docs",
-            CONTEXTUALIZE=False,
-            LLM_MAX_TOKENS=answer_tokens,
-            API_PORT=free_port(),
-            DAGSTER_PORT=free_port(),
-            LLM_PORT=free_port(),
-            EMBEDDING_PORT=free_port(),
+        root, settings = private_stack_settings(
+            "varagity-load-", CONTEXTUALIZE=False, LLM_MAX_TOKENS=answer_tokens
         )
         settings.docs_path.mkdir(parents=True)
         rng = random.Random(5)

@@ -45,7 +45,6 @@ import random
 import re
 import shutil
 import statistics
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -56,7 +55,7 @@ import numpy as np
 import psutil
 import tantivy
 
-from varagity.config import Settings, load_settings
+from varagity.config import Settings
 from varagity.context.contextual import contextualized_text
 from varagity.records import ChunkRecord, chunk_id_for, content_hash, doc_id_for, utcnow
 from varagity.services import Services
@@ -74,7 +73,7 @@ from varagity.stores.vector_store import (
     hnsw_index_ddl,
 )
 from varagity_bench.ingest import generate_file
-from varagity_stack.model_servers import free_port
+from varagity_bench.private_stack import private_stack_settings
 from varagity_stack.supervisor import Stack, unindexed_files
 
 NOISE = 0.45
@@ -459,16 +458,7 @@ def run_scale_benchmark(
     if chunks < 100 or real < 10 or queries < 5:
         raise ValueError("--chunks must be >= 100, --real >= 10, --queries >= 5")
     t_start = time.perf_counter()
-    root = Path(tempfile.mkdtemp(prefix="varagity-scale-"))
-    settings = load_settings(
-        VARAGITY_HOME=root / "home",
-        DOCS_PATH=root / "docs",
-        CONTEXTUALIZE=False,
-        API_PORT=free_port(),
-        DAGSTER_PORT=free_port(),
-        LLM_PORT=free_port(),
-        EMBEDDING_PORT=free_port(),
-    )
+    root, settings = private_stack_settings("varagity-scale-", CONTEXTUALIZE=False)
     print(f"load average at start: {', '.join(f'{x:.2f}' for x in psutil.getloadavg())}")
     t0 = time.perf_counter()
     corpus = generate_corpus(chunks)

@@ -125,7 +125,7 @@ export interface paths {
         put?: never;
         /**
          * Upload Documents
-         * @description Write files (or a folder) into ``DOCS_PATH`` for the folder sensor to ingest.
+         * @description Write files (or a folder) into ``DOCS_PATH`` and launch their ingest runs.
          *
          *     Each file is stored atomically with its original modification time, reported
          *     ``unchanged`` when identical bytes are already there, or refused with a code and a
