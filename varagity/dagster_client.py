@@ -32,6 +32,8 @@ from varagity.pipeline import (
     RANGE_START_TAG,
     REINGEST_TAG,
     SOURCE_TAG,
+    contiguous_groups,
+    range_request_tags,
 )
 
 # BulkActionStatus values after which a backfill launches and changes nothing more.
@@ -494,13 +496,8 @@ class DagsterClient:
         if missing:
             raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
         busy = self._in_flight_ingest_partitions(list(position))
-        groups: list[list[str]] = []
-        for key in sorted((k for k in keys if k not in busy), key=position.__getitem__):
-            last = groups[-1] if groups else None
-            if last and position[key] == position[last[-1]] + 1 and len(last) < batch_size:
-                last.append(key)
-            else:
-                groups.append([key])
+        todo = sorted((k for k in keys if k not in busy), key=position.__getitem__)
+        groups = contiguous_groups(todo, position, batch_size)
         selector = self.repository_selector()
         run_ids = []
         for group in groups:
@@ -509,8 +506,7 @@ class DagsterClient:
                 tags[PARTITION_TAG] = group[0]
             else:
                 tags |= {
-                    RANGE_START_TAG: group[0],
-                    RANGE_END_TAG: group[-1],
+                    **range_request_tags(group),
                     BATCH_TAG: "true",
                     FILES_TAG: str(len(group)),
                 }

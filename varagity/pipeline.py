@@ -3,10 +3,13 @@
 ``varagity_assets`` declares its partition set, assets, jobs, pools and run tags with
 these names; :mod:`varagity.dagster_client` (the CLI's and the API's GraphQL client)
 addresses them by the same names, and ``dagster_home/dagster.yaml`` limits runs by
-:data:`STAGE_TAG`. Plain strings: nothing here imports Dagster.
+:data:`STAGE_TAG`. Plain strings and
+the two pure helpers that shape a run over partitions: nothing here imports Dagster.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 # --- partitions -------------------------------------------------------------------------
 # One dynamic partition per corpus file. Never rename: the instance stores the set
@@ -54,3 +57,23 @@ RECOVERED_TAG = "varagity/recovered_from"
 PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+def range_request_tags(keys: Sequence[str]) -> dict[str, str]:
+    """Tags of one run over the contiguous range ``keys[0]`` .. ``keys[-1]``."""
+    return {RANGE_START_TAG: keys[0], RANGE_END_TAG: keys[-1]}
+
+
+def contiguous_groups(
+    keys: Sequence[str], position: Mapping[str, int], limit: int
+) -> list[list[str]]:
+    """``keys`` (in ``position`` order) cut into groups of consecutive positions of at
+    most ``limit`` keys each: one run per group can name its partitions as a range."""
+    groups: list[list[str]] = []
+    for key in keys:
+        last = groups[-1] if groups else None
+        if last and position[key] == position[last[-1]] + 1 and len(last) < limit:
+            last.append(key)
+        else:
+            groups.append([key])
+    return groups

@@ -32,8 +32,3 @@ def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) ->
         return keys[first : last + 1]
     # an end of the range was deleted since the run: name what can still be named
     return list(dict.fromkeys([start, end]))
-
-
-def range_request_tags(keys: list[str]) -> dict[str, str]:
-    """Tags of one run over the contiguous range ``keys[0]`` .. ``keys[-1]``."""
-    return {RANGE_START_TAG: keys[0], RANGE_END_TAG: keys[-1]}

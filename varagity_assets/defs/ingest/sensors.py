@@ -54,6 +54,8 @@ from varagity.pipeline import (
     RANGE_START_TAG,
     RECOVERED_TAG,
     STALENESS_JOB,
+    contiguous_groups,
+    range_request_tags,
 )
 from varagity.records import doc_id_for
 from varagity.stores.corpus_state import CorpusState, ingest_settings
@@ -65,7 +67,6 @@ from varagity_assets.defs.ingest.jobs import (
 )
 from varagity_assets.defs.ingest.partitions import (
     documents_partitions,
-    range_request_tags,
     run_partition_keys,
 )
 from varagity_assets.defs.ingest.upkeep import completed_reingest_after, purged_documents
@@ -400,23 +401,15 @@ def chunk_contexts_sensor(
         return dg.SkipReason(
             f"{len(waiting)} document(s) wait for blurbs: all in flight or without a partition"
         )
-    runs: list[list[tuple[int, str, str]]] = []
-    for item in todo:
-        last = runs[-1] if runs else None
-        if last and item[0] == last[-1][0] + 1 and len(last) < settings.INGEST_BATCH_SIZE:
-            last.append(item)
-        else:
-            runs.append([item])
+    state = {key: version for _, key, version in todo}
     requests = []
-    for run in runs:
-        digest = hashlib.sha256("\n".join(state for _, _, state in run).encode()).hexdigest()
+    for run in contiguous_groups([key for _, key, _ in todo], position, settings.INGEST_BATCH_SIZE):
+        digest = hashlib.sha256("\n".join(state[key] for key in run).encode()).hexdigest()
         run_key = f"contexts:{digest[:24]}"
         if len(run) == 1:
-            requests.append(dg.RunRequest(run_key=run_key, partition_key=run[0][1]))
+            requests.append(dg.RunRequest(run_key=run_key, partition_key=run[0]))
         else:
-            requests.append(
-                dg.RunRequest(run_key=run_key, tags=range_request_tags([run[0][1], run[-1][1]]))
-            )
+            requests.append(dg.RunRequest(run_key=run_key, tags=range_request_tags(run)))
     context.log.info(
         f"requesting {len(requests)} blurb run(s) for {len(todo)} document(s) "
         f"({sum(d.n_waiting for d in waiting)} chunk(s) without a blurb)"
