@@ -32,8 +32,7 @@ from pathlib import Path
 import psycopg
 
 from varagity.dagster_client import DagsterClient
-from varagity.ingest.discovery import file_sha256, scan
-from varagity.records import doc_id_for
+from varagity.ingest.discovery import current_doc_ids, scan
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.postgres import connect
 from varagity.stores.vector_store import DOCUMENT_LOCK_SPACE
@@ -192,15 +191,12 @@ def check_stores(
     report = report or DoctorReport()
     files, _ = scan(docs_path)
     now = time.time()
-    current: dict[str, str] = {}
-    in_flight = 0
-    for f in files:
-        try:
-            current[f.relative_path] = doc_id_for(f.relative_path, file_sha256(f.path))
-        except OSError:
-            continue  # vanished while we looked
-        if now - f.mtime_ns / 1e9 < settle_s:
-            in_flight += 1
+    current = current_doc_ids(files)
+    recent = {
+        f.relative_path
+        for f in files
+        if f.relative_path in current and now - f.mtime_ns / 1e9 < settle_s
+    }
     with connect(db_url) as conn:
         conn.read_only = True
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
@@ -263,7 +259,6 @@ def check_stores(
                     f"the file is gone but {len(ids)} document(s) remain: {_few(ids)}",
                 )
             )
-    recent = {f.relative_path for f in files if now - f.mtime_ns / 1e9 < settle_s}
     for path, doc_id in sorted(current.items()):
         stored = by_path.get(path, [])
         if doc_id in stored or path in recent:
@@ -281,9 +276,9 @@ def check_stores(
         postgres_chunks=sum(len(v) for v in snap.pg_chunks.values()),
         bm25_chunks=len(bm25_listing),
     )
-    if in_flight:
+    if recent:
         report.notes.append(
-            f"{in_flight} file(s) modified in the last {settle_s:.0f}s were not required to be "
+            f"{len(recent)} file(s) modified in the last {settle_s:.0f}s were not required to be "
             "indexed yet (ingest in flight)"
         )
     return report

@@ -41,8 +41,7 @@ from typing import NamedTuple
 import psutil
 
 from varagity.config import Settings, settings_env
-from varagity.ingest.discovery import file_sha256, scan
-from varagity.records import doc_id_for
+from varagity.ingest.discovery import current_doc_ids, scan
 from varagity.stores.postgres import (
     dagster_storage_url,
     database_url,
@@ -229,14 +228,7 @@ def unindexed_files(settings: Settings, pg: PgVectorStore) -> list[str]:
     """Corpus files whose current version has no documents row yet."""
     files, _ = scan(settings.docs_path)
     indexed = {d.doc_id for d in pg.list_documents()}
-    missing = []
-    for f in files:
-        try:
-            if doc_id_for(f.relative_path, file_sha256(f.path)) not in indexed:
-                missing.append(f.relative_path)
-        except OSError:
-            continue
-    return missing
+    return [path for path, doc_id in current_doc_ids(files).items() if doc_id not in indexed]
 
 
 class StackError(RuntimeError):

@@ -13,13 +13,13 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 from urllib.parse import unquote
 
-from varagity.records import normalize_relative_path
+from varagity.records import doc_id_for, normalize_relative_path
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,18 @@ def file_sha256(path: Path, *, chunk_bytes: int = 1 << 20) -> str:
         while block := handle.read(chunk_bytes):
             digest.update(block)
     return digest.hexdigest()
+
+
+def current_doc_ids(files: Iterable[CorpusFile]) -> dict[str, str]:
+    """The ``doc_id`` of each file's current bytes, by relative path (a file that
+    vanished while it was read is left out)."""
+    current: dict[str, str] = {}
+    for f in files:
+        try:
+            current[f.relative_path] = doc_id_for(f.relative_path, file_sha256(f.path))
+        except OSError:
+            continue
+    return current
 
 
 def resolve_in_corpus(docs_path: Path, relative_path: str) -> Path:
