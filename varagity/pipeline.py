@@ -29,10 +29,10 @@ STALENESS_JOB = "refresh_corpus_staleness"
 EVALUATE_JOB = "evaluate_index"
 
 # --- concurrency pools ------------------------------------------------------------------
-# dagster.yaml sizes every pool to one slot: each local model server answers one
-# request at a time.
+# dagster.yaml sizes every pool to one slot: the local LLM server answers one request at
+# a time. (Embedding needs no pool: the server serializes its requests, and dagster.yaml
+# runs two ingest runs at once so one parses and stores while the other embeds.)
 LLM_POOL = "llm"
-EMBEDDING_POOL = "embedding"
 
 # --- run tags ---------------------------------------------------------------------------
 # Which stage a run belongs to (one of the ``STAGE_*`` values); dagster.yaml runs at most

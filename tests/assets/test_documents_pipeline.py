@@ -46,7 +46,8 @@ def test_definitions_load(monkeypatch: pytest.MonkeyPatch) -> None:
     blurbs = DEFS.resolve_job_def(pipeline.CONTEXTUALIZE_JOB)
     assert set(blurbs.graph.node_dict) == {"chunk_contexts"}
     assert DEFS.resolve_assets_def("chunk_contexts").op.pool == pipeline.LLM_POOL
-    assert DEFS.resolve_assets_def("chunk_embeddings").op.pool == pipeline.EMBEDDING_POOL
+    # embedding has no pool: the server serializes requests; ingest runs are tag-limited
+    assert DEFS.resolve_assets_def("chunk_embeddings").op.pool is None
     # purges and stale-flag changes are runs of their own jobs, tagged with their stage
     for job, node, stage in (
         (pipeline.PURGE_JOB, "purged_documents", pipeline.STAGE_PURGE),

@@ -25,7 +25,7 @@ from varagity.ingest.discovery import file_sha256, relative_path_for
 from varagity.ingest.parsers import ParsedDocument
 from varagity.ingest.parsing import locate, parse_file
 from varagity.models.protocols import PassageEmbedder
-from varagity.pipeline import EMBEDDING_POOL, LLM_POOL, REINGEST_TAG
+from varagity.pipeline import LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
 from varagity.stores.ingest_failures import record_failures
 from varagity_assets.defs.ingest.per_file import (
@@ -82,20 +82,20 @@ def parsed_document(context: dg.AssetExecutionContext, varagity: VaragityResourc
                 note = " (no extractable text)" if marker.n_chunks == 0 else ""
                 context.log.info(f"{rel} is already indexed as {doc_id}{note}; skipping")
                 return Unchanged(rel, doc_id)
-        parsed = parse_file(settings.docs_path, rel, settings=settings)
-        context.add_asset_metadata(
-            {
-                "doc_id": parsed.doc_id,
-                "relative_path": rel,
-                "characters": len(parsed.text),
-                "bytes": parsed.size_bytes,
-                "content_hash": parsed.content_hash,
-            },
-            partition_key=key,
-        )
-        return parsed
+        return parse_file(settings.docs_path, rel, settings=settings)
 
-    return ParsedFiles(each_file(context, "parse", parse))
+    def describe(parsed: ParsedDocument | Unchanged) -> dict[str, object]:
+        if isinstance(parsed, Unchanged):
+            return {"doc_id": parsed.doc_id, "relative_path": parsed.relative_path}
+        return {
+            "doc_id": parsed.doc_id,
+            "relative_path": parsed.relative_path,
+            "characters": len(parsed.text),
+            "bytes": parsed.size_bytes,
+            "content_hash": parsed.content_hash,
+        }
+
+    return ParsedFiles(each_file(context, "parse", parse, describe=describe))
 
 
 @file_asset(group_name="ingest", kinds={"python"})
@@ -109,19 +109,18 @@ def document_chunks(
         drafts = stages.chunk_document(parsed, settings, varagity.services.embedder)
         if not drafts:
             context.log.warning(f"{parsed.relative_path} has no extractable text: 0 chunks")
-        context.add_asset_metadata(
-            {
-                "chunks": len(drafts),
-                "tokens": sum(d.n_tokens for d in drafts),
-                "strategy": settings.CHUNKING_STRATEGY,
-                "chunk_size": settings.CHUNK_SIZE,
-                "chunk_overlap": settings.CHUNK_OVERLAP,
-            },
-            partition_key=key,
-        )
         return drafts
 
-    return ChunkedFiles(each_outcome(context, "chunk", parsed_document, chunk))
+    def describe(drafts: list[stages.ChunkDraft]) -> dict[str, object]:
+        return {
+            "chunks": len(drafts),
+            "tokens": sum(d.n_tokens for d in drafts),
+            "strategy": settings.CHUNKING_STRATEGY,
+            "chunk_size": settings.CHUNK_SIZE,
+            "chunk_overlap": settings.CHUNK_OVERLAP,
+        }
+
+    return ChunkedFiles(each_outcome(context, "chunk", parsed_document, chunk, describe))
 
 
 def _embed_together(
@@ -147,7 +146,7 @@ def _embed_together(
     return out
 
 
-@file_asset(group_name="ingest", kinds={"python"}, pool=EMBEDDING_POOL)
+@file_asset(group_name="ingest", kinds={"python"})
 def chunk_embeddings(
     context: dg.AssetExecutionContext, varagity: VaragityResource, document_chunks: ChunkedFiles
 ) -> EmbeddedFiles:
@@ -161,14 +160,12 @@ def chunk_embeddings(
     batched = _embed_together(context, document_chunks, embedder)
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
-        vectors = batched.pop(key) if key in batched else stages.embed_drafts(drafts, embedder)
-        context.add_asset_metadata(
-            {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim},
-            partition_key=key,
-        )
-        return vectors
+        return batched.pop(key) if key in batched else stages.embed_drafts(drafts, embedder)
 
-    return EmbeddedFiles(each_outcome(context, "embed", document_chunks, embed))
+    def describe(vectors: list[list[float]]) -> dict[str, object]:
+        return {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim}
+
+    return EmbeddedFiles(each_outcome(context, "embed", document_chunks, embed, describe))
 
 
 @file_asset(group_name="ingest", kinds={"postgres", "tantivy"})
@@ -183,7 +180,7 @@ def indexed_document(
     services = varagity.services
 
     def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
-        result = stages.store_document(
+        return stages.store_document(
             parsed_document.value(key),
             document_chunks.value(key),
             vectors,
@@ -192,18 +189,16 @@ def indexed_document(
             settings=services.settings,
             embedding_model=services.embedder.model,
         )
-        context.add_asset_metadata(
-            {
-                "doc_id": result.doc_id,
-                "chunks": result.n_chunks,
-                "replaced_versions": len(result.replaced_doc_ids),
-                "bm25_backend": services.bm25.backend,
-            },
-            partition_key=key,
-        )
-        return result
 
-    out = IndexedFiles(each_outcome(context, "store", chunk_embeddings, store))
+    def describe(result: stages.StoreResult) -> dict[str, object]:
+        return {
+            "doc_id": result.doc_id,
+            "chunks": result.n_chunks,
+            "replaced_versions": len(result.replaced_doc_ids),
+            "bm25_backend": services.bm25.backend,
+        }
+
+    out = IndexedFiles(each_outcome(context, "store", chunk_embeddings, store, describe))
     stored, skipped = out.count(stages.StoreResult), out.count(Unchanged)
     failures = out.failures()
     context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")
@@ -255,7 +250,7 @@ def chunk_contexts(
                 )
             )
 
-        result = stages.contextualize_document(
+        return stages.contextualize_document(
             versions[-1].doc_id,  # the newest; an older one is being purged
             pg=services.pg,
             bm25=services.bm25,
@@ -264,24 +259,22 @@ def chunk_contexts(
             settings=settings,
             on_progress=progress,
         )
-        written = len(result.blurbs)
-        context.add_asset_metadata(
-            {
-                "doc_id": result.doc_id,
-                "contextualized": result.progress,
-                "blurbs_written": written,
-                "model": settings.LLM_MODEL if settings.CONTEXTUALIZE else "none (off)",
-                "llm_seconds": round(result.llm_seconds, 3),
-                "chunks_per_s": round(written / result.llm_seconds, 3)
-                if result.llm_seconds
-                else 0.0,
-                "superseded": result.superseded,
-            },
-            partition_key=key,
-        )
-        return result
 
-    out = ContextualizedFiles(each_file(context, "contextualize", situate))
+    def describe(result: stages.ContextResult | NotStored) -> dict[str, object]:
+        if isinstance(result, NotStored):
+            return {"relative_path": result.relative_path, "stored": False}
+        written = len(result.blurbs)
+        return {
+            "doc_id": result.doc_id,
+            "contextualized": result.progress,
+            "blurbs_written": written,
+            "model": settings.LLM_MODEL if settings.CONTEXTUALIZE else "none (off)",
+            "llm_seconds": round(result.llm_seconds, 3),
+            "chunks_per_s": round(written / result.llm_seconds, 3) if result.llm_seconds else 0.0,
+            "superseded": result.superseded,
+        }
+
+    out = ContextualizedFiles(each_file(context, "contextualize", situate, describe=describe))
     done = out.count(stages.ContextResult)
     fail_on_failures(out, f"{done} other file(s) of this run were contextualized")
     return out

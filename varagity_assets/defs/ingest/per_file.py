@@ -130,24 +130,30 @@ def each_file(
     stage: str,
     fn: Callable[[str], T],
     keys: Iterable[str] | None = None,
+    describe: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> dict[str, Outcome[T]]:
     """Apply ``fn`` to each targeted partition (or to ``keys``); a file whose ``fn``
-    raises becomes an :class:`IngestFailure` (logged), the others go on. Records
-    ``<stage>_seconds`` per file."""
+    raises becomes an :class:`IngestFailure` (logged), the others go on.
+
+    Each file's materialization gets ``<stage>_seconds`` and what ``describe`` says of
+    its value, in one ``add_asset_metadata`` call: Dagster checks the partition against
+    the run's range on every call (three storage queries), so a file pays that once.
+    """
     out: dict[str, Outcome[T]] = {}
     for key in context.partition_keys if keys is None else keys:
         started = time.perf_counter()
         try:
-            out[key] = fn(key)
+            value = fn(key)
         except Exception as exc:  # one bad file must not sink the batch
             rel = relative_path_for(key)
             message = f"{type(exc).__name__}: {exc}"
             context.log.error(f"{stage} failed for {rel}: {message}")
             out[key] = IngestFailure(rel, stage, message)
             continue
-        context.add_asset_metadata(
-            {f"{stage}_seconds": round(time.perf_counter() - started, 3)}, partition_key=key
-        )
+        out[key] = value
+        metadata = dict(describe(value)) if describe else {}
+        metadata[f"{stage}_seconds"] = round(time.perf_counter() - started, 3)
+        context.add_asset_metadata(metadata, partition_key=key)
     return out
 
 
@@ -156,6 +162,7 @@ def each_outcome(
     stage: str,
     upstream: PerFile[U],
     fn: Callable[[str, U], T],
+    describe: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> dict[str, Outcome[T]]:
     """:func:`each_file` over the upstream stage's values; its failures and unchanged
     files pass through untouched."""
@@ -167,7 +174,7 @@ def each_outcome(
             out[key] = previous
         else:
             todo.append(key)
-    out.update(each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo))
+    out.update(each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo, describe))
     return {key: out[key] for key in context.partition_keys}
 
 
