@@ -30,8 +30,9 @@ WARM_MODULES = (
     "dagster._grpc.impl",
     "dagster._core.execution.api",
     "dagster_postgres",
-    # the code location and what its ingest steps import when they first run
-    "varagity_assets.definitions",
+    # the code location, built (every defs/ module imported, the component tree and
+    # its schemas made), and what its ingest steps import when they first run
+    "varagity_assets.warm_definitions",
     "varagity.ingest.parsing",
     "varagity.ingest.parsers.text",
     "charset_normalizer",

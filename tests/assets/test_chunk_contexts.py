@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import SettingsFactory, free_port
 from tests.support.pipeline import DEFS, Harness, write_file
 from varagity.corpus import list_corpus
-from varagity.pipeline import CONTEXTUALIZE_JOB, RANGE_END_TAG, RANGE_START_TAG
+from varagity.pipeline import CONTEXTUALIZE_JOB, INGEST_JOB, RANGE_END_TAG, RANGE_START_TAG
 from varagity.services import Services
 
 pytestmark = pytest.mark.integration
@@ -150,3 +150,17 @@ def test_blurb_sensor_batches_ranges_and_waits_for_runs_in_flight(
     assert isinstance(waiting, dg.SkipReason) and "in flight" in str(waiting.skip_message)
     h.instance.report_run_canceled(queued)
     assert isinstance(h.tick_contexts(), dg.SensorResult)
+
+    # while any ingest run is queued or under way, no blurb run is asked for (the LLM
+    # would take the cores new files need); once it is over, the request comes back
+    # under a new run key, so a blurb run that gave way before writing is asked again
+    ingesting = h.instance.create_run_for_job(
+        DEFS.resolve_job_def(INGEST_JOB), status=dg.DagsterRunStatus.NOT_STARTED
+    )
+    held = h.tick_contexts()
+    assert isinstance(held, dg.SkipReason) and "1 ingest run(s) in flight" in str(held.skip_message)
+    h.instance.report_run_canceled(ingesting)
+    after = h.tick_contexts()
+    assert isinstance(after, dg.SensorResult)
+    assert after.run_requests[0].tags == request.tags
+    assert after.run_requests[0].run_key != request.run_key

@@ -241,6 +241,49 @@ def test_contextualize_off_makes_no_llm_call(
     assert all(ctx is None and at is None for ctx, _, _, at in _rows(services, doc_id).values())
 
 
+def test_pause_keeps_written_blurbs_and_a_later_pass_finishes(
+    services: Services, bm25_backend: BM25Store, ctx_settings: Settings
+) -> None:
+    """Ingest arriving mid-pass: the pass stops before its next LLM call, stores every
+    blurb already written (also half a group), and the next pass does only the rest."""
+    doc_id = _store_raw(services, bm25_backend, ctx_settings, "station.md")
+    _, total = services.pg.context_progress(doc_id)
+    assert total >= 4, "the test needs a document of at least four chunks"
+    asked: list[int] = []
+    chat = Interrupting(services.chat, lambda: None)
+
+    def pause_after_three() -> bool:
+        asked.append(chat.calls)
+        return chat.calls >= 3
+
+    kwargs = {"pg": services.pg, "bm25": bm25_backend, "embedder": services.embedder}
+    first = contextualize_document(
+        doc_id,
+        chat=chat,
+        settings=ctx_settings,
+        group_size=2,
+        should_pause=pause_after_three,
+        **kwargs,
+    )
+    assert first.paused and not first.superseded
+    assert chat.calls == 3 and first.contextualized == 3 and len(first.blurbs) == 3
+    assert asked[0] == 0, "asked before the pass, before any LLM call"
+    stored = {cid for cid, (ctx, _, _, at) in _rows(services, doc_id).items() if at is not None}
+    assert stored == set(first.blurbs), "the half-written second group was stored too"
+    assert services.pg.context_progress(doc_id) == (3, total)
+
+    # paused before the pass: no LLM call, nothing changes
+    idle = contextualize_document(
+        doc_id, chat=NoLLM(), settings=ctx_settings, should_pause=lambda: True, **kwargs
+    )
+    assert idle.paused and idle.contextualized == 3 and idle.blurbs == {}
+
+    rest = contextualize_document(doc_id, chat=services.chat, settings=ctx_settings, **kwargs)
+    assert not rest.paused and rest.contextualized == total
+    assert set(rest.blurbs).isdisjoint(first.blurbs), "no chunk was situated twice"
+    assert all(at is not None for _, _, _, at in _rows(services, doc_id).values())
+
+
 def test_document_deleted_while_blurbing_stays_deleted(
     services: Services, bm25_backend: BM25Store, ctx_settings: Settings
 ) -> None:

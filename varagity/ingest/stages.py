@@ -105,6 +105,8 @@ class ContextResult:
     superseded: bool = False
     """The document was deleted or rewritten meanwhile; the pass stopped there."""
     llm_seconds: float = 0.0
+    paused: bool = False
+    """The pass gave way (``should_pause``) before the document was done."""
 
     @property
     def progress(self) -> str:
@@ -351,6 +353,7 @@ def contextualize_document(
     settings: Settings,
     group_size: int = CONTEXT_GROUP_SIZE,
     on_progress: Callable[[ContextResult], None] | None = None,
+    should_pause: Callable[[], bool] | None = None,
 ) -> ContextResult:
     """Write the missing blurbs of a stored document, re-indexing each group as it lands.
 
@@ -362,16 +365,25 @@ def contextualize_document(
     must still be stored: one deleted or replaced meanwhile stops the pass before its
     next chunk (``superseded``; the LLM is not asked for blurbs nobody will keep). The
     pass also stops at the first group that could not be written in full (re-chunked
-    meanwhile), and what still waits is for a later pass to find.
+    meanwhile), and what still waits is for a later pass to find. ``should_pause`` is
+    asked before the pass and before each LLM call; when it says so, the blurbs already
+    written are stored and the pass ends ``paused`` (new files are being ingested: the
+    LLM would take the cores they need).
     """
     if group_size < 1:
         raise ValueError(f"group_size must be at least 1, got {group_size}")
     done, total = pg.context_progress(doc_id)
     if not settings.CONTEXTUALIZE:
         return ContextResult(doc_id, total, done)
+
+    def pause() -> bool:
+        return should_pause is not None and should_pause()
+
     waiting = pg.chunks_awaiting_context(doc_id)
     if not waiting:
         return ContextResult(doc_id, total, done)
+    if pause():
+        return ContextResult(doc_id, total, done, paused=True)
     records = pg.chunks_of(doc_id)
     contextualizer = DocumentContextualizer(
         chat,
@@ -383,6 +395,7 @@ def contextualize_document(
     blurbs: dict[str, str] = {}
     llm_seconds = 0.0
     result = ContextResult(doc_id, total, done)
+    paused = False
     for first in range(0, len(waiting), group_size):
         group = waiting[first : first + group_size]
         started = time.perf_counter()
@@ -390,8 +403,15 @@ def contextualize_document(
         for record in group:
             if pg.get_document(doc_id) is None:  # deleted or replaced: no more LLM calls
                 break
+            if (first or written_blurbs) and pause():  # keep what is written, give way
+                paused = True
+                group = group[: len(written_blurbs)]
+                break
             written_blurbs.append(contextualizer.situate(record.content))
         llm_seconds += time.perf_counter() - started
+        if not group:  # paused before this group's first blurb
+            result = ContextResult(doc_id, total, done, dict(blurbs), False, llm_seconds, True)
+            break
         written: list[str] = []
         if len(written_blurbs) == len(group):
             situated = [
@@ -409,9 +429,16 @@ def contextualize_document(
             )
         done += len(written)
         superseded = len(written) < len(group)
-        result = ContextResult(doc_id, total, done, dict(blurbs), superseded, llm_seconds)
+        result = ContextResult(
+            doc_id, total, done, dict(blurbs), superseded, llm_seconds, paused and not superseded
+        )
         if on_progress is not None:
             on_progress(result)
+        if result.paused:
+            log.info(
+                "%s: blurbs paused at %s while new files are ingested", doc_id, result.progress
+            )
+            break
         if superseded:
             log.info(
                 "%s changed while its blurbs were written (deleted, replaced or re-chunked): "

@@ -28,6 +28,7 @@ from varagity.models.protocols import PassageEmbedder
 from varagity.pipeline import LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
 from varagity.stores.ingest_failures import record_failures
+from varagity_assets.defs.ingest.partitions import ingest_runs_in_flight
 from varagity_assets.defs.ingest.per_file import (
     IngestFailure,
     PerFile,
@@ -228,7 +229,9 @@ def chunk_contexts(
     chunks are replaced in both stores under their ``chunk_id`` and an observation
     ("contextualized n/m") is logged, so the partition shows progress before the step
     ends. :class:`NotStored` for a file with no stored version; nothing is called with
-    ``CONTEXTUALIZE=false``.
+    ``CONTEXTUALIZE=false``. While an ingest run is queued or under way the pass gives
+    way before its next LLM call (what is written stays; the blurb sensor requests the
+    rest once ingest is done), so new files never wait for the LLM's cores.
     """
     services = varagity.services
     settings = services.settings
@@ -258,6 +261,7 @@ def chunk_contexts(
             embedder=services.embedder,
             settings=settings,
             on_progress=progress,
+            should_pause=lambda: ingest_runs_in_flight(context.instance) > 0,
         )
 
     def describe(result: stages.ContextResult | NotStored) -> dict[str, object]:
@@ -272,6 +276,7 @@ def chunk_contexts(
             "llm_seconds": round(result.llm_seconds, 3),
             "chunks_per_s": round(written / result.llm_seconds, 3) if result.llm_seconds else 0.0,
             "superseded": result.superseded,
+            "paused_for_ingest": result.paused,
         }
 
     out = ContextualizedFiles(each_file(context, "contextualize", situate, describe=describe))

@@ -66,7 +66,9 @@ from varagity_assets.defs.ingest.jobs import (
     refresh_corpus_staleness_job,
 )
 from varagity_assets.defs.ingest.partitions import (
+    IN_FLIGHT,
     documents_partitions,
+    ingest_runs_in_flight,
     run_partition_keys,
 )
 from varagity_assets.defs.ingest.upkeep import completed_reingest_after, purged_documents
@@ -74,19 +76,10 @@ from varagity_assets.resources import VaragityResource
 
 _HANDLED_FAILURES_KEPT = 200
 
-# Runs that still count as doing (or about to do) their partitions.
-_IN_FLIGHT = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-    dg.DagsterRunStatus.CANCELING,
-]
-
 
 def _in_flight_partitions(context: dg.SensorEvaluationContext, job_name: str | None) -> set[str]:
     """Partitions a run (of ``job_name``, or of any job) is queued for or working on."""
-    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=_IN_FLIGHT))
+    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=IN_FLIGHT))
     busy: set[str] = set()
     for run in runs:
         busy.update(run_partition_keys(run.tags, context.instance) or [])
@@ -96,7 +89,7 @@ def _in_flight_partitions(context: dg.SensorEvaluationContext, job_name: str | N
 def _paths_being_purged(context: dg.SensorEvaluationContext) -> set[str]:
     """The relative paths a purge run is queued for or working on."""
     runs = context.instance.get_runs(
-        filters=dg.RunsFilter(job_name=purge_documents_job.name, statuses=_IN_FLIGHT)
+        filters=dg.RunsFilter(job_name=purge_documents_job.name, statuses=IN_FLIGHT)
     )
     paths: set[str] = set()
     for run in runs:
@@ -379,13 +372,17 @@ def chunk_contexts_sensor(
     got there (a new file, a reingest, CONTEXTUALIZE switched on, a blurb run that
     failed part-way). Documents become runs over contiguous ranges of partitions (at
     most ``INGEST_BATCH_SIZE`` each); a partition with a blurb run in flight waits for
-    it. The run key names each document's version and how many chunks wait, so a run
-    that failed without progress is not requested again until something changes (its
-    own page in the UI says why), while one that made progress is resumed.
+    it. The run key names each document's version, how many chunks wait and the newest
+    ingest run, so a run that failed without progress is not requested again until
+    something changes (its own page in the UI says why), while one that made progress,
+    or gave way to ingest, is resumed. Nothing is requested while an ingest run is in
+    flight: blurbs never compete with new files for the cores.
     """
     settings = varagity.settings
     if not settings.CONTEXTUALIZE:
         return dg.SkipReason("CONTEXTUALIZE is off: no blurbs are written")
+    if ingesting := ingest_runs_in_flight(context.instance):
+        return dg.SkipReason(f"{ingesting} ingest run(s) in flight: blurbs wait for them")
     waiting = varagity.services.pg.documents_awaiting_context()
     if not waiting:
         return dg.SkipReason("every stored chunk has its blurb")
@@ -402,9 +399,17 @@ def chunk_contexts_sensor(
             f"{len(waiting)} document(s) wait for blurbs: all in flight or without a partition"
         )
     state = {key: version for _, key, version in todo}
+    # the newest ingest run: a blurb run that gave way to ingest before writing anything
+    # is requested again once ingest has run, while one that failed is not
+    last_ingest = context.instance.get_runs(
+        filters=dg.RunsFilter(job_name=ingest_documents_job.name), limit=1
+    )
+    after = last_ingest[0].run_id if last_ingest else ""
     requests = []
     for run in contiguous_groups([key for _, key, _ in todo], position, settings.INGEST_BATCH_SIZE):
-        digest = hashlib.sha256("\n".join(state[key] for key in run).encode()).hexdigest()
+        digest = hashlib.sha256(
+            "\n".join([after, *(state[key] for key in run)]).encode()
+        ).hexdigest()
         run_key = f"contexts:{digest[:24]}"
         if len(run) == 1:
             requests.append(dg.RunRequest(run_key=run_key, partition_key=run[0]))
