@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,6 +15,8 @@ import pytest
 
 from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files, serve
+from varagity.chat.queue import answer_queue
+from varagity.chat.turn import QUEUE_HEARTBEAT_SECONDS
 
 pytestmark = pytest.mark.integration
 
@@ -87,6 +90,62 @@ def _openai(base: str, **body: object) -> httpx.Response:
         json={"model": "varagity", "messages": [{"role": "user", "content": VERBOSE}], **body},
         timeout=300,
     )
+
+
+def test_a_queued_chat_whose_client_leaves_gives_up_its_place(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    """B waits for the model and hangs up while the line does not move: its place is
+    given up within a heartbeat (not kept until the model is free, nor answered for
+    nobody), and C, asking next, is first in line and gets its answer.
+
+    The model's one answer slot is held by the test itself (the API runs in this
+    process, so its queue is this one), which keeps the line still for as long as the
+    test needs, however fast the model answers."""
+    settings = make_settings(
+        DATABASE_URL=pg_url,
+        CHAT_ENGINE="simple",
+        LLM_MAX_TOKENS=32,
+        LLM_CONCURRENCY=1,
+        **model_urls,
+    )
+    index_files(settings)
+    line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
+    assert list(line.enter()) == [], "the slot is free before the test"
+    released = False
+    try:
+        with serve(settings) as base:
+            with httpx.stream(
+                "POST", f"{base}/api/chat", json={"question": VERBOSE}, timeout=120
+            ) as leaving:
+                events = []
+                for text in leaving.iter_lines():
+                    if text.startswith("event:"):
+                        events.append(text.removeprefix("event:").strip())
+                        if events[-1] == "queued":
+                            break
+                assert events == ["retrieval", "queued"], events
+                assert line.waiting == 1
+            # B hung up; the route notices at the runner's next heartbeat
+            deadline = time.monotonic() + 10 * QUEUE_HEARTBEAT_SECONDS
+            while line.waiting and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert line.waiting == 0, "B's place was kept after its client left"
+            log: list[tuple[str, str, dict[str, object]]] = []
+            third = threading.Thread(target=_chat_events, args=(base, VERBOSE, log, "C"))
+            third.start()
+            deadline = time.monotonic() + 60
+            while not any(e == "queued" for _, e, _ in log) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            line.leave()
+            released = True
+            third.join(300)
+    finally:
+        if not released:
+            line.leave()
+    c = [(e, d) for _, e, d in log]
+    assert [d["position"] for e, d in c if e == "queued"] == [1], c
+    assert c[-1][0] == "done" and "token" in [e for e, _ in c]
 
 
 def test_openai_route_caps_answers_like_the_chat_route(

@@ -56,3 +56,14 @@ def test_a_waiter_that_gives_up_leaves_the_line() -> None:
     assert line.waiting == 0
     line.leave()
     assert list(line.enter()) == []  # the slot is free again, nobody was skipped
+
+
+def test_a_heartbeat_repeats_an_unchanged_place() -> None:
+    """With a heartbeat the waiter hears its place again while the line does not move,
+    so the route in front of it gets a chance to see that its client left."""
+    line = AnswerQueue(1)
+    assert list(line.enter()) == []
+    waiting = line.enter(heartbeat=0.2)
+    assert [next(waiting), next(waiting), next(waiting)] == [1, 1, 1]
+    waiting.close()
+    assert line.waiting == 0

@@ -13,11 +13,11 @@ use the model, so a turn at position 1 may still wait a little inside the model 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Generator
 
-# How often a waiting turn wakes to report a changed position (and so lets its front
-# end notice a client that went away).
+# How often a waiting turn wakes to look for a changed position.
 POLL_SECONDS = 0.5
 
 
@@ -37,12 +37,15 @@ class AnswerQueue:
         with self._cond:
             return len(self._waiting)
 
-    def enter(self) -> Generator[int, None, None]:
+    def enter(self, heartbeat: float | None = None) -> Generator[int, None, None]:
         """Wait for a slot, yielding the 1-based queue position whenever it changes.
 
-        Yields nothing when a slot is free at once. When the generator finishes, the
-        caller holds a slot and must :meth:`leave`; closed early (the client went away),
-        it holds none and its place in line is given up.
+        Yields nothing when a slot is free at once. With ``heartbeat``, the position is
+        also yielded again after that many seconds without a change, so a consumer that
+        only looks at its client between events (an SSE route) notices one that went
+        away while the line does not move. When the generator finishes, the caller holds
+        a slot and must :meth:`leave`; closed early (the client went away), it holds none
+        and its place in line is given up.
         """
         ticket = object()
         with self._cond:
@@ -52,7 +55,7 @@ class AnswerQueue:
             self._waiting.append(ticket)
         acquired = False
         try:
-            reported = 0
+            reported, reported_at = 0, 0.0
             while True:
                 with self._cond:
                     position = self._waiting.index(ticket) + 1
@@ -62,10 +65,11 @@ class AnswerQueue:
                         acquired = True
                         self._cond.notify_all()  # the others move up
                         return
-                    if position == reported:
+                    due = heartbeat is not None and time.monotonic() - reported_at >= heartbeat
+                    if position == reported and not due:
                         self._cond.wait(POLL_SECONDS)
                         continue
-                reported = position
+                reported, reported_at = position, time.monotonic()
                 yield position
         finally:
             if not acquired:

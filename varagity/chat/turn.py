@@ -7,7 +7,9 @@ each builds a :class:`TurnRequest` and renders the events it yields.
 Event order: one :class:`TurnRetrieval` (the evidence, numbered as the answer cites
 it, and the query that found it), then :class:`TurnQueued` whenever the turn waits in
 the answer queue (:mod:`varagity.chat.queue`: at most ``LLM_CONCURRENCY`` answers
-generate at once) and its position changes, then :class:`ReasoningDelta` and
+generate at once) and its position changes (repeated every
+:data:`QUEUE_HEARTBEAT_SECONDS` while it does not, so a front end can notice a client
+that left the line), then :class:`ReasoningDelta` and
 :class:`TokenDelta` in the order the model wrote them, then :class:`TurnDone`. A failure is a
 :class:`TurnError` and ends the turn, whether it comes before the evidence or mid-answer.
 Closing the generator early (a client that went away) closes the model's stream, which
@@ -59,6 +61,8 @@ log = logging.getLogger(__name__)
 
 #: Longest question any front end accepts, in characters.
 QUESTION_MAX_CHARS = 4000
+#: A waiting turn repeats its :class:`TurnQueued` this often while its place is unchanged.
+QUEUE_HEARTBEAT_SECONDS = 1.0
 
 #: What a turn is answered from. Only the indexed documents today; a graph corpus
 #: is where a later turn kind plugs in.
@@ -268,7 +272,7 @@ def _run(
     line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
     queued = time.perf_counter()
     waited = False
-    for position in line.enter():
+    for position in line.enter(heartbeat=QUEUE_HEARTBEAT_SECONDS):
         waited = True
         yield TurnQueued(position)
     if waited:

@@ -73,6 +73,7 @@ async def turn_events(
     timings: dict[str, float] = {}
     outcome = "aborted"  # until the turn is saved or fails
     evidence: TurnRetrieval | None = None
+    told_position = 0  # the queue position the client was last told
     events = run_turn(services, turn)
     try:
         async for event in iterate_in_threadpool(events):
@@ -95,6 +96,9 @@ async def turn_events(
                     ),
                 )
             elif isinstance(event, TurnQueued):
+                if event.position == told_position:  # the runner's heartbeat: nothing new
+                    continue
+                told_position = event.position
                 ahead = event.position - 1
                 message = (
                     "Waiting for the model: it is answering another chat."
