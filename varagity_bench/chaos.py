@@ -42,7 +42,9 @@ from varagity_stack.model_servers import free_port
 #: What the trials kill, in turn.
 TARGETS = ("run-worker", "dagster-daemon", "api", "model-server", "postgres")
 _MARKERS = {
-    "run-worker": "execute_run",
+    # run workers are forked from the code server's forkserver (they carry its command
+    # line): the forkserver is found by this marker, the workers are its children
+    "run-worker": "multiprocessing.forkserver",
     "dagster-daemon": "dagster-daemon",
     "api": "varagity_api.main:app",
     "llm": "llama_cpp.server",
@@ -75,15 +77,24 @@ class Trial:
     broken: list[str] = field(default_factory=list)
 
 
-def _find(home: Path, marker: str) -> psutil.Process | None:
+def _find(home: Path, marker: str, *, forked: bool = False) -> psutil.Process | None:
     """A process of this stack (its environment names our ``VARAGITY_HOME``) whose
-    command line holds ``marker``. Not "a descendant of up": Dagster's run workers are
-    re-parented away from the code server that launched them."""
-    for proc in psutil.process_iter(["cmdline"]):
+    command line holds ``marker``; with ``forked``, one whose parent holds it too (a run
+    worker, forked from the forkserver whose command line it inherits)."""
+
+    def marked(proc: psutil.Process) -> bool:
+        return marker in " ".join(proc.cmdline() or ()) and proc.environ().get(
+            "VARAGITY_HOME"
+        ) == str(home)
+
+    for proc in psutil.process_iter():
         try:
-            if marker in " ".join(proc.info["cmdline"] or ()) and proc.environ().get(
-                "VARAGITY_HOME"
-            ) == str(home):
+            if not marked(proc):
+                continue
+            if not forked:
+                return proc
+            parent = proc.parent()
+            if parent is not None and marked(parent) and proc.status() != psutil.STATUS_ZOMBIE:
                 return proc
         except psutil.Error:
             continue
@@ -182,7 +193,7 @@ class ChaosStack:
         # a run worker appears once the sensor's next tick launched the change's run
         deadline = time.monotonic() + (90 if target == "run-worker" else 5)
         while True:
-            victim = _find(self.home, _MARKERS[name])
+            victim = _find(self.home, _MARKERS[name], forked=target == "run-worker")
             if victim is not None or time.monotonic() > deadline:
                 break
             time.sleep(0.2)

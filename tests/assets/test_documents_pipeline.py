@@ -177,6 +177,27 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert isinstance(h.tick(), dg.SkipReason)
 
 
+def test_a_blurb_run_in_flight_does_not_hold_back_a_purge(stack_settings: Settings) -> None:
+    """Only an ingest run could write a removed file back; a blurb run re-checks the
+    document before each write, so the purge goes ahead while it runs (a long blurb
+    run used to leave the removed file searchable until it ended)."""
+    docs = stack_settings.docs_path
+    write_file(docs / "drone.md", "The Velo-9 drone battery lasts 47 minutes.\n")
+    h = Harness()
+    assert all(r.success for r in h.run_requests(h.tick()))
+    h.instance.create_run_for_job(
+        DEFS.resolve_job_def(pipeline.CONTEXTUALIZE_JOB),
+        status=dg.DagsterRunStatus.STARTED,
+        tags={pipeline.PARTITION_TAG: "drone.md"},
+    )
+    (docs / "drone.md").unlink()
+    purging = h.tick()
+    assert isinstance(purging, dg.SensorResult)
+    [purge] = h.run_requests(purging)
+    assert purge.success and h.partitions() == set()
+    assert search_paths(stack_settings, "drone battery", "bm25") == []
+
+
 def test_a_file_removed_during_its_run_is_purged_after_it_and_can_come_back(
     stack_settings: Settings,
 ) -> None:

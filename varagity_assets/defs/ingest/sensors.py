@@ -17,8 +17,10 @@ re-hashed, a skipped file is reported once):
   (to isolate the bad file), in batches again when the run crashed (worker killed, the
   run failed by run monitoring), one run each if that recovery run crashes too;
 * removed files become ``purge_documents`` runs (``INGEST_BATCH_SIZE`` files each) and
-  their partitions are deleted. A removed file that a run is still working on waits in
-  ``purging`` until that run ends, so the run cannot write it back after its purge; a
+  their partitions are deleted. A removed file that an ingest run is still working on
+  waits in ``purging`` until that run ends, so the run cannot write it back after its
+  purge (a blurb run does not hold a purge back: it writes nothing for a document
+  that is gone); a
   file put back while its purge run is queued or running waits for that run, which
   keeps what is back in the folder, and is ingested after it.
 
@@ -260,11 +262,13 @@ def docs_folder_sensor(
         if item.relative_path in previous and item.relative_path not in current:
             current[item.relative_path] = previous[item.relative_path]
     removed = sorted(set(previous) - set(current))
-    # a removed file a run still works on is purged once that run ends
-    busy = _in_flight_partitions(context, None) if removed else set()
+    # a removed file an ingest run still works on is purged once that run ends (a blurb
+    # run cannot write a purged document back: it re-checks the document before every
+    # write, so it does not hold a purge back)
+    busy = _in_flight_partitions(context, ingest_documents_job.name) if removed else set()
     purging = {rel: previous[rel] for rel in removed if partition_key_for(rel) in busy}
     for rel in purging.keys() - waiting.keys():
-        context.log.info(f"{rel} was removed; it is purged once the run working on it ends")
+        context.log.info(f"{rel} was removed; it is purged once the ingest run on it ends")
     purge_now = [rel for rel in removed if rel not in purging]
 
     existing = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
