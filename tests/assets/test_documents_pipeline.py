@@ -10,20 +10,23 @@ import json
 import os
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dagster as dg
 import pytest
 import yaml
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 
-from tests.conftest import SettingsFactory
+from tests.conftest import SettingsFactory, free_port
 from tests.support.pipeline import ALL_ASSETS, DEFS, Harness, search_paths, write_file
+from tests.support.relay import RestartingRelay
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.corpus import list_corpus
 from varagity.ingest.discovery import partition_key_for
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
+from varagity.stores.ingest_failures import failures_by_path
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -175,6 +178,42 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     finally:
         services.close()
     assert isinstance(h.tick(), dg.SkipReason)
+
+
+def test_an_embedding_server_that_is_restarting_retries_the_step_not_the_files(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    """The embedding server refuses connections (down, being restarted) when the batch
+    reaches its embed step: the step is retried after a wait (shown in the run's
+    events), and once the server answers again every file is indexed; none is failed
+    for the server's absence (before, each was recorded failed and never retried)."""
+    real = urlsplit(model_urls["EMBEDDING_BASE_URL"])
+    # down until 3 s after the first call reaches it: the step's first wait is 5 s
+    relay = RestartingRelay(
+        free_port(), (real.hostname or "127.0.0.1", real.port or 80), down_s=3.0
+    )
+    settings = make_settings(
+        DATABASE_URL=pg_url,
+        LLM_BASE_URL=model_urls["LLM_BASE_URL"],
+        EMBEDDING_BASE_URL=f"http://127.0.0.1:{relay.port}/v1",
+        MODEL_MAX_RETRIES=1,
+    )
+    for name in ("a.md", "b.md"):
+        write_file(settings.docs_path / name, f"The {name} kettle boils in 3 minutes.\n")
+    h = Harness()
+    try:
+        [run] = h.run_requests(h.tick())
+    finally:
+        relay.close()
+    assert run.success
+    retried = [e for e in run.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
+    assert [e.step_key for e in retried] == ["chunk_embeddings"] and relay.resets >= 2
+    services = Services.open(settings)
+    try:
+        assert {d.relative_path for d in services.pg.list_documents()} == {"a.md", "b.md"}
+        assert failures_by_path(services.pg) == {}
+    finally:
+        services.close()
 
 
 def test_a_blurb_run_in_flight_does_not_hold_back_a_purge(stack_settings: Settings) -> None:

@@ -179,6 +179,7 @@ def test_429_and_500_are_retried_until_the_budget_is_spent(fake: FakeServer) -> 
     assert len(fake.requests) == 3
     assert info.value.attempts == 3
     assert "after 3 attempts" in str(info.value)
+    assert not info.value.unreachable  # the server answered: the request is to blame
 
 
 def test_zero_retries_means_one_attempt(fake: FakeServer) -> None:
@@ -194,6 +195,7 @@ def test_connection_refused_names_url_and_model() -> None:
         _chat_client(url, retries=1).complete([{"role": "user", "content": "hi"}])
     assert url in str(info.value) and "'m'" in str(info.value)
     assert info.value.attempts == 2
+    assert info.value.unreachable  # no server there: callers may wait for it
 
 
 def test_stream_retries_before_the_first_delta(fake: FakeServer) -> None:

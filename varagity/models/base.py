@@ -64,9 +64,14 @@ class ModelError(RuntimeError):
         url: Base URL of the server that failed.
         model: Model name the call asked for.
         attempts: How many attempts were made (1 when the error is not transient).
+        unreachable: No connection could be made (refused, reset, DNS): the server is
+            down or restarting, whatever was asked of it, so a caller may wait and try
+            again rather than blame its input.
     """
 
-    def __init__(self, message: str, *, url: str, model: str, attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, *, url: str, model: str, attempts: int = 1, unreachable: bool = False
+    ) -> None:
         """Build the error.
 
         Args:
@@ -74,12 +79,14 @@ class ModelError(RuntimeError):
             url: Base URL of the server.
             model: Model name.
             attempts: Attempts made before giving up.
+            unreachable: The last attempt could not connect at all.
         """
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         super().__init__(f"model {model!r} at {url}{tries}: {message}")
         self.url = url
         self.model = model
         self.attempts = attempts
+        self.unreachable = unreachable
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -96,6 +103,14 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
     return False
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether an SDK error means no connection was made (a timeout is not: the server
+    took the request)."""
+    return isinstance(exc, openai.APIConnectionError) and not isinstance(
+        exc, openai.APITimeoutError
+    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -171,12 +186,16 @@ class RetryingClient:
     def _explain(self, exc: BaseException) -> str:
         return describe_error(exc)
 
-    def _error(self, message: str, attempts: int = 1) -> ModelError:
+    def _unreachable(self, exc: BaseException) -> bool:
+        return is_unreachable(exc)
+
+    def _error(self, message: str, attempts: int = 1, unreachable: bool = False) -> ModelError:
         return ModelError(
             f"{self.kind} call failed: {message}",
             url=self.base_url,
             model=self.model,
             attempts=attempts,
+            unreachable=unreachable,
         )
 
     def _retrying(self) -> Retrying:
@@ -196,7 +215,7 @@ class RetryingClient:
             raise
         except self._wrapped as exc:
             attempts = retrying.statistics.get("attempt_number", 1)
-            raise self._error(self._explain(exc), attempts) from exc
+            raise self._error(self._explain(exc), attempts, self._unreachable(exc)) from exc
 
 
 class OpenAICompatibleClient(RetryingClient):

@@ -21,6 +21,7 @@ import dagster as dg
 
 from varagity.config import get_settings
 from varagity.ingest.discovery import relative_path_for
+from varagity.models.base import ModelError
 from varagity_assets.defs.ingest.partitions import documents_partitions
 
 T = TypeVar("T")
@@ -144,6 +145,8 @@ def each_file(
         started = time.perf_counter()
         try:
             value = fn(key)
+        except dg.RetryRequested:  # the step waits for a model server: no file's fault
+            raise
         except Exception as exc:  # one bad file must not sink the batch
             rel = relative_path_for(key)
             message = f"{type(exc).__name__}: {exc}"
@@ -176,6 +179,32 @@ def each_outcome(
             todo.append(key)
     out.update(each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo, describe))
     return {key: out[key] for key in context.partition_keys}
+
+
+# A step whose model server cannot be reached retries after these waits (the supervisor
+# restarts a dead server within seconds; a model takes up to ~20 s to load here).
+SERVER_RETRY_WAITS_S = (5, 10, 20, 40, 60)
+
+
+def unless_unreachable(context: dg.AssetExecutionContext, call: Callable[[], T]) -> T:
+    """``call()``; if it fails because its model server cannot be reached at all (down or
+    restarting), the step is retried after a wait (:data:`SERVER_RETRY_WAITS_S`, shown
+    as a retry in the run view) instead of every file being failed for it. Any other
+    failure (a file the server refuses, a timeout) is raised as it is: the file's own.
+    """
+    try:
+        return call()
+    except ModelError as exc:
+        if not exc.unreachable:
+            raise
+        attempt = context.retry_number
+        if attempt >= len(SERVER_RETRY_WAITS_S):
+            raise
+        wait = SERVER_RETRY_WAITS_S[attempt]
+        context.log.warning(f"{exc}; retrying the step in {wait} s")
+        raise dg.RetryRequested(
+            max_retries=len(SERVER_RETRY_WAITS_S), seconds_to_wait=wait
+        ) from exc
 
 
 def fail_on_failures(result: PerFile[Any], others: str) -> None:
