@@ -13,6 +13,10 @@ tables it has seen: before every dynamic-partitions query it asks the catalog wh
 ``dynamic_partitions`` exists (a further 15% of the run's CPU), and a table Dagster
 created does not go away under a running process. ``dagster_home/dagster.yaml``
 selects it as ``storage: custom``; its config is the stock ``postgres`` storage's.
+
+Pooling uses the storages' public ``optimize_for_webserver``; the event log is swapped
+in through ``DagsterPostgresStorage``'s private ``_event_log_storage`` (no setting
+offers it), so a Dagster upgrade can break this module, and with it every stack test.
 """
 
 from __future__ import annotations
