@@ -37,7 +37,6 @@ from varagity_assets.defs.ingest.per_file import (
     each_outcome,
     fail_on_failures,
     file_asset,
-    unless_unreachable,
 )
 from varagity_assets.resources import VaragityResource
 
@@ -162,9 +161,7 @@ def chunk_embeddings(
     batched = _embed_together(context, document_chunks, embedder)
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
-        if key in batched:
-            return batched.pop(key)
-        return unless_unreachable(context, lambda: stages.embed_drafts(drafts, embedder))
+        return batched.pop(key) if key in batched else stages.embed_drafts(drafts, embedder)
 
     def describe(vectors: list[list[float]]) -> dict[str, object]:
         return {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim}
@@ -256,18 +253,15 @@ def chunk_contexts(
                 )
             )
 
-        return unless_unreachable(
-            context,
-            lambda: stages.contextualize_document(
-                versions[-1].doc_id,  # the newest; an older one is being purged
-                pg=services.pg,
-                bm25=services.bm25,
-                chat=services.chat,
-                embedder=services.embedder,
-                settings=settings,
-                on_progress=progress,
-                should_pause=lambda: ingest_runs_in_flight(context.instance) > 0,
-            ),
+        return stages.contextualize_document(
+            versions[-1].doc_id,  # the newest; an older one is being purged
+            pg=services.pg,
+            bm25=services.bm25,
+            chat=services.chat,
+            embedder=services.embedder,
+            settings=settings,
+            on_progress=progress,
+            should_pause=lambda: ingest_runs_in_flight(context.instance) > 0,
         )
 
     def describe(result: stages.ContextResult | NotStored) -> dict[str, object]:

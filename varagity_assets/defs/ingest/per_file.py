@@ -7,17 +7,22 @@ target several partitions (the sensors batch), so each such asset maps over
 stage's value, or an :class:`IngestFailure` (carried downstream instead of sinking the
 whole batch), or :class:`Unchanged` (this exact version is already indexed). The last
 asset of a stage finishes every good file, then :func:`fail_on_failures` fails the step
-naming each bad file and its reason.
+naming each bad file and its reason. An outage is not a bad file (:func:`is_outage`: a
+model server no connection can be made to, Postgres gone): the whole step is retried
+after a wait, up to :data:`OUTAGE_RETRY_WAITS_S`, while the supervisor brings the
+service back.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
 import dagster as dg
+import psycopg
 
 from varagity.config import get_settings
 from varagity.ingest.discovery import relative_path_for
@@ -115,7 +120,7 @@ def file_asset(
         pool: The concurrency pool of a step that holds a model server.
         deps: Upstream assets it reads from the stores rather than as inputs.
     """
-    return dg.asset(
+    define = dg.asset(
         partitions_def=documents_partitions,
         group_name=group_name,
         io_manager_key="artifacts",
@@ -124,6 +129,20 @@ def file_asset(
         deps=list(deps) if deps else None,
         kinds=set(kinds),
     )
+
+    def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
+        @functools.wraps(fn)
+        def compute(context: dg.AssetExecutionContext, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(context, *args, **kwargs)
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                raise _retry_after_outage(context, exc) from exc
+
+        return define(compute)
+
+    return decorate
 
 
 def each_file(
@@ -145,9 +164,9 @@ def each_file(
         started = time.perf_counter()
         try:
             value = fn(key)
-        except dg.RetryRequested:  # the step waits for a model server: no file's fault
-            raise
         except Exception as exc:  # one bad file must not sink the batch
+            if is_outage(exc):  # a service is down: no file's fault, the step retries
+                raise
             rel = relative_path_for(key)
             message = f"{type(exc).__name__}: {exc}"
             context.log.error(f"{stage} failed for {rel}: {message}")
@@ -181,30 +200,31 @@ def each_outcome(
     return {key: out[key] for key in context.partition_keys}
 
 
-# A step whose model server cannot be reached retries after these waits (the supervisor
-# restarts a dead server within seconds; a model takes up to ~20 s to load here).
-SERVER_RETRY_WAITS_S = (5, 10, 20, 40, 60)
+# A step that meets an outage retries after these waits (the supervisor restarts a dead
+# model server or Postgres within seconds; a model takes up to ~20 s to load here).
+OUTAGE_RETRY_WAITS_S = (5, 10, 20, 40, 60)
 
 
-def unless_unreachable(context: dg.AssetExecutionContext, call: Callable[[], T]) -> T:
-    """``call()``; if it fails because its model server cannot be reached at all (down or
-    restarting), the step is retried after a wait (:data:`SERVER_RETRY_WAITS_S`, shown
-    as a retry in the run view) instead of every file being failed for it. Any other
-    failure (a file the server refuses, a timeout) is raised as it is: the file's own.
-    """
-    try:
-        return call()
-    except ModelError as exc:
-        if not exc.unreachable:
-            raise
-        attempt = context.retry_number
-        if attempt >= len(SERVER_RETRY_WAITS_S):
-            raise
-        wait = SERVER_RETRY_WAITS_S[attempt]
-        context.log.warning(f"{exc}; retrying the step in {wait} s")
-        raise dg.RetryRequested(
-            max_retries=len(SERVER_RETRY_WAITS_S), seconds_to_wait=wait
-        ) from exc
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says a service is down rather than that a file is bad: a model
+    server no connection could be made to, or Postgres gone (a lost or refused
+    connection; a cancelled statement is the query's own)."""
+    if isinstance(exc, ModelError):
+        return exc.unreachable
+    return isinstance(exc, psycopg.OperationalError) and not isinstance(
+        exc, psycopg.errors.QueryCanceled
+    )
+
+
+def _retry_after_outage(context: dg.AssetExecutionContext, exc: BaseException) -> Exception:
+    """The step's retry after an outage (shown as a retry in the run view), or ``exc``
+    itself once :data:`OUTAGE_RETRY_WAITS_S` are spent."""
+    attempt = context.retry_number
+    if attempt >= len(OUTAGE_RETRY_WAITS_S):
+        return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+    wait = OUTAGE_RETRY_WAITS_S[attempt]
+    context.log.warning(f"{type(exc).__name__}: {exc}; retrying the step in {wait} s")
+    return dg.RetryRequested(max_retries=len(OUTAGE_RETRY_WAITS_S), seconds_to_wait=wait)
 
 
 def fail_on_failures(result: PerFile[Any], others: str) -> None:
