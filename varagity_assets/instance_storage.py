@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from dagster._core.storage.config import pg_config
 from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage, PostgresEventLogStorage
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
@@ -70,11 +69,6 @@ class PooledPostgresStorage(DagsterPostgresStorage):
                 pool_recycle=_RECYCLE_SECONDS,
                 max_overflow=_MAX_OVERFLOW,
             )
-
-    @classmethod
-    def config_type(cls) -> Any:
-        """The stock ``postgres`` storage's config fields."""
-        return pg_config()
 
     @classmethod
     def from_config_value(

@@ -410,7 +410,9 @@ def contextualize_document(
             written_blurbs.append(contextualizer.situate(record.content))
         llm_seconds += time.perf_counter() - started
         if not group:  # paused before this group's first blurb
-            result = ContextResult(doc_id, total, done, dict(blurbs), False, llm_seconds, True)
+            result = ContextResult(
+                doc_id, total, done, dict(blurbs), llm_seconds=llm_seconds, paused=True
+            )
             break
         written: list[str] = []
         if len(written_blurbs) == len(group):
@@ -430,7 +432,13 @@ def contextualize_document(
         done += len(written)
         superseded = len(written) < len(group)
         result = ContextResult(
-            doc_id, total, done, dict(blurbs), superseded, llm_seconds, paused and not superseded
+            doc_id,
+            total,
+            done,
+            dict(blurbs),
+            superseded=superseded,
+            llm_seconds=llm_seconds,
+            paused=paused and not superseded,
         )
         if on_progress is not None:
             on_progress(result)

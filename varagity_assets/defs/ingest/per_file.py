@@ -216,12 +216,12 @@ def is_outage(exc: BaseException) -> bool:
     )
 
 
-def _retry_after_outage(context: dg.AssetExecutionContext, exc: BaseException) -> Exception:
+def _retry_after_outage(context: dg.AssetExecutionContext, exc: Exception) -> Exception:
     """The step's retry after an outage (shown as a retry in the run view), or ``exc``
     itself once :data:`OUTAGE_RETRY_WAITS_S` are spent."""
     attempt = context.retry_number
     if attempt >= len(OUTAGE_RETRY_WAITS_S):
-        return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+        return exc
     wait = OUTAGE_RETRY_WAITS_S[attempt]
     context.log.warning(f"{type(exc).__name__}: {exc}; retrying the step in {wait} s")
     return dg.RetryRequested(max_retries=len(OUTAGE_RETRY_WAITS_S), seconds_to_wait=wait)

@@ -38,6 +38,7 @@ with, and the stale flag with the completed reingest backfills, and requests a
 ``refresh_corpus_staleness`` run when the flag may have to change.
 """
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -262,10 +263,12 @@ def docs_folder_sensor(
         if item.relative_path in previous and item.relative_path not in current:
             current[item.relative_path] = previous[item.relative_path]
     removed = sorted(set(previous) - set(current))
+    # the partitions in-flight ingest runs cover: looked up once a tick, and only if needed
+    ingesting = functools.cache(lambda: _in_flight_partitions(context, ingest_documents_job.name))
     # a removed file an ingest run still works on is purged once that run ends (a blurb
     # run cannot write a purged document back: it re-checks the document before every
     # write, so it does not hold a purge back)
-    busy = _in_flight_partitions(context, ingest_documents_job.name) if removed else set()
+    busy = ingesting() if removed else set()
     purging = {rel: previous[rel] for rel in removed if partition_key_for(rel) in busy}
     for rel in purging.keys() - waiting.keys():
         context.log.info(f"{rel} was removed; it is purged once the ingest run on it ends")
@@ -301,8 +304,7 @@ def docs_folder_sensor(
         # looked at again once that run has ended: asked for now, it would run twice.
         # A file this sensor has never seen whose partition exists is looked at again
         # next tick: the upload route adds the partition just before it launches the run.
-        ingesting = _in_flight_partitions(context, ingest_documents_job.name)
-        deferred = {key for key, _, _ in changed if key in ingesting}
+        deferred = {key for key, _, _ in changed if key in ingesting()}
         deferred |= {key for key, _, _ in changed if relative_path_for(key) not in previous}
         for key in deferred:
             rel = relative_path_for(key)
