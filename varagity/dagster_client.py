@@ -33,6 +33,7 @@ from varagity.pipeline import (
     REINGEST_TAG,
     SOURCE_TAG,
     contiguous_groups,
+    ingest_batches,
     range_request_tags,
 )
 
@@ -480,8 +481,9 @@ class DagsterClient:
         """Ingest these files now, in runs of the ingest job the folder sensor would ask for.
 
         Adds the missing partitions, then submits one run per contiguous range of at
-        most ``batch_size`` of them (in the partition set's order; a lone file gets a
-        one-partition run), tagged as the sensor tags its batches, so a failed or
+        most ``batch_size`` of them (in the partition set's order, the first run of
+        several a half-size one as :func:`~varagity.pipeline.ingest_batches` says; a lone
+        file gets a one-partition run), tagged as the sensor tags its batches, so a failed or
         crashed run is re-run by the sensor in the same way. A file an ingest run already
         covers (the folder sensor may have been quicker) is left to that run; the sensor
         likewise leaves a file alone while a run covering it is in flight. Returns the
@@ -497,7 +499,11 @@ class DagsterClient:
             raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
         busy = self._in_flight_ingest_partitions(list(position))
         todo = sorted((k for k in keys if k not in busy), key=position.__getitem__)
-        groups = contiguous_groups(todo, position, batch_size)
+        groups = [
+            group
+            for batch in ingest_batches(todo, batch_size)
+            for group in contiguous_groups(batch, position, batch_size)
+        ]
         selector = self.repository_selector()
         run_ids = []
         for group in groups:

@@ -4,12 +4,15 @@
 these names; :mod:`varagity.dagster_client` (the CLI's and the API's GraphQL client)
 addresses them by the same names, and ``dagster_home/dagster.yaml`` limits runs by
 :data:`STAGE_TAG`. Plain strings and
-the two pure helpers that shape a run over partitions: nothing here imports Dagster.
+the pure helpers that shape runs over partitions: nothing here imports Dagster.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # --- partitions -------------------------------------------------------------------------
 # One dynamic partition per corpus file. Never rename: the instance stores the set
@@ -77,3 +80,22 @@ def contiguous_groups(
         else:
             groups.append([key])
     return groups
+
+
+def ingest_batches(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``items`` cut into ingest runs of at most ``size``, in order.
+
+    A burst of more than one run starts with a run of half ``size``. dagster.yaml runs
+    two ingest runs at once so that one parses and stores while the other embeds; two
+    equal runs started together stay in step, both embedding and then both storing,
+    and the embedder idles between (measured on 200 files: 5.5 s of every 22 s with
+    runs of 50). The short first run ends half a run early, so from then on one run's
+    embedding covers the other's parsing and storing; its files are also searchable
+    sooner.
+    """
+    if size < 1:
+        raise ValueError("size must be at least 1")
+    if len(items) <= size:
+        return [items] if items else []
+    first = (size + 1) // 2
+    return [items[:first]] + [items[i : i + size] for i in range(first, len(items), size)]

@@ -14,6 +14,13 @@ tables it has seen: before every dynamic-partitions query it asks the catalog wh
 created does not go away under a running process. ``dagster_home/dagster.yaml``
 selects it as ``storage: custom``; its config is the stock ``postgres`` storage's.
 
+Every process that loads this storage also writes events in batches: a multi-partition
+step's materializations (one per file per asset) go to Postgres as one multi-row
+insert per asset instead of one insert, ``NOTIFY`` and index transaction each.
+Dagster's switch for that is the ``DAGSTER_EVENT_BATCH_SIZE`` environment variable,
+read on every event; importing this module sets it to :data:`EVENT_BATCH_SIZE` unless
+the environment already sets it, so ``varagity up`` and ``compose.yaml`` need nothing.
+
 Pooling uses the storages' public ``optimize_for_webserver``; the event log is swapped
 in through ``DagsterPostgresStorage``'s private ``_event_log_storage`` (no setting
 offers it), so a Dagster upgrade can break this module, and with it every stack test.
@@ -21,6 +28,7 @@ offers it), so a Dagster upgrade can break this module, and with it every stack 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from dagster._serdes import ConfigurableClassData
@@ -32,6 +40,10 @@ from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_c
 _MAX_OVERFLOW = 8
 _RECYCLE_SECONDS = 3600
 _NO_STATEMENT_TIMEOUT = 0
+
+EVENT_BATCH_SIZE = 100
+"""Events per batched write (a batch ends sooner with its step's last partition)."""
+os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", str(EVENT_BATCH_SIZE))
 
 
 class _EventLogStorage(PostgresEventLogStorage):

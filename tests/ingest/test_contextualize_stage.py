@@ -26,12 +26,13 @@ from varagity.context.contextual import contextualized_text
 from varagity.ingest.parsing import parse_file
 from varagity.ingest.stages import (
     ContextResult,
+    StoreInput,
     chunk_document,
     contextualize_document,
     document_text,
     embed_drafts,
     purge_documents,
-    store_document,
+    store_documents,
 )
 from varagity.records import ChunkRecord
 from varagity.services import Services
@@ -120,15 +121,14 @@ def services(ctx_settings: Settings) -> Iterator[Services]:
 def _store_raw(services: Services, bm25: BM25Store, settings: Settings, rel: str) -> str:
     parsed = parse_file(settings.docs_path, rel, settings=settings)
     drafts = chunk_document(parsed, settings, services.embedder)
-    return store_document(
-        parsed,
-        drafts,
-        embed_drafts(drafts, services.embedder),
+    (stored,) = store_documents(
+        [StoreInput(parsed, drafts, embed_drafts(drafts, services.embedder))],
         pg=services.pg,
         bm25=bm25,
         settings=settings,
         embedding_model=services.embedder.model,
-    ).doc_id
+    )
+    return stored.doc_id
 
 
 def _rows(services: Services, doc_id: str | None = None) -> dict[str, tuple]:

@@ -193,54 +193,85 @@ def build_records(
     ]
 
 
-def store_document(
-    parsed: ParsedDocument,
-    drafts: Sequence[ChunkDraft],
-    vectors: Sequence[Sequence[float]],
+@dataclass(frozen=True, slots=True)
+class StoreInput:
+    """One document ready to store: its parse, its chunks and one vector per chunk."""
+
+    parsed: ParsedDocument
+    drafts: Sequence[ChunkDraft]
+    vectors: Sequence[Sequence[float]]
+
+
+def store_documents(
+    documents: Sequence[StoreInput],
     *,
     pg: PgVectorStore,
     bm25: BM25Store,
     settings: Settings,
     embedding_model: str,
-) -> StoreResult:
-    """Write one document: BM25 first, then Postgres (the marker) in one transaction.
+) -> list[StoreResult]:
+    """Write documents together: BM25 in one commit, then Postgres (the markers) in one
+    transaction; one result per document, in order.
 
-    Both writes happen under the document's lock; chunks a rewrite of the same
+    Every write happens under the documents' locks; chunks a rewrite of the same
     ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores.
-    Older versions of the same relative path are removed afterwards, BM25 first and the
-    Postgres marker last, so a crash in between leaves something retryable, never a
-    half-visible document.
+    Older versions of the same relative paths are removed afterwards, BM25 first and
+    the Postgres markers last, so a crash in between leaves something retryable, never
+    a half-visible document. All or nothing for Postgres: one failing row fails them
+    all (the ingest step then stores its files one by one to name the bad one). One
+    Tantivy commit for a run's files instead of one each: a commit makes a segment and
+    starts a writer (measured ~50 ms a file on two cores).
     """
-    if len(vectors) != len(drafts):
-        raise ValueError(f"{len(drafts)} chunks but {len(vectors)} embeddings")
-    indexes = pg.allocate_original_indexes(len(drafts))
-    records = build_records(
-        parsed, drafts, indexes, settings=settings, embedding_model=embedding_model
-    )
-    with pg.document_lock([parsed.doc_id]) as conn:
-        dropped = pg.chunk_ids_of(parsed.doc_id, conn=conn) - {r.chunk_id for r in records}
+    for doc in documents:
+        if len(doc.vectors) != len(doc.drafts):
+            raise ValueError(
+                f"{doc.parsed.relative_path}: {len(doc.drafts)} chunks but "
+                f"{len(doc.vectors)} embeddings"
+            )
+    indexes = iter(pg.allocate_original_indexes(sum(len(d.drafts) for d in documents)))
+    records = [
+        build_records(
+            doc.parsed,
+            doc.drafts,
+            [next(indexes) for _ in doc.drafts],
+            settings=settings,
+            embedding_model=embedding_model,
+        )
+        for doc in documents
+    ]
+    with pg.document_lock([d.parsed.doc_id for d in documents]) as conn:
+        dropped: set[str] = set()
+        for doc, rows in zip(documents, records, strict=True):
+            dropped |= pg.chunk_ids_of(doc.parsed.doc_id, conn=conn) - {r.chunk_id for r in rows}
         if dropped:
             bm25.delete_chunks(sorted(dropped))
-        if records:
-            bm25.index([_bm25_document(r) for r in records])
-        pg.write_document(
-            DocumentRow(
-                doc_id=parsed.doc_id,
-                source=parsed.source,
-                relative_path=parsed.relative_path,
-                file_type=parsed.file_type,
-                content_hash=parsed.content_hash,
-                n_chunks=len(records),
-            ),
-            [EmbeddedChunk(r, v) for r, v in zip(records, vectors, strict=True)],
-            conn=conn,
-        )
-    stale = [
-        d.doc_id for d in pg.documents_at_path(parsed.relative_path) if d.doc_id != parsed.doc_id
-    ]
-    if stale:
-        purge_documents(stale, pg=pg, bm25=bm25)
-    return StoreResult(parsed.doc_id, len(records), stale)
+        entries = [_bm25_document(r) for rows in records for r in rows]
+        if entries:
+            bm25.index(entries)
+        for doc, rows in zip(documents, records, strict=True):
+            parsed = doc.parsed
+            pg.write_document(
+                DocumentRow(
+                    doc_id=parsed.doc_id,
+                    source=parsed.source,
+                    relative_path=parsed.relative_path,
+                    file_type=parsed.file_type,
+                    content_hash=parsed.content_hash,
+                    n_chunks=len(rows),
+                ),
+                [EmbeddedChunk(r, v) for r, v in zip(rows, doc.vectors, strict=True)],
+                conn=conn,
+            )
+    results = []
+    for doc, rows in zip(documents, records, strict=True):
+        stale = [
+            d.doc_id
+            for d in pg.documents_at_path(doc.parsed.relative_path)
+            if d.doc_id != doc.parsed.doc_id
+        ]
+        results.append(StoreResult(doc.parsed.doc_id, len(rows), stale))
+    purge_documents([s for r in results for s in r.replaced_doc_ids], pg=pg, bm25=bm25)
+    return results
 
 
 def _bm25_document(record: ChunkRecord) -> BM25Document:
@@ -467,10 +498,8 @@ def ingest_file(services: Services, relative_path: str) -> StoreResult:
     parsed = parse_file(settings.docs_path, relative_path, settings=settings)
     drafts = chunk_document(parsed, settings, services.embedder)
     vectors = embed_drafts(drafts, services.embedder)
-    result = store_document(
-        parsed,
-        drafts,
-        vectors,
+    (result,) = store_documents(
+        [StoreInput(parsed, drafts, vectors)],
         pg=services.pg,
         bm25=services.bm25,
         settings=settings,

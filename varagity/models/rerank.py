@@ -34,7 +34,7 @@ import httpx
 from tenacity import RetryError
 
 from varagity.config import Settings
-from varagity.models.base import TRANSIENT_STATUS, RetryingClient
+from varagity.models.base import TRANSIENT_STATUS, RetryingClient, tls_context
 from varagity.models.protocols import RerankResult
 
 
@@ -107,7 +107,9 @@ class RerankClient(RetryingClient):
 
     def _open(self, api_key: str) -> None:
         self._http = httpx.Client(
-            timeout=self.timeout, headers={"Authorization": f"Bearer {api_key}"}
+            timeout=self.timeout,
+            headers={"Authorization": f"Bearer {api_key}"},
+            verify=tls_context(),
         )
 
     @classmethod

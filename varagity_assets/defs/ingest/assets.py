@@ -16,7 +16,9 @@ value (one outcome per file; a failed file is carried downstream, not fatal to t
 batch, and named when the stage's last asset fails the step).
 """
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import dagster as dg
 
@@ -37,8 +39,12 @@ from varagity_assets.defs.ingest.per_file import (
     each_outcome,
     fail_on_failures,
     file_asset,
+    is_outage,
+    run_keys,
 )
 from varagity_assets.resources import VaragityResource
+
+T = TypeVar("T")
 
 
 class ParsedFiles(PerFile[ParsedDocument]):
@@ -124,27 +130,44 @@ def document_chunks(
     return ChunkedFiles(each_outcome(context, "chunk", parsed_document, chunk, describe))
 
 
-def _embed_together(
-    context: dg.AssetExecutionContext,
-    chunks: ChunkedFiles,
-    embedder: PassageEmbedder,
-) -> dict[str, list[list[float]]]:
-    """Every pending file's vectors from one pass over all their chunks ({} on failure)."""
-    skip = IngestFailure | Unchanged
-    todo = [k for k in context.partition_keys if not isinstance(chunks[k], skip)]
+def _pending(context: dg.AssetExecutionContext, upstream: Mapping[str, object]) -> list[str]:
+    """The run's files the upstream stage left a value for (not failed, not unchanged)."""
+    return [k for k in run_keys(context) if not isinstance(upstream[k], IngestFailure | Unchanged)]
+
+
+def _together(
+    context: dg.AssetExecutionContext, what: str, todo: list[str], fn: Callable[[], dict[str, T]]
+) -> dict[str, T]:
+    """``fn()``: a stage done for all of ``todo`` at once, or ``{}`` when fewer than two
+    files wait or it fails for a file's reason (each file is then done alone, so a bad
+    one is named by itself). An outage is raised: the step retries."""
     if len(todo) < 2:
         return {}
-    drafts = [chunks.value(k) for k in todo]
     try:
-        vectors = stages.embed_drafts([d for file in drafts for d in file], embedder)
-    except Exception as exc:  # one file's chunks may be what fails: embed file by file
-        context.log.warning(f"embedding the run's files together failed ({exc}); one by one")
+        return fn()
+    except Exception as exc:
+        if is_outage(exc):
+            raise
+        context.log.warning(f"{what} the run's files together failed ({exc}); one by one")
         return {}
-    out, start = {}, 0
-    for key, file in zip(todo, drafts, strict=True):
-        out[key] = vectors[start : start + len(file)]
-        start += len(file)
-    return out
+
+
+def _embed_together(
+    context: dg.AssetExecutionContext, chunks: ChunkedFiles, embedder: PassageEmbedder
+) -> dict[str, list[list[float]]]:
+    """Every pending file's vectors from one pass over all their chunks."""
+    todo = _pending(context, chunks)
+
+    def embed() -> dict[str, list[list[float]]]:
+        drafts = [chunks.value(k) for k in todo]
+        vectors = stages.embed_drafts([d for file in drafts for d in file], embedder)
+        out, start = {}, 0
+        for key, file in zip(todo, drafts, strict=True):
+            out[key] = vectors[start : start + len(file)]
+            start += len(file)
+        return out
+
+    return _together(context, "embedding", todo, embed)
 
 
 @file_asset(group_name="ingest", kinds={"python"})
@@ -177,19 +200,35 @@ def indexed_document(
     document_chunks: ChunkedFiles,
     chunk_embeddings: EmbeddedFiles,
 ) -> IndexedFiles:
-    """The document searchable: BM25 index first, then its Postgres rows (the marker)."""
+    """The document searchable: BM25 index first, then its Postgres rows (the marker).
+
+    The run's files are written together (one BM25 commit, one Postgres transaction);
+    should that fail, each file is written alone, so a file that cannot be stored is
+    named by itself.
+    """
     services = varagity.services
 
-    def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
-        return stages.store_document(
-            parsed_document.value(key),
-            document_chunks.value(key),
-            vectors,
+    def store_input(key: str) -> stages.StoreInput:
+        return stages.StoreInput(
+            parsed_document.value(key), document_chunks.value(key), chunk_embeddings.value(key)
+        )
+
+    def write(keys: list[str]) -> list[stages.StoreResult]:
+        return stages.store_documents(
+            [store_input(k) for k in keys],
             pg=services.pg,
             bm25=services.bm25,
             settings=services.settings,
             embedding_model=services.embedder.model,
         )
+
+    todo = _pending(context, chunk_embeddings)
+    together = _together(
+        context, "storing", todo, lambda: dict(zip(todo, write(todo), strict=True))
+    )
+
+    def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
+        return together.pop(key) if key in together else write([key])[0]
 
     def describe(result: stages.StoreResult) -> dict[str, object]:
         return {

@@ -58,6 +58,7 @@ from varagity.pipeline import (
     RECOVERED_TAG,
     STALENESS_JOB,
     contiguous_groups,
+    ingest_batches,
     range_request_tags,
 )
 from varagity.records import doc_id_for
@@ -313,9 +314,7 @@ def docs_folder_sensor(
         changed = [c for c in changed if c[0] not in deferred]
 
     size = settings.INGEST_BATCH_SIZE
-    run_requests = [
-        _batch_request(new_items[i : i + size], generation) for i in range(0, len(new_items), size)
-    ]
+    run_requests = [_batch_request(batch, generation) for batch in ingest_batches(new_items, size)]
     run_requests += [
         dg.RunRequest(job_name=INGEST_JOB, run_key=f"{key}:{digest}:{mtime}", partition_key=key)
         for key, digest, mtime in changed
