@@ -21,6 +21,9 @@ Dagster's switch for that is the ``DAGSTER_EVENT_BATCH_SIZE`` environment variab
 read on every event; importing this module sets it to :data:`EVENT_BATCH_SIZE` unless
 the environment already sets it, so ``varagity up`` and ``compose.yaml`` need nothing.
 
+Batches of planned materializations (written when a run is created) are stored with
+one insert, too (:meth:`_EventLogStorage.store_event_batch`).
+
 Pooling uses the storages' public ``optimize_for_webserver``; the event log is swapped
 in through ``DagsterPostgresStorage``'s private ``_event_log_storage`` (no setting
 offers it), so a Dagster upgrade can break this module, and with it every stack test.
@@ -29,8 +32,11 @@ offers it), so a Dagster upgrade can break this module, and with it every stack 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
+from dagster import AssetKey, DagsterEventType, EventLogEntry
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._serdes import ConfigurableClassData
 from dagster_postgres import DagsterPostgresStorage, PostgresEventLogStorage
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
@@ -41,13 +47,16 @@ _MAX_OVERFLOW = 8
 _RECYCLE_SECONDS = 3600
 _NO_STATEMENT_TIMEOUT = 0
 
+_PLANNED = DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+
 EVENT_BATCH_SIZE = 100
 """Events per batched write (a batch ends sooner with its step's last partition)."""
 os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", str(EVENT_BATCH_SIZE))
 
 
 class _EventLogStorage(PostgresEventLogStorage):
-    """The stock event log, asking the catalog about a table only until it exists."""
+    """The stock event log, asking the catalog about a table only until it exists, and
+    writing a batch of planned materializations at once."""
 
     def __init__(self, postgres_url: str, **kwargs: Any) -> None:
         super().__init__(postgres_url, **kwargs)
@@ -61,6 +70,43 @@ class _EventLogStorage(PostgresEventLogStorage):
         if found:
             self._tables_seen.add(table_name)
         return found
+
+    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+        """Store ``events`` in order; each run of consecutive planned materializations
+        in one insert and one index transaction.
+
+        Creating a run plans one materialization per file and asset (200 events for a
+        50-file ingest run), and Dagster's batch path stores those one by one: an insert
+        with its ``NOTIFY`` and an index transaction each. What the sequential path
+        would leave is left: the rows in order, their asset tags, and for each asset key
+        its entry updated from its last planned event (as ``store_event`` does for each).
+        """
+        group: list[EventLogEntry] = []
+        for event in [*events, None]:
+            if event is not None and event.dagster_event_type == _PLANNED:
+                group.append(event)
+                continue
+            if len(group) > 1:
+                self._store_planned(group)
+            elif group:
+                self.store_event(group[0])
+            group = []
+            if event is not None:
+                self.store_event(event)
+
+    def _store_planned(self, events: Sequence[EventLogEntry]) -> None:
+        with self._connect() as conn:
+            result = conn.execute(
+                self.prepare_insert_event_batch(events).returning(SqlEventLogStorageTable.c.id)
+            )
+            ids = [int(row[0]) for row in result.fetchall()]
+        last: dict[AssetKey | None, tuple[EventLogEntry, int]] = {}
+        for event, event_id in zip(events, ids, strict=True):
+            last[event.get_dagster_event().asset_key] = (event, event_id)
+        with self.index_transaction() as conn:
+            self._store_asset_event_tags(conn, events, ids)
+            for event, event_id in last.values():
+                self._store_asset_event(conn, event, event_id)
 
 
 class PooledPostgresStorage(DagsterPostgresStorage):

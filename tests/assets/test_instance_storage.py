@@ -1,0 +1,133 @@
+"""The instance storage of ``dagster_home/dagster.yaml`` on a real Postgres: what its
+batched writes leave is what Dagster's one-by-one path leaves."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dagster as dg
+import pytest
+from dagster import AssetExecutionContext
+
+from varagity.stores.postgres import sqlalchemy_psycopg2_url
+from varagity_assets import instance_storage
+
+pytestmark = pytest.mark.integration
+
+files = dg.DynamicPartitionsDefinition(name="files")
+
+
+@dg.asset(partitions_def=files)
+def parsed(context: AssetExecutionContext) -> None:
+    for key in context.partition_keys:
+        context.log.info(key)
+
+
+@dg.asset(partitions_def=files, deps=[parsed])
+def indexed() -> None:
+    return None
+
+
+JOB = dg.define_asset_job("both", selection=[parsed, indexed])
+DEFS = dg.Definitions(assets=[parsed, indexed], jobs=[JOB])
+
+
+@contextmanager
+def _instance(url: str) -> Iterator[dg.DagsterInstance]:
+    storage = {
+        "custom": {
+            "module": "varagity_assets.instance_storage",
+            "class": "PooledPostgresStorage",
+            "config": {"postgres_url": sqlalchemy_psycopg2_url(url)},
+        }
+    }
+    with dg.instance_for_test(overrides={"storage": storage}) as instance:
+        assert isinstance(instance.event_log_storage, instance_storage._EventLogStorage)
+        yield instance
+
+
+def _planned_run(instance: dg.DagsterInstance, keys: list[str]) -> dg.DagsterRun:
+    instance.add_dynamic_partitions("files", keys)
+    return instance.create_run_for_job(
+        DEFS.resolve_job_def("both"),
+        tags={
+            "dagster/asset_partition_range_start": keys[0],
+            "dagster/asset_partition_range_end": keys[-1],
+        },
+    )
+
+
+def _planned(instance: dg.DagsterInstance, run_id: str) -> list[tuple[str, str | None]]:
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION_PLANNED
+    ).records
+    return [
+        (
+            r.event_log_entry.get_dagster_event().asset_key.to_user_string(),  # type: ignore[union-attr]
+            r.event_log_entry.get_dagster_event().partition,
+        )
+        for r in records
+    ]
+
+
+def test_a_runs_planned_materializations_are_stored_as_one_by_one(
+    pg_url: str, pg_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from varagity.stores.postgres import connect, ensure_database
+
+    keys = [f"f{i:02d}.md" for i in range(30)]
+    batches: list[int] = []
+    store_planned = instance_storage._EventLogStorage._store_planned
+
+    def counting(self: instance_storage._EventLogStorage, events: list) -> None:
+        batches.append(len(events))
+        store_planned(self, events)
+
+    monkeypatch.setattr(instance_storage._EventLogStorage, "_store_planned", counting)
+    with _instance(pg_url) as instance:
+        run = _planned_run(instance, keys)
+        batched = _planned(instance, run.run_id)
+        batched_records = {
+            r.asset_entry.asset_key.to_user_string(): r.asset_entry.last_run_id
+            for r in instance.get_asset_records()
+        }
+    # the run's 60 planned events went in batches of at most EVENT_BATCH_SIZE
+    assert sum(batches) == 60 and max(batches) <= instance_storage.EVENT_BATCH_SIZE
+
+    # the same run planned by Dagster's one-by-one path, on a second database
+    monkeypatch.setenv("DAGSTER_EVENT_BATCH_SIZE", "0")
+    batches.clear()
+    name = f"{pg_url.rsplit('/', 1)[1]}_seq"
+    try:
+        with _instance(ensure_database(pg_server_url, name)) as instance:
+            run_seq = _planned_run(instance, keys)
+            sequential = _planned(instance, run_seq.run_id)
+            sequential_records = {
+                r.asset_entry.asset_key.to_user_string(): r.asset_entry.last_run_id
+                for r in instance.get_asset_records()
+            }
+    finally:
+        with connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert batches == []
+    assert sorted(batched) == sorted(sequential)
+    assert sorted(batched) == sorted((a, k) for a in ("parsed", "indexed") for k in keys)
+    # each asset's entry names the run that plans it, as store_event leaves it
+    assert batched_records == {"parsed": run.run_id, "indexed": run.run_id}
+    assert sequential_records == {"parsed": run_seq.run_id, "indexed": run_seq.run_id}
+
+
+def test_materializations_of_a_multi_partition_step_are_all_recorded(pg_url: str) -> None:
+    keys = [f"g{i:02d}.md" for i in range(12)]
+    with _instance(pg_url) as instance:
+        instance.add_dynamic_partitions("files", keys)
+        result = DEFS.resolve_job_def("both").execute_in_process(
+            instance=instance,
+            tags={
+                "dagster/asset_partition_range_start": keys[0],
+                "dagster/asset_partition_range_end": keys[-1],
+            },
+        )
+        assert result.success
+        for asset in ("parsed", "indexed"):
+            done = instance.get_materialized_partitions(dg.AssetKey(asset))
+            assert done == set(keys), asset
