@@ -31,6 +31,7 @@ offers it), so a Dagster upgrade can break this module, and with it every stack 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -73,7 +74,8 @@ class _EventLogStorage(PostgresEventLogStorage):
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
         """Store ``events`` in order; each run of consecutive planned materializations
-        in one insert and one index transaction.
+        in one insert and one index transaction, the rest as the stock batch path does
+        (a step's materializations in one insert).
 
         Creating a run plans one materialization per file and asset (200 events for a
         50-file ingest run), and Dagster's batch path stores those one by one: an insert
@@ -81,18 +83,14 @@ class _EventLogStorage(PostgresEventLogStorage):
         would leave is left: the rows in order, their asset tags, and for each asset key
         its entry updated from its last planned event (as ``store_event`` does for each).
         """
-        group: list[EventLogEntry] = []
-        for event in [*events, None]:
-            if event is not None and event.dagster_event_type == _PLANNED:
-                group.append(event)
-                continue
-            if len(group) > 1:
-                self._store_planned(group)
-            elif group:
-                self.store_event(group[0])
-            group = []
-            if event is not None:
-                self.store_event(event)
+        for planned, group in itertools.groupby(
+            events, key=lambda e: e.dagster_event_type == _PLANNED
+        ):
+            batch = list(group)
+            if planned and len(batch) > 1:
+                self._store_planned(batch)
+            else:
+                super().store_event_batch(batch)
 
     def _store_planned(self, events: Sequence[EventLogEntry]) -> None:
         with self._connect() as conn:

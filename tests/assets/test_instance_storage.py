@@ -1,12 +1,13 @@
 """The instance storage of ``dagster_home/dagster.yaml`` on a real Postgres: what its
 batched writes leave is what Dagster's one-by-one path leaves."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import dagster as dg
 import pytest
 from dagster import AssetExecutionContext
+from dagster_postgres import PostgresEventLogStorage
 
 from varagity.stores.postgres import sqlalchemy_psycopg2_url
 from varagity_assets import instance_storage
@@ -116,8 +117,18 @@ def test_a_runs_planned_materializations_are_stored_as_one_by_one(
     assert sequential_records == {"parsed": run_seq.run_id, "indexed": run_seq.run_id}
 
 
-def test_materializations_of_a_multi_partition_step_are_all_recorded(pg_url: str) -> None:
+def test_a_multi_partition_steps_materializations_are_one_batch_each(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     keys = [f"g{i:02d}.md" for i in range(12)]
+    batches: list[tuple[str, int]] = []
+    stock = PostgresEventLogStorage.store_event_batch
+
+    def recording(self: PostgresEventLogStorage, events: Sequence[dg.EventLogEntry]) -> None:
+        batches.append((events[0].get_dagster_event().event_type_value, len(events)))
+        stock(self, events)
+
+    monkeypatch.setattr(PostgresEventLogStorage, "store_event_batch", recording)
     with _instance(pg_url) as instance:
         instance.add_dynamic_partitions("files", keys)
         result = DEFS.resolve_job_def("both").execute_in_process(
@@ -131,3 +142,5 @@ def test_materializations_of_a_multi_partition_step_are_all_recorded(pg_url: str
         for asset in ("parsed", "indexed"):
             done = instance.get_materialized_partitions(dg.AssetKey(asset))
             assert done == set(keys), asset
+    # each step's 12 materializations reached the stock batch path as one batch
+    assert batches.count(("ASSET_MATERIALIZATION", 12)) == 2
