@@ -24,9 +24,10 @@ the environment already sets it, so ``varagity up`` and ``compose.yaml`` need no
 Batches of planned materializations (written when a run is created) are stored with
 one insert, too (:meth:`_EventLogStorage.store_event_batch`).
 
-Pooling uses the storages' public ``optimize_for_webserver``; the event log is swapped
-in through ``DagsterPostgresStorage``'s private ``_event_log_storage`` (no setting
-offers it), so a Dagster upgrade can break this module, and with it every stack test.
+Pooling uses the storages' public ``optimize_for_webserver``; the constructor does
+what ``DagsterPostgresStorage.__init__`` does with our event log in place of the stock
+one, setting its private attributes (no setting offers the swap), so a Dagster upgrade
+can break this module, and with it every stack test.
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from dagster import AssetKey, DagsterEventType, EventLogEntry
+from dagster._core.storage.base_storage import DagsterStorage
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 from dagster._serdes import ConfigurableClassData
-from dagster_postgres import DagsterPostgresStorage, PostgresEventLogStorage
+from dagster_postgres import (
+    DagsterPostgresStorage,
+    PostgresEventLogStorage,
+    PostgresRunStorage,
+    PostgresScheduleStorage,
+)
+from dagster_postgres.auth import PgTokenProvider
 from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
 
 # a daemon runs a thread per daemon kind and sensor evaluations in a small pool: beyond
@@ -110,15 +118,32 @@ class _EventLogStorage(PostgresEventLogStorage):
 class PooledPostgresStorage(DagsterPostgresStorage):
     """:class:`DagsterPostgresStorage` whose run, event-log and schedule storages pool."""
 
-    def __init__(self, postgres_url: str, **kwargs: Any) -> None:
-        """Open the stock storages (our event log in place of the stock one), then give
-        each a pooled engine."""
-        super().__init__(postgres_url, **kwargs)
+    def __init__(
+        self,
+        postgres_url: str,
+        should_autocreate_tables: bool = True,
+        inst_data: ConfigurableClassData | None = None,
+        token_provider: PgTokenProvider | None = None,
+    ) -> None:
+        """Open the stock run and schedule storages and our event log (what
+        ``DagsterPostgresStorage.__init__`` does, less the stock event log it would open
+        and we would throw away: every sensor tick builds an instance), then give each a
+        pooled engine."""
+        self.postgres_url = postgres_url
+        self.should_autocreate_tables = should_autocreate_tables
+        self._inst_data = inst_data
+        self._run_storage = PostgresRunStorage(
+            postgres_url, should_autocreate_tables, token_provider=token_provider
+        )
         self._event_log_storage = _EventLogStorage(
             postgres_url,
-            should_autocreate_tables=self.should_autocreate_tables,
-            token_provider=kwargs.get("token_provider"),
+            should_autocreate_tables=should_autocreate_tables,
+            token_provider=token_provider,
         )
+        self._schedule_storage = PostgresScheduleStorage(
+            postgres_url, should_autocreate_tables, token_provider=token_provider
+        )
+        DagsterStorage.__init__(self)  # type: ignore[arg-type]  # (what super() would call)
         for storage in (self._run_storage, self._event_log_storage, self._schedule_storage):
             storage.optimize_for_webserver(
                 statement_timeout=_NO_STATEMENT_TIMEOUT,
