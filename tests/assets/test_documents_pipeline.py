@@ -23,7 +23,8 @@ from tests.support.relay import RestartingRelay
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.corpus import list_corpus
-from varagity.ingest.discovery import partition_key_for
+from varagity.ingest.discovery import file_sha256, partition_key_for
+from varagity.records import doc_id_for
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
 from varagity.stores.ingest_failures import failures_by_path
@@ -366,6 +367,30 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
     # a half-size run first, so that two ingest runs work out of step, then full ones
     assert [r.tags.get(pipeline.FILES_TAG) for r in result.run_requests] == ["2", "4", "4"]
     assert all(r.success for r in h.run_requests(result))
+    # each file's materializations carry its own metadata (added per partition key)
+    for i in range(10):
+        key = f"f{i:02d}.txt"
+        for asset, stage, field in (
+            ("document_chunks", "chunk", "chunks"),
+            ("chunk_embeddings", "embed", "vectors"),
+            ("indexed_document", "store", "chunks"),
+        ):
+            (record,) = h.instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[key]),
+                limit=1,
+            ).records
+            metadata = record.asset_materialization.metadata  # type: ignore[union-attr]
+            assert metadata[field].value == 1, (asset, key)
+            assert f"{stage}_seconds" in metadata, (asset, key)
+        # this file's own: the doc id of its path and content, not a neighbour's
+        (record,) = h.instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey("indexed_document"), asset_partitions=[key]
+            ),
+            limit=1,
+        ).records
+        stored = record.asset_materialization.metadata["doc_id"].value  # type: ignore[union-attr]
+        assert stored == doc_id_for(key, file_sha256(settings.docs_path / key))
     services = Services.open(settings)
     try:
         documents = services.pg.list_documents()
