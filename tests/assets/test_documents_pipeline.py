@@ -382,6 +382,9 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
             metadata = record.asset_materialization.metadata  # type: ignore[union-attr]
             assert metadata[field].value == 1, (asset, key)
             assert f"{stage}_seconds" in metadata, (asset, key)
+            if stage != "chunk":  # embedded and stored with the other files of its run
+                assert metadata[f"{stage}_batch_files"].value == (2 if i < 2 else 4)
+                assert metadata[f"{stage}_batch_seconds"].value > 0, (asset, key)
         # this file's own: the doc id of its path and content, not a neighbour's
         (record,) = h.instance.fetch_materializations(
             dg.AssetRecordsFilter(

@@ -16,9 +16,10 @@ value (one outcome per file; a failed file is carried downstream, not fatal to t
 batch, and named when the stage's last asset fails the step).
 """
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import dagster as dg
 
@@ -135,26 +136,45 @@ def _pending(context: dg.AssetExecutionContext, upstream: Mapping[str, object]) 
     return [k for k in run_keys(context) if not isinstance(upstream[k], IngestFailure | Unchanged)]
 
 
+@dataclass(frozen=True, slots=True)
+class Together(Generic[T]):
+    """A stage done for several files at once: each file's value, and what the whole
+    batch took (each file's materialization records it; its own stage time is ~0)."""
+
+    values: dict[str, T]
+    seconds: float = 0.0
+
+    def metadata(self, stage: str) -> dict[str, dict[str, object]]:
+        """Per batched file: ``<stage>_batch_seconds`` and ``<stage>_batch_files``."""
+        shared: dict[str, object] = {
+            f"{stage}_batch_seconds": round(self.seconds, 3),
+            f"{stage}_batch_files": len(self.values),
+        }
+        return {key: shared for key in self.values}
+
+
 def _together(
     context: dg.AssetExecutionContext, what: str, todo: list[str], fn: Callable[[], dict[str, T]]
-) -> dict[str, T]:
-    """``fn()``: a stage done for all of ``todo`` at once, or ``{}`` when fewer than two
+) -> Together[T]:
+    """``fn()``: a stage done for all of ``todo`` at once, or nothing when fewer than two
     files wait or it fails for a file's reason (each file is then done alone, so a bad
     one is named by itself). An outage is raised: the step retries."""
     if len(todo) < 2:
-        return {}
+        return Together({})
+    started = time.perf_counter()
     try:
-        return fn()
+        values = fn()
     except Exception as exc:
         if is_outage(exc):
             raise
         context.log.warning(f"{what} the run's files together failed ({exc}); one by one")
-        return {}
+        return Together({})
+    return Together(values, time.perf_counter() - started)
 
 
 def _embed_together(
     context: dg.AssetExecutionContext, chunks: ChunkedFiles, embedder: PassageEmbedder
-) -> dict[str, list[list[float]]]:
+) -> Together[list[list[float]]]:
     """Every pending file's vectors from one pass over all their chunks."""
     todo = _pending(context, chunks)
 
@@ -182,14 +202,19 @@ def chunk_embeddings(
     """
     embedder = varagity.services.embedder
     batched = _embed_together(context, document_chunks, embedder)
+    vectors = dict(batched.values)
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
-        return batched.pop(key) if key in batched else stages.embed_drafts(drafts, embedder)
+        return vectors.pop(key) if key in vectors else stages.embed_drafts(drafts, embedder)
 
     def describe(vectors: list[list[float]]) -> dict[str, object]:
         return {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim}
 
-    return EmbeddedFiles(each_outcome(context, "embed", document_chunks, embed, describe))
+    return EmbeddedFiles(
+        each_outcome(
+            context, "embed", document_chunks, embed, describe, extra=batched.metadata("embed")
+        )
+    )
 
 
 @file_asset(group_name="ingest", kinds={"postgres", "tantivy"})
@@ -227,8 +252,10 @@ def indexed_document(
         context, "storing", todo, lambda: dict(zip(todo, write(todo), strict=True))
     )
 
+    results = dict(together.values)
+
     def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
-        return together.pop(key) if key in together else write([key])[0]
+        return results.pop(key) if key in results else write([key])[0]
 
     def describe(result: stages.StoreResult) -> dict[str, object]:
         return {
@@ -238,7 +265,11 @@ def indexed_document(
             "bm25_backend": services.bm25.backend,
         }
 
-    out = IndexedFiles(each_outcome(context, "store", chunk_embeddings, store, describe))
+    out = IndexedFiles(
+        each_outcome(
+            context, "store", chunk_embeddings, store, describe, extra=together.metadata("store")
+        )
+    )
     stored, skipped = out.count(stages.StoreResult), out.count(Unchanged)
     failures = out.failures()
     context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")

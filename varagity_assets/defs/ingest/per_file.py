@@ -184,12 +184,13 @@ def each_file(
     fn: Callable[[str], T],
     keys: Iterable[str] | None = None,
     describe: Callable[[Any], Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Outcome[T]]:
     """Apply ``fn`` to each targeted partition (or to ``keys``, a subset of them); a file
     whose ``fn`` raises becomes an :class:`IngestFailure` (logged), the others go on.
 
-    Each file's materialization gets ``<stage>_seconds`` and what ``describe`` says of
-    its value.
+    Each file's materialization gets ``<stage>_seconds``, what ``describe`` says of its
+    value and ``extra[key]`` (what a stage done for several files at once took).
     """
     targeted = run_keys(context)
     out: dict[str, Outcome[T]] = {}
@@ -209,6 +210,7 @@ def each_file(
             continue
         out[key] = value
         metadata = dict(describe(value)) if describe else {}
+        metadata.update((extra or {}).get(key, {}))
         metadata[f"{stage}_seconds"] = round(time.perf_counter() - started, 3)
         _add_file_metadata(context, key, metadata)
     return out
@@ -220,6 +222,7 @@ def each_outcome(
     upstream: PerFile[U],
     fn: Callable[[str, U], T],
     describe: Callable[[Any], Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Outcome[T]]:
     """:func:`each_file` over the upstream stage's values; its failures and unchanged
     files pass through untouched."""
@@ -231,7 +234,9 @@ def each_outcome(
             out[key] = previous
         else:
             todo.append(key)
-    out.update(each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo, describe))
+    out.update(
+        each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo, describe, extra)
+    )
     return {key: out[key] for key in run_keys(context)}
 
 
