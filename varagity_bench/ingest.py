@@ -46,7 +46,7 @@ from varagity.ingest.stages import (
     StoreInput,
     chunk_document,
     contextualize_document,
-    embed_drafts,
+    embed_files,
     purge_path,
     store_documents,
 )
@@ -253,13 +253,12 @@ def run_ingest_benchmark(
                         (parsed, chunk_document(parsed, services.settings, services.embedder))
                     )
                 # like chunk_embeddings: a run's chunks go to the server together
-                vectors = embed_drafts([d for _, drafts in run for d in drafts], services.embedder)
-                inputs, start = [], 0
-                for parsed, drafts in run:
-                    inputs.append(StoreInput(parsed, drafts, vectors[start : start + len(drafts)]))
-                    start += len(drafts)
+                vectors = embed_files([drafts for _, drafts in run], services.embedder)
                 stored = store_documents(
-                    inputs,
+                    [
+                        StoreInput(parsed, drafts, v)
+                        for (parsed, drafts), v in zip(run, vectors, strict=True)
+                    ],
                     pg=services.pg,
                     bm25=services.bm25,
                     settings=services.settings,

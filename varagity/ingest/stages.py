@@ -153,6 +153,19 @@ def embed_drafts(drafts: Sequence[ChunkDraft], embedder: PassageEmbedder) -> lis
     return embedder.embed_passages([d.embedding_text for d in drafts])
 
 
+def embed_files(
+    files: Sequence[Sequence[ChunkDraft]], embedder: PassageEmbedder
+) -> list[list[list[float]]]:
+    """Each file's vectors, from one pass over all the files' chunks (full
+    ``EMBEDDING_BATCH_SIZE`` requests rather than a short one per file)."""
+    vectors = embed_drafts([d for drafts in files for d in drafts], embedder)
+    out, start = [], 0
+    for drafts in files:
+        out.append(vectors[start : start + len(drafts)])
+        start += len(drafts)
+    return out
+
+
 def build_records(
     parsed: ParsedDocument,
     drafts: Sequence[ChunkDraft],

@@ -179,13 +179,8 @@ def _embed_together(
     todo = _pending(context, chunks)
 
     def embed() -> dict[str, list[list[float]]]:
-        drafts = [chunks.value(k) for k in todo]
-        vectors = stages.embed_drafts([d for file in drafts for d in file], embedder)
-        out, start = {}, 0
-        for key, file in zip(todo, drafts, strict=True):
-            out[key] = vectors[start : start + len(file)]
-            start += len(file)
-        return out
+        vectors = stages.embed_files([chunks.value(k) for k in todo], embedder)
+        return dict(zip(todo, vectors, strict=True))
 
     return _together(context, "embedding", todo, embed)
 
@@ -202,10 +197,11 @@ def chunk_embeddings(
     """
     embedder = varagity.services.embedder
     batched = _embed_together(context, document_chunks, embedder)
-    vectors = dict(batched.values)
 
     def embed(key: str, drafts: list[stages.ChunkDraft]) -> list[list[float]]:
-        return vectors.pop(key) if key in vectors else stages.embed_drafts(drafts, embedder)
+        if key in batched.values:
+            return batched.values[key]
+        return stages.embed_drafts(drafts, embedder)
 
     def describe(vectors: list[list[float]]) -> dict[str, object]:
         return {"vectors": len(vectors), "model": embedder.model, "dimension": embedder.dim}
@@ -252,10 +248,8 @@ def indexed_document(
         context, "storing", todo, lambda: dict(zip(todo, write(todo), strict=True))
     )
 
-    results = dict(together.values)
-
     def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
-        return results.pop(key) if key in results else write([key])[0]
+        return together.values[key] if key in together.values else write([key])[0]
 
     def describe(result: stages.StoreResult) -> dict[str, object]:
         return {
