@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -113,13 +114,22 @@ def _chunk(text: str, finish: str | None = None) -> str:
     )
 
 
-def _embedding_reply(path: str, body: dict[str, Any], dim: int = 4) -> Reply:
-    """Deterministic vectors (not normalised), returned in reverse index order."""
+def _embedding_reply(
+    path: str, body: dict[str, Any], dim: int = 4, *, floats_anyway: bool = False
+) -> Reply:
+    """Deterministic vectors (not normalised), returned in reverse index order.
+
+    In the format asked for (``encoding_format``: base64 little-endian float32 or a
+    float list), or always as floats with ``floats_anyway`` (servers that ignore it).
+    """
     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-    data = []
+    data: list[dict[str, Any]] = []
     for i, text in enumerate(inputs):
         vec = [float(len(text) + 1), float(i + 1)] + [1.0] * (dim - 2)
-        data.append({"object": "embedding", "index": i, "embedding": vec})
+        value: Any = vec
+        if body.get("encoding_format") == "base64" and not floats_anyway:
+            value = base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode()
+        data.append({"object": "embedding", "index": i, "embedding": value})
     data.reverse()
     return 200, {
         "object": "list",
@@ -246,11 +256,28 @@ def test_embed_batches_sorts_by_index_and_normalises(fake: FakeServer) -> None:
     vectors = _embed_client(fake.url, batch=3).embed(texts)
     posts = [body for method, _, body in fake.requests if method == "POST"]
     assert [len(b["input"]) for b in posts] == [3, 3, 1]
-    assert all(b["encoding_format"] == "float" for b in posts)
+    assert all(b["encoding_format"] == "base64" for b in posts)
     for i, vec in enumerate(vectors):
         raw = np.array([len(texts[i]) + 1, i % 3 + 1, 1.0, 1.0])
-        np.testing.assert_allclose(vec, raw / np.linalg.norm(raw), atol=1e-9)
+        np.testing.assert_allclose(vec, raw / np.linalg.norm(raw), atol=1e-6)
     assert _embed_client(fake.url).embed([]) == []
+
+
+def test_embed_reads_floats_from_a_server_that_ignores_base64(fake: FakeServer) -> None:
+    fake.default = lambda path, body: _embedding_reply(path, body, floats_anyway=True)
+    vectors = _embed_client(fake.url).embed(["abc", "de"])
+    for i, (vec, text) in enumerate(zip(vectors, ["abc", "de"], strict=True)):
+        raw = np.array([len(text) + 1, i + 1, 1.0, 1.0])
+        np.testing.assert_allclose(vec, raw / np.linalg.norm(raw), atol=1e-12)
+
+
+def test_an_unreadable_embedding_is_a_clear_error(fake: FakeServer) -> None:
+    fake.default = lambda path, body: (
+        200,
+        {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": "@@"}]},
+    )
+    with pytest.raises(ModelError, match="unreadable embedding"):
+        _embed_client(fake.url).embed(["a"])
 
 
 def test_wrong_dimension_is_a_clear_error(fake: FakeServer) -> None:

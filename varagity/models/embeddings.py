@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from typing import Any, Unpack, cast
@@ -120,16 +121,23 @@ class EmbeddingClient(OpenAICompatibleClient):
         inputs = [t if t.strip() else " " for t in batch]
         extra = {"input_type": input_type} if input_type else None
 
+        # base64 (what the OpenAI SDK asks for by default, so every compatible server
+        # takes it): a decimal JSON float array cost the caller ~1.7 ms of CPU per text
+        # to parse, against ~0.2 ms; a server that answers floats anyway is read too
         def call() -> Any:
             return self._sdk.embeddings.create(
-                model=self.model, input=inputs, encoding_format="float", extra_body=extra
+                model=self.model, input=inputs, encoding_format="base64", extra_body=extra
             )
 
         resp = self._call(call)
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(inputs):
             raise self._error(f"sent {len(inputs)} texts but got {len(data)} embeddings back")
-        matrix = np.asarray([d.embedding for d in data], dtype=np.float64)
+        try:
+            rows = [_vector(d.embedding) for d in data]
+            matrix = np.asarray(rows, dtype=np.float64)
+        except (ValueError, TypeError) as exc:
+            raise self._error(f"server returned an unreadable embedding: {exc}") from exc
         if matrix.ndim != 2 or matrix.shape[1] != self.dim:
             got = matrix.shape[1] if matrix.ndim == 2 else "ragged"
             raise self._error(
@@ -141,3 +149,10 @@ class EmbeddingClient(OpenAICompatibleClient):
         if np.any(norms == 0) or not np.all(np.isfinite(norms)):
             raise self._error("server returned a zero or non-finite embedding")
         return cast(list[list[float]], (matrix / norms).tolist())
+
+
+def _vector(embedding: str | Sequence[float]) -> np.ndarray:
+    """One embedding as an array: base64 little-endian float32, or a list of numbers."""
+    if isinstance(embedding, str):
+        return np.frombuffer(base64.b64decode(embedding, validate=True), dtype="<f4")
+    return np.asarray(embedding, dtype=np.float64)
