@@ -1,13 +1,14 @@
 """The instance storage of ``dagster_home/dagster.yaml`` on a real Postgres: what its
 batched writes leave is what Dagster's one-by-one path leaves."""
 
+import multiprocessing
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import dagster as dg
 import pytest
 from dagster import AssetExecutionContext
-from dagster_postgres import PostgresEventLogStorage
+from dagster_postgres import PostgresEventLogStorage, PostgresScheduleStorage
 
 from varagity.stores.postgres import sqlalchemy_psycopg2_url
 from varagity_assets import instance_storage
@@ -144,3 +145,54 @@ def test_a_multi_partition_steps_materializations_are_one_batch_each(
             assert done == set(keys), asset
     # each step's 12 materializations reached the stock batch path as one batch
     assert batches.count(("ASSET_MATERIALIZATION", 12)) == 2
+
+
+def test_instances_of_one_process_share_the_storages_engines(pg_url: str) -> None:
+    with _instance(pg_url) as first, _instance(pg_url) as second:
+        assert first.event_log_storage is not second.event_log_storage
+        # each storage answers to its own instance; the connections are the same
+        assert first.run_storage._instance is first
+        assert second.run_storage._instance is second
+        for part in ("run_storage", "event_log_storage", "schedule_storage"):
+            engine = getattr(first, part)._engine
+            assert getattr(second, part)._engine is engine, part
+        # what one instance writes the other reads, and disposing one leaves the other
+        first.add_dynamic_partitions("files", ["shared.md"])
+        first.dispose()
+        assert "shared.md" in second.get_dynamic_partitions("files")
+
+    # a forked process builds its own: it never writes on its parent's connections
+    ctx = multiprocessing.get_context("fork")
+    parent_engine = id(_engine_of(pg_url))
+    with ctx.Pool(1) as pool:
+        child_engine, child_sees = pool.apply(_child_engine, (pg_url,))
+    assert child_engine != parent_engine and child_sees
+
+
+def _engine_of(url: str) -> object:
+    with _instance(url) as instance:
+        return instance.event_log_storage._engine  # type: ignore[attr-defined]
+
+
+def _child_engine(url: str) -> tuple[int, bool]:
+    with _instance(url) as instance:
+        engine = instance.event_log_storage._engine  # type: ignore[attr-defined]
+        return id(engine), "shared.md" in instance.get_dynamic_partitions("files")
+
+
+def test_the_instigators_table_is_looked_up_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lookups: list[str] = []
+    stock = PostgresScheduleStorage._has_instigators_table
+
+    def counting(self: PostgresScheduleStorage, conn: object) -> bool:
+        lookups.append("instigators")
+        return stock(self, conn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PostgresScheduleStorage, "_has_instigators_table", counting)
+    with _instance(pg_url) as instance, _instance(pg_url) as other:
+        for _ in range(3):
+            assert instance.schedule_storage.has_instigators_table()  # type: ignore[union-attr]
+            assert other.schedule_storage.has_instigators_table()  # type: ignore[union-attr]
+    assert len(lookups) <= 1
