@@ -1,0 +1,105 @@
+"""The records every part of the message graph speaks: transcripts in, evidence out."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+def doc_key_for(thread_id: str, span: str) -> str:
+    """The graph's identity of one transcript: ``f"{thread_id}::{span}"``.
+
+    ``span`` is one day (``YYYY-MM-DD``) or a ``first..last`` range of days.
+    """
+    return f"{thread_id}::{span}"
+
+
+@dataclass(frozen=True)
+class ThreadDay:
+    """One rendered transcript: a thread's messages of one day (or span of days).
+
+    Attributes:
+        thread_id: The source's stable id of the conversation (iMessage: the chat's
+            ``guid``), unique across every archive of the graph corpus.
+        thread_name: What a person calls the thread (display name, or its members).
+        span: ``YYYY-MM-DD`` or ``first..last``.
+        text: The transcript the engine reads (one line per message, sender and time).
+        message_guids: The source's ids of the messages the transcript holds, in order.
+        source: The archive it came from, relative to ``GRAPH_DOCS_PATH``.
+    """
+
+    thread_id: str
+    thread_name: str
+    span: str
+    text: str
+    message_guids: tuple[str, ...]
+    source: str = ""
+
+    @property
+    def doc_key(self) -> str:
+        """:func:`doc_key_for` of this transcript."""
+        return doc_key_for(self.thread_id, self.span)
+
+    @property
+    def content_sha256(self) -> str:
+        """sha256 of :attr:`text` (UTF-8): what the manifest compares."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class GraphDiff:
+    """What a build must do to the engine: insert ``new``, delete-then-reinsert
+    ``changed``, delete ``removed`` (doc_keys)."""
+
+    new: tuple[ThreadDay, ...] = ()
+    changed: tuple[ThreadDay, ...] = ()
+    removed: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to do."""
+        return not (self.new or self.changed or self.removed)
+
+
+@dataclass(frozen=True)
+class GraphEntity:
+    """An entity the engine extracted (a person, place, event ...)."""
+
+    name: str
+    type: str = ""
+    description: str = ""
+    doc_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphRelation:
+    """A relation between two entities, with the days it was seen on."""
+
+    source: str
+    target: str
+    description: str = ""
+    keywords: str = ""
+    weight: float = 1.0
+    doc_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DayCard:
+    """A transcript day cited as evidence (day-grain, never message-grain)."""
+
+    doc_key: str
+    thread_name: str
+    span: str
+    excerpt: str
+    message_guids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GraphRetrieval:
+    """What graph retrieval found for a question (no answer text: we write that)."""
+
+    entities: tuple[GraphEntity, ...] = ()
+    relations: tuple[GraphRelation, ...] = ()
+    days: tuple[DayCard, ...] = ()
+    mode: str = "mix"
+    extra: dict[str, object] = field(default_factory=dict)
