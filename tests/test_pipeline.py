@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from varagity.pipeline import contiguous_groups, ingest_batches
+from varagity.pipeline import (
+    PARTITION_TAG,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    contiguous_groups,
+    ingest_batches,
+    run_partitions,
+)
 
 
 def test_a_burst_starts_with_a_half_size_run_then_full_ones() -> None:
@@ -30,3 +37,24 @@ def test_a_batch_size_below_one_is_refused() -> None:
 def test_contiguous_groups_break_at_gaps_and_at_the_limit() -> None:
     position = {k: i for i, k in enumerate("abcdefg")}
     assert contiguous_groups(list("abcefg"), position, 2) == [["a", "b"], ["c"], ["e", "f"], ["g"]]
+
+
+def test_a_runs_partitions_come_from_its_tags() -> None:
+    ordered = ["a.md", "b.md", "c.md", "d.md"]
+    assert run_partitions({PARTITION_TAG: "c.md"}, ordered) == ["c.md"]
+    assert run_partitions({RANGE_START_TAG: "b.md", RANGE_END_TAG: "d.md"}, ordered) == [
+        "b.md",
+        "c.md",
+        "d.md",
+    ]
+    # a range named backwards is the same range; a deleted end leaves the ends named
+    assert run_partitions({RANGE_START_TAG: "c.md", RANGE_END_TAG: "a.md"}, ordered) == [
+        "a.md",
+        "b.md",
+        "c.md",
+    ]
+    assert run_partitions({RANGE_START_TAG: "b.md", RANGE_END_TAG: "x.md"}, ordered) == [
+        "b.md",
+        "x.md",
+    ]
+    assert run_partitions({"other": "tag"}, ordered) is None

@@ -35,6 +35,7 @@ from varagity.pipeline import (
     contiguous_groups,
     ingest_batches,
     range_request_tags,
+    run_partitions,
 )
 
 # BulkActionStatus values after which a backfill launches and changes nothing more.
@@ -549,12 +550,7 @@ class DagsterClient:
         position = {key: i for i, key in enumerate(ordered)}
         busy: set[str] = set()
         for run in (data.get("runsOrError") or {}).get("results") or []:
-            tags = _tags(run)
-            if tags.get(PARTITION_TAG):
-                busy.add(tags[PARTITION_TAG])
-            start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
-            if start in position and end in position:
-                busy.update(ordered[position[start] : position[end] + 1])
+            busy.update(run_partitions(_tags(run), ordered, position) or ())
         return busy
 
     def launch_reingest(

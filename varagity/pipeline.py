@@ -67,6 +67,35 @@ def range_request_tags(keys: Sequence[str]) -> dict[str, str]:
     return {RANGE_START_TAG: keys[0], RANGE_END_TAG: keys[-1]}
 
 
+def run_partitions(
+    tags: Mapping[str, str],
+    ordered: Sequence[str],
+    position: Mapping[str, int] | None = None,
+) -> list[str] | None:
+    """The partition keys a run targets, from its tags; ``None`` when it names none.
+
+    Args:
+        tags: The run's tags.
+        ordered: The partition set in its order (a range is expanded over it).
+        position: Each key's index in ``ordered``, when the caller has it (many runs).
+
+    Returns:
+        The single partition, every partition of the range, or, when an end of the
+        range was deleted since the run, the ends that can still be named.
+    """
+    if tags.get(PARTITION_TAG):
+        return [tags[PARTITION_TAG]]
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    if not (start and end):
+        return None
+    if position is None:
+        position = {key: i for i, key in enumerate(ordered)}
+    if start in position and end in position:
+        first, last = sorted((position[start], position[end]))
+        return list(ordered[first : last + 1])
+    return list(dict.fromkeys([start, end]))
+
+
 def contiguous_groups(
     keys: Sequence[str], position: Mapping[str, int], limit: int
 ) -> list[list[str]]:

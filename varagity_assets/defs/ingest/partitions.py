@@ -9,35 +9,19 @@ from varagity.pipeline import (
     DOCUMENTS_PARTITIONS,
     INGEST_JOB,
     PARTITION_TAG,
-    RANGE_END_TAG,
     RANGE_START_TAG,
+    run_partitions,
 )
 
 documents_partitions = dg.DynamicPartitionsDefinition(name=DOCUMENTS_PARTITIONS)
 
 
 def run_partition_keys(tags: Mapping[str, str], instance: dg.DagsterInstance) -> list[str] | None:
-    """The partition keys a run targeted, from its tags; ``None`` when it names none.
-
-    Args:
-        tags: The run's tags.
-        instance: Holds the dynamic partition set a range is expanded over.
-
-    Returns:
-        The single partition, every partition of the range (in the set's order), or
-        ``None`` for a run without partition tags.
-    """
-    if tags.get(PARTITION_TAG):
-        return [tags[PARTITION_TAG]]
-    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
-    if not (start and end):
+    """The partition keys a run targeted, from its tags (:func:`~varagity.pipeline.run_partitions`
+    over the instance's partition set); ``None`` when it names none."""
+    if not (tags.get(PARTITION_TAG) or tags.get(RANGE_START_TAG)):
         return None
-    keys = list(instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
-    if start in keys and end in keys:
-        first, last = sorted((keys.index(start), keys.index(end)))
-        return keys[first : last + 1]
-    # an end of the range was deleted since the run: name what can still be named
-    return list(dict.fromkeys([start, end]))
+    return run_partitions(tags, list(instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)))
 
 
 IN_FLIGHT = [
