@@ -39,7 +39,7 @@ FIRST_DAY = date(2026, 3, 2)  # a Monday
 _GUIDS = uuid.UUID("6f1c2a8e-4b7d-4c1e-9a53-0d2f6e8b1c47")
 
 ME = "Me"
-MAYA = "+14155550132"
+MAYA = "maya.chen@icloud.com"
 JONAS = "jonas.weber@icloud.com"
 PRIYA = "+14155550178"
 DAD = "+16175550101"
@@ -381,7 +381,8 @@ SCRIPT: tuple[Row, ...] = (
         "12:01",
         "lisbon",
         ME,
-        "That's the apartment on Rua de São Miguel \ufffc two bedrooms and a rooftop terrace.",
+        "That's the apartment on Rua de São Miguel, two bedrooms \ufffc and a rooftop "
+        "terrace \ufffc",
         body="attributed",
     ),
     Row(2, "12:30", "lisbon", MAYA, "Lisbon crew", kind="rename"),
