@@ -127,8 +127,10 @@ def test_reads_every_conversation_message_and_nothing_else(archive: ChatArchive)
     assert not {row.guid for row in archive.excluded} & set(by_guid)
     assert all("\ufffc" not in m.text for m in messages)
     # thread names: a group's (renamed) display name, a one-to-one chat's member
-    names = {m.thread_id: m.thread_name for m in messages}
+    names = {m.thread_id: m.thread_name for m in messages}  # each thread's last message
     assert names[THREADS["lisbon"].guid] == "Lisbon crew"
+    lisbon = [m for m in messages if m.thread_id == THREADS["lisbon"].guid]
+    assert lisbon[0].thread_name == "Lisbon trip"  # before the rename
     assert names[THREADS["maya"].guid] == "maya.chen@icloud.com"
     assert names[THREADS["books"].guid] == "+14155550178, jonas.weber@icloud.com"
 

@@ -3,6 +3,7 @@ determinism, and where days begin in a time zone."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
 from datetime import UTC, date
 from pathlib import Path
@@ -43,9 +44,9 @@ def test_one_transcript_per_thread_per_day(archive: ChatArchive) -> None:
 
 def test_transcript_text_has_one_line_per_message(archive: ChatArchive) -> None:
     day = _days(archive)[f"{THREADS['lisbon'].guid}::2026-03-02"]
-    assert day.thread_name == "Lisbon crew"
+    assert day.thread_name == "Lisbon trip"  # renamed "Lisbon crew" two days later
     lines = day.text.splitlines()
-    assert lines[:3] == ["Conversation: Lisbon crew", "Date: Monday 2026-03-02", ""]
+    assert lines[:3] == ["Conversation: Lisbon trip", "Date: Monday 2026-03-02", ""]
     assert lines[3:] == [
         "[18:05] maya.chen@icloud.com: Okay team, Lisbon is happening! I'm looking at flights for "
         "Thursday March 19, back Monday the 23rd.",
@@ -125,3 +126,28 @@ def test_render_orders_each_day_and_keeps_one_line_per_message() -> None:
     local = render_thread_days([early], tz=None)[0]
     assert local.span == early.sent_at.astimezone().date().isoformat()
     assert f"[{early.sent_at.astimezone():%H:%M}]" in local.text
+
+
+def test_a_later_rename_changes_no_earlier_day(archive: ChatArchive) -> None:
+    before = _days(archive)
+    lisbon = THREADS["lisbon"].guid
+    assert before[f"{lisbon}::2026-03-05"].thread_name == "Lisbon crew"
+    messages_app = sqlite3.connect(archive.path)  # Messages renames the group again
+    with messages_app:
+        (chat_id,) = messages_app.execute(
+            "SELECT ROWID FROM chat WHERE guid = ?", (lisbon,)
+        ).fetchone()
+        (last,) = messages_app.execute("SELECT max(date) FROM message").fetchone()
+        cursor = messages_app.execute(
+            "INSERT INTO message (guid, item_type, group_title, date) VALUES ('RENAME-3', 2, ?, ?)",
+            ("Portugal 2026", last + 10**9),
+        )
+        messages_app.execute(
+            "INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)",
+            (chat_id, cursor.lastrowid),
+        )
+        messages_app.execute(
+            "UPDATE chat SET display_name = 'Portugal 2026' WHERE ROWID = ?", (chat_id,)
+        )
+    messages_app.close()
+    assert _days(archive) == before
