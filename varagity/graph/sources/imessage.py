@@ -317,8 +317,8 @@ class IMessageSource:
             elif handle:
                 sender = str(handle)
             else:
-                people = members.get(int(chat_id), [])
-                sender = people[0] if len(people) == 1 else UNKNOWN_SENDER
+                handles = members.get(int(chat_id), [])
+                sender = handles[0] if len(handles) == 1 else UNKNOWN_SENDER
             message = Message(
                 guid=str(guid),
                 thread_id=thread_id,
