@@ -24,6 +24,7 @@ macOS 10.13, seconds in older ones.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import re
@@ -284,11 +285,8 @@ class IMessageSource:
             events = renames.get(chat_id)
             if not events:
                 return current
-            title = ""
-            for when, event_row, new_title in events:
-                if (when, event_row) > (sent_at, rowid):
-                    break
-                title = new_title
+            before = bisect.bisect_right(events, (sent_at, rowid, "\U0010ffff"))
+            title = events[before - 1][2] if before else ""
             return title or people
 
         query = f"""
