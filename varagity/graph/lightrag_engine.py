@@ -102,23 +102,31 @@ ENTITY_TYPES = """Classify each entity using one of these types. If no type fits
 - Date: days, dates and times at which something happens
 - Artifact: things people talk about (books, cars, tickets, phones, pets)"""
 
+#: LightRAG's JSON extraction prompt with ENTITY_TYPES, without the chunk: 1,646 cl100k
+#: tokens in lightrag-hku 1.5.7 (tests/graph/test_lightrag_engine.py keeps it current).
+EXTRACT_PROMPT_TOKENS = 1700
+
 #: How often a build reports progress (it reads the document statuses).
 _PROGRESS_POLL_S = 1.0
 
-#: The reply LightRAG's JSON extraction parses, bounded so a small model's reply ends:
-#: llama.cpp turns it into a grammar the reply must follow (GRAPH_EXTRACT_FORMAT).
-_TEXT = {"type": "string", "maxLength": 200}
+#: The reply LightRAG's JSON extraction parses, bounded so that a small model's reply
+#: ends: llama.cpp turns it into a grammar the reply must follow (GRAPH_EXTRACT_FORMAT).
+#: On a busy CPU the 0.5B model writes 2-5 tokens a second, so the bounds are what keep
+#: one extraction to a minute or two (with 10 items and 200-character strings one ran
+#: past ten minutes into the reply cap).
+_NAME = {"type": "string", "maxLength": 48}
+_TEXT = {"type": "string", "maxLength": 120}
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "entities": {
             "type": "array",
-            "maxItems": 10,
+            "maxItems": 6,
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "maxLength": 80},
-                    "type": {"type": "string", "maxLength": 40},
+                    "name": _NAME,
+                    "type": {"type": "string", "maxLength": 20},
                     "description": _TEXT,
                 },
                 "required": ["name", "type", "description"],
@@ -126,13 +134,13 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
         },
         "relationships": {
             "type": "array",
-            "maxItems": 10,
+            "maxItems": 6,
             "items": {
                 "type": "object",
                 "properties": {
-                    "source": {"type": "string", "maxLength": 80},
-                    "target": {"type": "string", "maxLength": 80},
-                    "keywords": {"type": "string", "maxLength": 120},
+                    "source": _NAME,
+                    "target": _NAME,
+                    "keywords": {"type": "string", "maxLength": 60},
                     "description": _TEXT,
                 },
                 "required": ["source", "target", "keywords", "description"],
@@ -303,6 +311,8 @@ class LightRAGEngine:
         self.workdir = Path(workdir).expanduser().resolve()
         self.writer = writer
         self.options = options or LightRAGOptions()
+        if writer:
+            self._check_extraction_fits()
         self._chat = chat
         self._embedder = embedder
         self._closed = False
@@ -351,6 +361,19 @@ class LightRAGEngine:
     def installed_format(cls) -> EngineFormat:
         """This engine as installed: ``lightrag`` / ``lightrag-hku`` / its version."""
         return EngineFormat(cls.name, PACKAGE, installed_version())
+
+    def _check_extraction_fits(self) -> None:
+        opts = self.options
+        need = EXTRACT_PROMPT_TOKENS + opts.chunk_tokens + opts.extract_max_tokens
+        if need > opts.context_tokens:
+            room = opts.context_tokens - EXTRACT_PROMPT_TOKENS - opts.extract_max_tokens
+            raise GraphEngineError(
+                f"an extraction needs ~{EXTRACT_PROMPT_TOKENS} prompt tokens + GRAPH_CHUNK_TOKENS "
+                f"({opts.chunk_tokens}) + GRAPH_EXTRACT_MAX_TOKENS ({opts.extract_max_tokens}) = "
+                f"{need}, more than LLM_CONTEXT_TOKENS ({opts.context_tokens}): set "
+                f"GRAPH_CHUNK_TOKENS to at most {max(room, 0)}, lower GRAPH_EXTRACT_MAX_TOKENS, "
+                "or raise LLM_CONTEXT_TOKENS"
+            )
 
     # --- the event-loop thread ------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
