@@ -109,13 +109,15 @@ EXTRACT_PROMPT_TOKENS = 1700
 #: How often a build reports progress (it reads the document statuses).
 _PROGRESS_POLL_S = 1.0
 
-#: The reply LightRAG's JSON extraction parses, bounded so that a small model's reply
-#: ends: llama.cpp turns it into a grammar the reply must follow (GRAPH_EXTRACT_FORMAT).
-#: On a busy CPU the 0.5B model writes 2-5 tokens a second, so the bounds are what keep
-#: one extraction to a minute or two (with 10 items and 200-character strings one ran
-#: past ten minutes into the reply cap).
-_NAME = {"type": "string", "maxLength": 48}
-_TEXT = {"type": "string", "maxLength": 120}
+#: The reply LightRAG's JSON extraction parses, for GRAPH_EXTRACT_FORMAT=json_schema
+#: (llama.cpp turns it into a grammar the reply must follow). Item counts are bounded so
+#: a small model's reply ends; string lengths are not (a bounded string becomes one
+#: grammar step per character, which made extraction slower still). Grammar sampling
+#: checks the whole vocabulary at every token: on a shared 2-core machine the 0.5B
+#: model's first constrained extraction was not done after 5.5 minutes, against 4.5
+#: unconstrained (docs/graph.md).
+_NAME = {"type": "string"}
+_TEXT = {"type": "string"}
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -126,7 +128,7 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "name": _NAME,
-                    "type": {"type": "string", "maxLength": 20},
+                    "type": {"type": "string"},
                     "description": _TEXT,
                 },
                 "required": ["name", "type", "description"],
@@ -140,7 +142,7 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "source": _NAME,
                     "target": _NAME,
-                    "keywords": {"type": "string", "maxLength": 60},
+                    "keywords": {"type": "string"},
                     "description": _TEXT,
                 },
                 "required": ["source", "target", "keywords", "description"],
@@ -174,7 +176,7 @@ class LightRAGOptions:
     query_keywords: str = "question"
     top_k: int = 20
     chunk_top_k: int = 5
-    extract_format: str = "json_schema"
+    extract_format: str = "json"
     llm_timeout_s: float = 600.0
 
     @classmethod
@@ -474,7 +476,7 @@ class LightRAGEngine:
         **_: Any,
     ) -> str:
         decoding = None
-        if response_format is not None and self.options.extract_format != "text":
+        if response_format is not None and self.options.extract_format.startswith("json_"):
             wanted: dict[str, Any] = {"type": "json_object"}
             if self.options.extract_format == "json_schema":
                 wanted["schema"] = EXTRACTION_SCHEMA
