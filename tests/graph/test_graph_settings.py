@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from varagity.config import GraphEngineName, SettingsError, load_settings
+from varagity.graph.base import GraphEngineError
 from varagity.graph.registry import (
     ENGINES,
     UnknownGraphEngine,
@@ -32,11 +33,23 @@ def test_defaults_put_the_workdir_under_home(tmp_path: Path) -> None:
     assert workdir_for(moved) == (tmp_path / "g" / "lightrag").resolve()
 
 
-def test_extraction_must_fit_the_context() -> None:
-    with pytest.raises(SettingsError, match="GRAPH_CHUNK_TOKENS"):
-        load_settings(
-            LLM_CONTEXT_TOKENS=2048, GRAPH_CHUNK_TOKENS=1200, GRAPH_EXTRACT_MAX_TOKENS=1024
-        )
+def test_a_build_refuses_chunks_the_context_cannot_hold(tmp_path: Path) -> None:
+    settings = load_settings(VARAGITY_HOME=tmp_path, LLM_CONTEXT_TOKENS=2048)  # valid settings
+    chat, embedder = ChatClient.from_settings(settings), EmbeddingClient.from_settings(settings)
+    with pytest.raises(GraphEngineError, match="set GRAPH_CHUNK_TOKENS to at most 0"):
+        GraphService(settings, chat, embedder).build(GraphDiff())
+    tight = load_settings(
+        VARAGITY_HOME=tmp_path,
+        LLM_CONTEXT_TOKENS=3748,
+        GRAPH_CHUNK_TOKENS=2000,
+        GRAPH_EXTRACT_MAX_TOKENS=500,
+    )
+    with pytest.raises(GraphEngineError, match="at most 1548"):
+        GraphService(tight, chat, embedder).build(GraphDiff())
+    assert not workdir_for(settings).exists()  # refused before anything was opened
+
+
+def test_bad_graph_settings_are_refused() -> None:
     with pytest.raises(SettingsError, match="GRAPH_QUERY_MODE"):
         load_settings(GRAPH_QUERY_MODE="bypass")
     with pytest.raises(SettingsError, match="GRAPH_ENGINE"):

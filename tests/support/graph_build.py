@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: What starts the line of stdout that carries the apply report.
+REPORT = "graph-build-report: "
+
 
 def guard_pipmaster(calls: list[str] | None = None) -> list[tuple[Any, str, Any]]:
     """Make pipmaster unable to install anything (recording each attempt): its public
@@ -76,7 +79,7 @@ def main(path: str) -> None:
     )
     result = service.build(GraphDiff(new=days_from(spec["days"])))
     report = result.report
-    print(json.dumps({"inserted": report.inserted, "failed": report.failed}), flush=True)
+    print(REPORT + json.dumps({"inserted": report.inserted, "failed": report.failed}), flush=True)
 
 
 if __name__ == "__main__":

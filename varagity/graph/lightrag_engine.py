@@ -102,23 +102,33 @@ ENTITY_TYPES = """Classify each entity using one of these types. If no type fits
 - Date: days, dates and times at which something happens
 - Artifact: things people talk about (books, cars, tickets, phones, pets)"""
 
+#: LightRAG's JSON extraction prompt with ENTITY_TYPES, without the chunk: 1,646 cl100k
+#: tokens in lightrag-hku 1.5.7 (tests/graph/test_lightrag_engine.py keeps it current).
+EXTRACT_PROMPT_TOKENS = 1700
+
 #: How often a build reports progress (it reads the document statuses).
 _PROGRESS_POLL_S = 1.0
 
-#: The reply LightRAG's JSON extraction parses, bounded so a small model's reply ends:
-#: llama.cpp turns it into a grammar the reply must follow (GRAPH_EXTRACT_FORMAT).
-_TEXT = {"type": "string", "maxLength": 200}
+#: The reply LightRAG's JSON extraction parses, for GRAPH_EXTRACT_FORMAT=json_schema
+#: (llama.cpp turns it into a grammar the reply must follow). Item counts are bounded so
+#: a small model's reply ends; string lengths are not (a bounded string becomes one
+#: grammar step per character, which made extraction slower still). Grammar sampling
+#: checks the whole vocabulary at every token: on a shared 2-core machine the 0.5B
+#: model's first constrained extraction was not done after 5.5 minutes, against 4.5
+#: unconstrained (docs/graph.md).
+_NAME = {"type": "string"}
+_TEXT = {"type": "string"}
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "entities": {
             "type": "array",
-            "maxItems": 10,
+            "maxItems": 6,
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "maxLength": 80},
-                    "type": {"type": "string", "maxLength": 40},
+                    "name": _NAME,
+                    "type": {"type": "string"},
                     "description": _TEXT,
                 },
                 "required": ["name", "type", "description"],
@@ -126,13 +136,13 @@ EXTRACTION_SCHEMA: dict[str, Any] = {
         },
         "relationships": {
             "type": "array",
-            "maxItems": 10,
+            "maxItems": 6,
             "items": {
                 "type": "object",
                 "properties": {
-                    "source": {"type": "string", "maxLength": 80},
-                    "target": {"type": "string", "maxLength": 80},
-                    "keywords": {"type": "string", "maxLength": 120},
+                    "source": _NAME,
+                    "target": _NAME,
+                    "keywords": {"type": "string"},
                     "description": _TEXT,
                 },
                 "required": ["source", "target", "keywords", "description"],
@@ -166,7 +176,7 @@ class LightRAGOptions:
     query_keywords: str = "question"
     top_k: int = 20
     chunk_top_k: int = 5
-    extract_format: str = "json_schema"
+    extract_format: str = "json"
     llm_timeout_s: float = 600.0
 
     @classmethod
@@ -303,6 +313,8 @@ class LightRAGEngine:
         self.workdir = Path(workdir).expanduser().resolve()
         self.writer = writer
         self.options = options or LightRAGOptions()
+        if writer:
+            self._check_extraction_fits()
         self._chat = chat
         self._embedder = embedder
         self._closed = False
@@ -351,6 +363,19 @@ class LightRAGEngine:
     def installed_format(cls) -> EngineFormat:
         """This engine as installed: ``lightrag`` / ``lightrag-hku`` / its version."""
         return EngineFormat(cls.name, PACKAGE, installed_version())
+
+    def _check_extraction_fits(self) -> None:
+        opts = self.options
+        need = EXTRACT_PROMPT_TOKENS + opts.chunk_tokens + opts.extract_max_tokens
+        if need > opts.context_tokens:
+            room = opts.context_tokens - EXTRACT_PROMPT_TOKENS - opts.extract_max_tokens
+            raise GraphEngineError(
+                f"an extraction needs ~{EXTRACT_PROMPT_TOKENS} prompt tokens + GRAPH_CHUNK_TOKENS "
+                f"({opts.chunk_tokens}) + GRAPH_EXTRACT_MAX_TOKENS ({opts.extract_max_tokens}) = "
+                f"{need}, more than LLM_CONTEXT_TOKENS ({opts.context_tokens}): set "
+                f"GRAPH_CHUNK_TOKENS to at most {max(room, 0)}, lower GRAPH_EXTRACT_MAX_TOKENS, "
+                "or raise LLM_CONTEXT_TOKENS"
+            )
 
     # --- the event-loop thread ------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -451,7 +476,7 @@ class LightRAGEngine:
         **_: Any,
     ) -> str:
         decoding = None
-        if response_format is not None and self.options.extract_format != "text":
+        if response_format is not None and self.options.extract_format.startswith("json_"):
             wanted: dict[str, Any] = {"type": "json_object"}
             if self.options.extract_format == "json_schema":
                 wanted["schema"] = EXTRACTION_SCHEMA
