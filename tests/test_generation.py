@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tests.support.records import retrieved_chunk as _chunk
 from varagity.generation.answer import (
     ABSTENTION,
     NO_EVIDENCE_ANSWER,
@@ -17,7 +16,7 @@ from varagity.generation.grounding import is_abstention
 def test_sources_are_numbered_in_rank_order() -> None:
     msgs = build_messages(
         "How long?",
-        [_chunk(1, "27 months"), _chunk(2, "14 days")],
+        ["27 months", "14 days"],
         context_tokens=8192,
         answer_tokens=256,
     )
@@ -31,7 +30,7 @@ def test_sources_are_numbered_in_rank_order() -> None:
 
 def test_long_sources_are_trimmed_to_the_budget() -> None:
     long = "word " * 5000
-    msgs = build_messages("q", [_chunk(1, long)], context_tokens=2048, answer_tokens=256)
+    msgs = build_messages("q", [long], context_tokens=2048, answer_tokens=256)
     assert len(msgs[-1]["content"]) < len(long) / 2
 
 
@@ -59,7 +58,7 @@ def test_history_comes_before_the_question_without_old_citations() -> None:
     history = [("Kettle warranty?", "It is 27 months [1][2]."), ("Who makes it?", "Tern [1].")]
     msgs = build_messages(
         "Where is it made?",
-        [_chunk(1, "Made in Porto")],
+        ["Made in Porto"],
         context_tokens=8192,
         answer_tokens=256,
         history=history,
@@ -70,7 +69,7 @@ def test_history_comes_before_the_question_without_old_citations() -> None:
     assert msgs[4]["content"] == "Tern ."
     assert msgs[-1]["content"].startswith("Question: Where is it made?")  # the user's own words
     assert "Earlier turns" in msgs[0]["content"]
-    plain = build_messages("q", [_chunk(1, "x")], context_tokens=8192, answer_tokens=256)
+    plain = build_messages("q", ["x"], context_tokens=8192, answer_tokens=256)
     assert "Earlier turns" not in plain[0]["content"] and len(plain) == 2
 
 
@@ -99,7 +98,7 @@ def test_stream_answer_sends_history_to_the_model() -> None:
         stream_answer(
             recorder,
             "Who makes it?",
-            [_chunk(1, "Tern")],
+            ["Tern"],
             context_tokens=8192,
             answer_tokens=64,
             history=[("Kettle warranty?", "27 months.")],

@@ -33,6 +33,9 @@ OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
 # the keys of varagity.local_models.LOCAL_MODELS, default first (a test keeps them equal)
 LocalLlmName = Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"]
+# the keys of varagity.graph.registry.ENGINES (a test keeps them equal)
+GraphEngineName = Literal["lightrag"]
+GraphQueryMode = Literal["local", "global", "hybrid", "mix", "naive"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")
 
@@ -292,6 +295,72 @@ class Settings(BaseSettings):
     )
 
     # --- message graph ------------------------------------------------------
+    GRAPH_ENABLED: bool = Field(
+        default=True,
+        description="Kill switch: false refuses every graph build and read (graph_disabled) "
+        "and a graph-targeted chat turn answers from the documents instead.",
+    )
+    GRAPH_ENGINE: GraphEngineName = Field(
+        default="lightrag",
+        description="The message-graph engine (docs/graph.md); its working directory is "
+        "GRAPH_STORAGE_PATH/<engine>.",
+    )
+    GRAPH_DOCS_PATH: Path = Field(
+        default=Path("graph-docs"),
+        description="The watched folder of message archives (an iMessage chat.db with its "
+        "-wal/-shm), beside DOCS_PATH.",
+    )
+    GRAPH_STORAGE_PATH: Path | None = Field(
+        default=None,
+        description="Where graph engines keep their working directories; defaults to "
+        "VARAGITY_HOME/graph.",
+    )
+    GRAPH_CHUNK_TOKENS: int = Field(
+        default=1200,
+        ge=64,
+        le=8192,
+        description="Transcript chunk the engine extracts from in one LLM call, in cl100k "
+        "tokens; with the extraction prompt (~1,700 tokens) and GRAPH_EXTRACT_MAX_TOKENS "
+        "it must fit LLM_CONTEXT_TOKENS (a build refuses to start otherwise).",
+    )
+    GRAPH_EXTRACT_MAX_TOKENS: int = Field(
+        default=1024,
+        ge=64,
+        le=8192,
+        description="Cap on one extraction (or description summary) reply, in tokens.",
+    )
+    GRAPH_EXTRACT_FORMAT: Literal["json", "json_object", "json_schema", "text"] = Field(
+        default="json",
+        description="How the model writes what it extracts: json is LightRAG's JSON prompt, "
+        "read leniently; json_object adds response_format json_object and json_schema its "
+        "schema too (a grammar the reply must follow on llama.cpp: valid, but several "
+        "times slower on CPU with a 150k-token vocabulary); text is LightRAG's delimited "
+        "lines (the 0.5B model cannot write them).",
+    )
+    GRAPH_QUERY_MODE: GraphQueryMode = Field(
+        default="mix",
+        description="Engine retrieval mode: local (entities), global (relations), hybrid "
+        "(both), mix (both plus transcript vector search), naive (transcripts only).",
+    )
+    GRAPH_QUERY_KEYWORDS: Literal["question", "llm"] = Field(
+        default="question",
+        description="What the engine searches its entity and relation indexes with: the "
+        "question as asked (no model call), or keywords the chat model extracts first "
+        "(one more LLM call per question; better with a strong model).",
+    )
+    GRAPH_TOP_K: int = Field(
+        default=20,
+        ge=1,
+        le=200,
+        description="Entities (and relations) graph retrieval takes per question.",
+    )
+    GRAPH_CHUNK_TOP_K: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="Transcript chunks (day cards) graph retrieval returns per question.",
+    )
+
     GRAPH_TIMEZONE: str = Field(
         default="",
         description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "
@@ -407,6 +476,16 @@ class Settings(BaseSettings):
     def bm25_path(self) -> Path:
         """Absolute Tantivy index directory."""
         return (self.BM25_INDEX_PATH or self.home / "bm25").expanduser().resolve()
+
+    @property
+    def graph_docs_path(self) -> Path:
+        """Absolute folder of message archives."""
+        return self.GRAPH_DOCS_PATH.expanduser().resolve()
+
+    @property
+    def graph_storage_path(self) -> Path:
+        """Absolute folder of the graph engines' working directories."""
+        return (self.GRAPH_STORAGE_PATH or self.home / "graph").expanduser().resolve()
 
     @property
     def dagster_url(self) -> str:

@@ -15,8 +15,12 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from varagity.config import REINGEST_AFFECTING, RUNTIME_EDITABLE, Settings
+from varagity.graph.manifest import provenance
+from varagity.graph.registry import workdir_for
+from varagity.graph.service import GraphService
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
 from varagity.models.rerank import RerankClient
@@ -57,6 +61,7 @@ class Services:
     override_problems: list[OverrideProblem] = field(default_factory=list)
     """Stored overrides that were skipped because they no longer validate."""
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
+    _graph: GraphService | None = None
     _retired_chat: list[ChatClient] = field(default_factory=list)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -103,6 +108,21 @@ class Services:
                     reranker=self.reranker,
                 )
             return self._retrievers[name]
+
+    @property
+    def graph(self) -> GraphService:
+        """The message graph's reader (nothing opens until a graph turn reads it); its
+        day cards name their thread, span and messages from the build manifest."""
+        with self._lock:
+            if self._graph is None:
+                workdir = workdir_for(self.settings)
+                self._graph = GraphService(
+                    self.settings,
+                    self.chat,
+                    self.embedder,
+                    describe=partial(provenance, workdir),
+                )
+            return self._graph
 
     def apply_settings(self, new: Settings) -> None:
         """Switch this process to ``new`` settings without reopening the stores.
@@ -183,6 +203,8 @@ class Services:
         ]
         if self.reranker is not None:
             closers.append(("reranker", self.reranker.close))
+        if self._graph is not None:
+            closers.insert(0, ("graph", self._graph.close))
         for name, closer in closers:
             try:
                 closer()

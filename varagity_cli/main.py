@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -14,8 +14,7 @@ from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 
 if TYPE_CHECKING:
-    from varagity.chat.turn import TurnEvent
-    from varagity.records import RetrievedChunk
+    from varagity.chat.turn import TurnEvent, TurnRetrieval
 
 log = logging.getLogger("varagity")
 
@@ -103,7 +102,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from varagity.services import Services
 
     try:
-        request = TurnRequest(question=args.question, method=args.method, k=args.k)
+        request = TurnRequest(
+            question=args.question, method=args.method, k=args.k, corpus=args.corpus
+        )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -133,11 +134,13 @@ def render_turn(
     out = out or sys.stdout
     err = err or sys.stderr
     dim, plain = ("\033[2m", "\033[0m") if err.isatty() else ("", "")
-    chunks: Sequence[RetrievedChunk] = ()
+    evidence: TurnRetrieval | None = None
     thinking = False
     for event in events:
         if isinstance(event, TurnRetrieval):
-            chunks = event.chunks
+            evidence = event
+            if event.degraded:
+                print(f"note: {event.degraded}", file=err)
         elif isinstance(event, ReasoningDelta):
             if show_reasoning:
                 err.write(f"{dim}{'' if thinking else 'reasoning: '}{event.text}{plain}")
@@ -153,7 +156,8 @@ def render_turn(
             print(f"\nerror ({event.code}): {event.message}", file=err)
             return 1
         elif isinstance(event, TurnDone):
-            _print_sources(chunks, set(event.cited), out)
+            assert evidence is not None  # the runner sends the evidence first
+            _print_sources(evidence, set(event.cited), out)
             if event.stop_reason == "repetition":
                 print(
                     "(stopped: the answer began repeating itself; without the repeats it "
@@ -165,8 +169,15 @@ def render_turn(
     return 0
 
 
-def _print_sources(chunks: Sequence[RetrievedChunk], cited: set[int], out: TextIO) -> None:
+def _print_sources(evidence: TurnRetrieval, cited: set[int], out: TextIO) -> None:
     print("\n\nSources:", file=out)
+    chunks = evidence.chunks
+    for n, day in enumerate(evidence.days, start=1):
+        mark = "*" if n in cited else " "
+        print(f" {mark}[{n}] {day.thread_name}, {day.span} ({day.doc_key})", file=out)
+    if evidence.days:
+        print("  (day-grain: each source is one conversation-day)", file=out)
+        return
     for n, chunk in enumerate(chunks, start=1):
         rec = chunk.record
         mark = "*" if n in cited else " "
@@ -460,6 +471,12 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("question")
     ask.add_argument("-k", type=int, default=5)
     ask.add_argument("--method", choices=methods)
+    ask.add_argument(
+        "--corpus",
+        choices=["rag", "graph"],
+        default="rag",
+        help="answer from the documents (rag) or the message graph (graph)",
+    )
     ask.add_argument(
         "--show-reasoning",
         action="store_true",

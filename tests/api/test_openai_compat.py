@@ -31,9 +31,9 @@ def _client(base: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0, timeout=180)
 
 
-def test_models_lists_one_id_per_method(base: str) -> None:
+def test_models_lists_one_id_per_method_and_the_graph(base: str) -> None:
     ids = [m.id for m in _client(base).models.list()]
-    assert ids == ["varagity", *(f"varagity-{m}" for m in RETRIEVAL_METHODS)]
+    assert ids == ["varagity", *(f"varagity-{m}" for m in RETRIEVAL_METHODS), "varagity-graph"]
 
 
 def test_complete_answer_is_cited_with_sources_and_not_saved(base: str) -> None:

@@ -275,7 +275,7 @@ def test_bad_requests_are_refused_with_the_reason() -> None:
         ({"question": "x" * (QUESTION_MAX_CHARS + 1)}, f"limit is {QUESTION_MAX_CHARS}"),
         ({"question": "q", "k": 0}, "k must be at least 1"),
         ({"question": "q", "max_answer_tokens": 0}, "max_answer_tokens"),
-        ({"question": "q", "corpus": "graph"}, "Unknown corpus 'graph'"),
+        ({"question": "q", "corpus": "documents"}, "Unknown corpus 'documents'"),
     ):
         with pytest.raises(ValueError, match=message):
             TurnRequest(**kwargs)  # type: ignore[arg-type]

@@ -26,6 +26,16 @@ sentence ends, then stay only where they are supported). An answer of which no
 sentence is supported ends with :data:`~varagity.generation.answer.UNSUPPORTED_NOTE`
 ("The documents do not say this: ...").
 
+A turn asks one corpus (:attr:`TurnRequest.corpus`). ``"rag"`` retrieves document
+chunks; ``"graph"`` asks the message graph (:class:`GraphReader`, the engine's
+retrieval only: entities, relations and transcript days) and numbers its day cards as
+the evidence, so the answer prompt, the stream, the citations, the repetition guard
+and the limits are the same as for documents. A graph turn that cannot be answered
+from the graph (``GRAPH_ENABLED=false``, the engine failing, no day found) degrades to
+a document answer and says so: :attr:`TurnRetrieval.degraded` is the note a client
+shows, :attr:`TurnRetrieval.corpus` is ``"rag"`` and :attr:`TurnRetrieval.graph` None,
+while :attr:`TurnRetrieval.target_corpus` stays ``"graph"`` (the ask is the record).
+
 Limits live here, so every front end enforces the same ones: a question of at most
 :data:`QUESTION_MAX_CHARS` characters, and at most ``LLM_MAX_TOKENS`` answer tokens
 (a request may ask for fewer, never more).
@@ -46,12 +56,15 @@ from varagity.chat.registry import build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import (
     UNSUPPORTED_NOTE,
+    chunk_passages,
     cited_numbers,
+    day_passage,
     stream_answer,
 )
 from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
+from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Completer, Decoding, Streamer
 from varagity.records import RetrievedChunk
@@ -64,10 +77,25 @@ QUESTION_MAX_CHARS = 4000
 #: A waiting turn repeats its :class:`TurnQueued` this often while its place is unchanged.
 QUEUE_HEARTBEAT_SECONDS = 1.0
 
-#: What a turn is answered from. Only the indexed documents today; a graph corpus
-#: is where a later turn kind plugs in.
-Corpus = Literal["documents"]
+#: What a turn is answered from: the indexed documents (chunk RAG) or the message graph.
+Corpus = Literal["rag", "graph"]
 CORPORA: tuple[str, ...] = get_args(Corpus)
+
+#: :attr:`TurnRetrieval.method` of a turn answered from the graph.
+GRAPH_METHOD = "graph"
+#: :attr:`TurnRetrieval.degraded` notes: why a graph turn is answered from the documents.
+GRAPH_DISABLED_NOTE = (
+    "The message graph is switched off (GRAPH_ENABLED=false), so this answer comes from "
+    "the documents instead."
+)
+GRAPH_FAILED_NOTE = (
+    "The message graph could not be read ({error}), so this answer comes from the "
+    "documents instead."
+)
+GRAPH_EMPTY_NOTE = (
+    "The message graph has no conversation day matching this question (or nothing is "
+    "built yet), so this answer comes from the documents instead."
+)
 
 #: Why generation ended: the model finished, it hit the answer token cap, or the
 #: repetition guard stopped a loop.
@@ -88,7 +116,10 @@ class TurnRequest:
         method: Retrieval method; None uses ``RETRIEVAL_METHOD``.
         k: Evidence chunks to retrieve; None uses ``TOP_K``.
         chat_engine: Chat engine; None uses ``CHAT_ENGINE``.
-        corpus: What to answer from (only ``"documents"`` for now).
+        corpus: What to answer from: ``"rag"`` (the documents) or ``"graph"`` (the
+            message graph, which takes ``GRAPH_TOP_K`` entities and relations and
+            ``GRAPH_CHUNK_TOP_K`` days; ``k`` and ``method`` then apply only when
+            the turn degrades to the documents).
         max_answer_tokens: A lower answer cap than ``LLM_MAX_TOKENS`` (never higher).
 
     Raises:
@@ -101,7 +132,7 @@ class TurnRequest:
     method: str | None = None
     k: int | None = None
     chat_engine: str | None = None
-    corpus: Corpus = "documents"
+    corpus: Corpus = "rag"
     max_answer_tokens: int | None = None
 
     def __post_init__(self) -> None:
@@ -126,12 +157,19 @@ class TurnRetrieval:
     """The evidence found for the turn, and how.
 
     Attributes:
-        chunks: The evidence, in rank order; the answer cites chunk ``n`` as ``[n]``.
+        chunks: The document evidence, in rank order; the answer cites chunk ``n`` as
+            ``[n]`` (empty on a graph turn).
         query: What retrieval searched for.
         condensed_query: The chat engine's rewrite when it drove retrieval, else None.
-        method: The retriever's method name.
+        method: The retriever's method name (``"graph"`` on a graph turn).
         chat_engine: The chat engine's registry name.
-        timings_ms: Stage timings so far (``condense``, retrieval stages).
+        timings_ms: Stage timings so far (``condense``, retrieval stages, ``graph``).
+        corpus: What the evidence came from.
+        target_corpus: What the request asked for (``"graph"`` on a degraded turn).
+        graph: The graph's retrieval (entities, relations, days, mode) on a graph
+            turn, else None.
+        degraded: Why a graph turn is answered from the documents instead, for the
+            client to show; None when the turn got what it asked for.
     """
 
     chunks: tuple[RetrievedChunk, ...]
@@ -140,6 +178,22 @@ class TurnRetrieval:
     method: str
     chat_engine: str
     timings_ms: dict[str, float]
+    corpus: Corpus = "rag"
+    target_corpus: Corpus = "rag"
+    graph: GraphRetrieval | None = None
+    degraded: str | None = None
+
+    @property
+    def days(self) -> tuple[DayCard, ...]:
+        """The graph's day cards, in the order the answer cites them (``[n]``)."""
+        return self.graph.days if self.graph is not None else ()
+
+    @property
+    def passages(self) -> list[str]:
+        """The numbered evidence as the answer prompt shows it (``[n]`` is item n-1)."""
+        if self.graph is not None:
+            return [day_passage(d.thread_name, d.span, d.excerpt) for d in self.graph.days]
+        return chunk_passages(self.chunks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +255,14 @@ class Model(Streamer, Completer, Protocol):
     """The chat model the runner needs: streaming answers, non-streaming rewrites."""
 
 
+class GraphReader(Protocol):
+    """What a graph turn reads: :class:`~varagity.graph.service.GraphService`."""
+
+    def retrieve(self, question: str, *, top_k: int | None = None) -> GraphRetrieval:
+        """The graph's entities, relations and transcript days for ``question``."""
+        ...
+
+
 class TurnServices(Protocol):
     """What :func:`run_turn` uses of :class:`~varagity.services.Services`."""
 
@@ -209,6 +271,11 @@ class TurnServices(Protocol):
     @property
     def chat(self) -> Model:
         """The chat model client."""
+        ...
+
+    @property
+    def graph(self) -> GraphReader:
+        """The message graph (only graph turns use it)."""
         ...
 
     def retriever(self, method: str | None = None) -> Retriever:
@@ -257,18 +324,33 @@ def _run(
     keep = settings.CHAT_HISTORY_TURNS
     history: Sequence[Turn] = request.history[-keep:] if keep else ()
     prepared = engine.prepare(request.question, history)
-    retriever = services.retriever(request.method)
-    retrieval = retriever.retrieve(prepared.search_query, request.k or settings.TOP_K)
-    timings = {**prepared.timings_ms, **retrieval.timings_ms}
-    chunks = tuple(retrieval.chunks)
-    yield TurnRetrieval(
+    graph: GraphRetrieval | None = None
+    degraded: str | None = None
+    timings = dict(prepared.timings_ms)
+    if request.corpus == "graph":
+        graph, degraded = _graph_evidence(services, prepared.search_query, timings)
+    if graph is not None:
+        chunks: tuple[RetrievedChunk, ...] = ()
+        method = GRAPH_METHOD
+    else:
+        retriever = services.retriever(request.method)
+        retrieval = retriever.retrieve(prepared.search_query, request.k or settings.TOP_K)
+        timings.update(retrieval.timings_ms)
+        chunks, method = tuple(retrieval.chunks), retriever.method
+    evidence = TurnRetrieval(
         chunks=chunks,
         query=prepared.search_query,
         condensed_query=prepared.condensed_query,
-        method=retriever.method,
+        method=method,
         chat_engine=engine.name,
         timings_ms=dict(timings),
+        corpus="graph" if graph is not None else "rag",
+        target_corpus=request.corpus,
+        graph=graph,
+        degraded=degraded,
     )
+    yield evidence
+    passages = evidence.passages
     line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
     queued = time.perf_counter()
     waited = False
@@ -280,7 +362,7 @@ def _run(
     try:
         generating = time.perf_counter()
         answer, reasoning, stop = yield from _generate(
-            services, request, prepared, chunks, timings, generating
+            services, request, prepared, passages, timings, generating
         )
     finally:
         line.leave()
@@ -289,10 +371,33 @@ def _run(
     yield TurnDone(
         answer=answer,
         reasoning=reasoning,
-        cited=cited_numbers(answer, len(chunks)),
+        cited=cited_numbers(answer, len(passages)),
         stop_reason=stop,
         timings_ms=timings,
     )
+
+
+def _graph_evidence(
+    services: TurnServices, query: str, timings: dict[str, float]
+) -> tuple[GraphRetrieval | None, str | None]:
+    """The graph's evidence for ``query``, or None and why the turn degrades.
+
+    Any failure of the graph degrades the turn (it is logged); a turn still fails
+    when the documents cannot answer either.
+    """
+    if not services.settings.GRAPH_ENABLED:
+        return None, GRAPH_DISABLED_NOTE
+    started = time.perf_counter()
+    try:
+        found = services.graph.retrieve(query)
+    except Exception as exc:  # the graph is optional evidence: fall back, say why
+        log.warning("graph retrieval failed; answering from the documents", exc_info=True)
+        return None, GRAPH_FAILED_NOTE.format(error=f"{type(exc).__name__}: {exc}")
+    finally:
+        timings["graph"] = _ms(started)
+    if not found.days:
+        return None, GRAPH_EMPTY_NOTE
+    return found, None
 
 
 def _engine(services: TurnServices, name: str | None) -> ChatEngine:
@@ -309,7 +414,7 @@ def _generate(
     services: TurnServices,
     request: TurnRequest,
     prepared: PreparedQuery,
-    chunks: Sequence[RetrievedChunk],
+    passages: Sequence[str],
     timings: dict[str, float],
     generating: float,
 ) -> Generator[TurnEvent, None, tuple[str, str | None, StopReason]]:
@@ -318,8 +423,8 @@ def _generate(
     splitter = ThinkSplitter()
     guard = RepetitionGuard()
     citer = (
-        CitationStream([c.record.content for c in chunks])
-        if chunks and settings.ANSWER_CITATIONS == "attributed"
+        CitationStream(list(passages))
+        if passages and settings.ANSWER_CITATIONS == "attributed"
         else None
     )
     reasoning: list[str] = []
@@ -327,7 +432,7 @@ def _generate(
     deltas = stream_answer(
         services.chat,
         prepared.question,
-        chunks,
+        passages,
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         answer_tokens=answer_token_cap(settings, request.max_answer_tokens),
         history=prepared.history,

@@ -64,13 +64,22 @@ HISTORY_SHARE = 0.2
 HISTORY_ANSWER_TOKENS = 200
 
 
-def format_sources(chunks: Sequence[RetrievedChunk], *, max_tokens: int) -> str:
-    """The numbered evidence block, within a token budget (later sources trimmed first)."""
-    per_source = max(64, max_tokens // max(1, len(chunks)))
+def chunk_passages(chunks: Sequence[RetrievedChunk]) -> list[str]:
+    """Document evidence as the prompt numbers it: each chunk's text."""
+    return [c.record.content for c in chunks]
+
+
+def day_passage(thread_name: str, span: str, excerpt: str) -> str:
+    """A message-graph day card as the prompt numbers it: who talked, when, then the
+    transcript lines (the model needs the thread and day to answer "with whom, when")."""
+    return f"Messages in {thread_name or 'a conversation'} on {span}:\n{excerpt}"
+
+
+def format_sources(passages: Sequence[str], *, max_tokens: int) -> str:
+    """The numbered evidence block, within a token budget (each source gets its share)."""
+    per_source = max(64, max_tokens // max(1, len(passages)))
     blocks = []
-    for n, chunk in enumerate(chunks, start=1):
-        rec = chunk.record
-        body = rec.content
+    for n, body in enumerate(passages, start=1):
         if count_tokens(body) > per_source:
             body = truncate_tokens(body, per_source) + " ..."
         blocks.append(f"[{n}] {body}")
@@ -100,13 +109,16 @@ def format_history(history: Sequence[tuple[str, str]], *, max_tokens: int) -> li
 
 def build_messages(
     question: str,
-    chunks: Sequence[RetrievedChunk],
+    passages: Sequence[str],
     *,
     context_tokens: int,
     answer_tokens: int,
     history: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, str]]:
     """System prompt, earlier turns (if any), then one user turn with sources + question.
+
+    ``passages`` are the numbered evidence texts (:func:`chunk_passages`,
+    :func:`day_passage`); passage ``n`` is cited as ``[n]``.
 
     ``history`` holds ``(question, answer)`` pairs, oldest first; they get at most
     ``HISTORY_SHARE`` of the context window and the sources what is left.
@@ -115,7 +127,7 @@ def build_messages(
     history_tokens = sum(count_tokens(m["content"]) for m in earlier)
     fixed = count_tokens(question) + history_tokens
     budget = max(256, int(context_tokens * 0.6) - answer_tokens - fixed)
-    sources = format_sources(chunks, max_tokens=budget)
+    sources = format_sources(passages, max_tokens=budget)
     # The question comes first and again last: measured with SmolLM2-135M, restating it
     # after long sources keeps small models on the question, and file-name headers on
     # sources were echoed back instead of answered from (see the module doc).
@@ -130,7 +142,7 @@ def build_messages(
 def stream_answer(
     client: Streamer,
     question: str,
-    chunks: Sequence[RetrievedChunk],
+    passages: Sequence[str],
     *,
     context_tokens: int,
     answer_tokens: int,
@@ -143,12 +155,12 @@ def stream_answer(
     ``question`` is always the user's own words, never a search rewrite. Returns the
     model's finish reason (``"stop"`` for the fixed reply).
     """
-    if not chunks:
+    if not passages:
         yield NO_EVIDENCE_ANSWER
         return "stop"
     messages = build_messages(
         question,
-        chunks,
+        passages,
         context_tokens=context_tokens,
         answer_tokens=answer_tokens,
         history=history,

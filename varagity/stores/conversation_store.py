@@ -7,6 +7,8 @@ The tables come from migration ``003_conversations.sql``. Three rules shape the 
   the user message, the assistant message with its provenance, and its sources;
 * a source is a *snapshot* (:func:`source_snapshot`), not a join to ``chunks``: a
   reingest replaces chunk rows and ids, and an old answer must still explain itself;
+  a graph turn's sources are its transcript days, with the doc_key as ``chunk_id``
+  and a ``graph_transcript`` trace (:mod:`varagity.graph.evidence`);
 * renaming a conversation or filing it in a group never bumps ``updated_at``, so
   organising the sidebar does not reorder the recency-sorted list.
 
@@ -26,6 +28,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from varagity.graph.evidence import day_trace
+from varagity.graph.types import DayCard
 from varagity.records import RetrievedChunk
 from varagity.stores.vector_store import PgVectorStore
 
@@ -119,7 +123,13 @@ class Group:
 
 @dataclass(frozen=True, slots=True)
 class AssistantReply:
-    """Everything an answered turn records besides the question."""
+    """Everything an answered turn records besides the question.
+
+    ``sources`` (document chunks) or ``days`` (a graph turn's transcript days) are the
+    numbered evidence, stored with rank = the ``[n]`` the answer cites. ``target_corpus``
+    is the corpus the turn asked for and ``graph_evidence`` what the graph found
+    (:func:`~varagity.graph.evidence.graph_evidence`; None on a degraded turn).
+    """
 
     content: str
     sources: Sequence[RetrievedChunk]
@@ -130,6 +140,7 @@ class AssistantReply:
     condensed_query: str | None = None
     target_corpus: str | None = None
     graph_evidence: Mapping[str, Any] | None = None
+    days: Sequence[DayCard] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,14 +421,17 @@ class ConversationStore:
                     Jsonb(dict(reply.graph_evidence)) if reply.graph_evidence is not None else None,
                 ),
             )
-            if reply.sources:
+            rows = [(c.record.chunk_id, source_snapshot(c)) for c in reply.sources] + [
+                (day.doc_key, day_trace(day)) for day in reply.days
+            ]
+            if rows:
                 with conn.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO message_sources (message_id, rank, chunk_id, trace)"
                         " VALUES (%s, %s, %s, %s)",
                         [
-                            (assistant_id, rank, c.record.chunk_id, Jsonb(source_snapshot(c)))
-                            for rank, c in enumerate(reply.sources, start=1)
+                            (assistant_id, rank, chunk_id, Jsonb(trace))
+                            for rank, (chunk_id, trace) in enumerate(rows, start=1)
                         ],
                     )
         return AppendedTurn(conversation_id, user_id, assistant_id, created)

@@ -7,6 +7,14 @@ chats, then ``reasoning`` and ``token`` deltas, then ``done``; any failure is an
 ``error`` event that ends the stream. An unknown ``conversation_id`` is a plain 404
 before any streaming starts.
 
+``corpus`` picks what the turn is answered from: ``rag`` (the documents, the default)
+or ``graph`` (the message graph, whose conversation days are then the numbered
+evidence, in ``retrieval.days``, beside its entities and relations in
+``retrieval.graph``). A graph turn the graph cannot answer (switched off, unreadable,
+no matching day) is answered from the documents, and ``retrieval.degraded`` says so.
+The saved assistant message records the corpus asked for (``target_corpus``) and what
+the graph found (``graph_evidence``, null on a degraded turn).
+
 ``done`` carries the final answer (when the repetition guard stopped a loop, without
 the repeated tail the tokens already showed) and why generation stopped. The turn is
 saved only once the answer is complete, in one transaction, and ``done`` carries the
@@ -34,6 +42,7 @@ from varagity.chat.turn import (
     TurnRetrieval,
     run_turn,
 )
+from varagity.graph.evidence import graph_evidence
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.services import Services
 from varagity.stores.conversation_store import (
@@ -53,7 +62,12 @@ from varagity_api.schemas.chat import (
     RetrievalEvent,
     TokenEvent,
 )
-from varagity_api.schemas.common import ErrorBody, source_from
+from varagity_api.schemas.common import (
+    ErrorBody,
+    day_source_from,
+    graph_evidence_from,
+    source_from,
+)
 from varagity_api.sse import PING_SECONDS, close_quietly, sse_event
 
 router = APIRouter(tags=["chat"])
@@ -93,6 +107,11 @@ async def turn_events(
                         method=event.method,  # type: ignore[arg-type]
                         sources=[source_from(c, n) for n, c in enumerate(event.chunks, start=1)],
                         timings_ms=dict(event.timings_ms),
+                        corpus=event.corpus,
+                        target_corpus=event.target_corpus,
+                        degraded=event.degraded,
+                        graph=graph_evidence_from(event.graph) if event.graph else None,
+                        days=[day_source_from(d, n) for n, d in enumerate(event.days, start=1)],
                     ),
                 )
             elif isinstance(event, TurnQueued):
@@ -157,6 +176,9 @@ async def _save(
         latency_ms=dict(done.timings_ms),
         reasoning=done.reasoning,
         condensed_query=evidence.condensed_query,
+        target_corpus=evidence.target_corpus,
+        graph_evidence=graph_evidence(evidence.graph) if evidence.graph else None,
+        days=evidence.days,
     )
     try:
         saved = await run_in_threadpool(store.append_turn, conversation_id, question, reply)
@@ -202,6 +224,7 @@ async def chat(
             method=body.method,
             k=body.k,
             chat_engine=body.chat_engine,
+            corpus=body.corpus,
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from starlette.concurrency import run_in_threadpool
 
+from varagity.graph.evidence import is_day_trace
 from varagity.stores.conversation_store import (
     KEEP,
     ConversationNotFound,
@@ -24,7 +25,7 @@ from varagity.stores.conversation_store import ConversationSummary as StoredSumm
 from varagity.stores.conversation_store import Group as StoredGroup
 from varagity_api.deps import ConversationStoreDep
 from varagity_api.errors import ApiError, not_found
-from varagity_api.schemas.common import ErrorBody
+from varagity_api.schemas.common import ErrorBody, GraphEvidence, day_source_from_trace
 from varagity_api.schemas.conversations import (
     ConversationDetail,
     ConversationPatch,
@@ -65,11 +66,19 @@ def _message(row: StoredMessage) -> Message:
         condensed_query=row.condensed_query,
         reasoning=row.reasoning,
         latency_ms=row.latency_ms,
-        target_corpus=row.target_corpus,
-        graph_evidence=row.graph_evidence,
+        target_corpus=row.target_corpus,  # type: ignore[arg-type]  # migration 006's CHECK
+        graph_evidence=(
+            GraphEvidence.model_validate(row.graph_evidence) if row.graph_evidence else None
+        ),
         sources=[
             SourceSnapshot.model_validate({**s.snapshot, "n": s.rank, "chunk_id": s.chunk_id})
             for s in row.sources
+            if not is_day_trace(s.snapshot)
+        ],
+        days=[
+            day_source_from_trace(s.chunk_id, s.snapshot, s.rank)
+            for s in row.sources
+            if is_day_trace(s.snapshot)
         ],
     )
 

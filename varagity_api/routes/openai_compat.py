@@ -4,8 +4,10 @@ Any OpenAI client (the official SDKs, Open WebUI, LibreChat, ...) can ask the co
 questions. The last message is the question and must come from the ``user``; earlier
 user/assistant pairs are the conversation the chat engine (``CHAT_ENGINE``) uses;
 system messages are ignored, since the grounded prompt is Varagity's own. The model id
-picks the retrieval method: ``varagity`` uses ``RETRIEVAL_METHOD``,
-``varagity-<method>`` a given one. The turn runs through the same runner as
+picks the corpus and the retrieval method: ``varagity`` uses ``RETRIEVAL_METHOD``,
+``varagity-<method>`` a given one, and ``varagity-graph`` answers from the message
+graph (its conversation days are the cited sources; when the graph cannot answer, the
+documents do, and a "Note:" line in the footer says so). The turn runs through the same runner as
 ``/api/chat`` (:mod:`varagity.chat.turn`), with the same limits: ``max_tokens`` /
 ``max_completion_tokens`` may lower the answer cap below ``LLM_MAX_TOKENS``, never
 raise it, and a question longer than the runner's cap is a 400. Sampling parameters
@@ -15,7 +17,8 @@ cap, else ``stop`` (also when the repetition guard stopped a loop; ``varagity.st
 tells the two apart).
 
 The answer's ``[n]`` citations resolve through a "Sources:" footer appended to the
-content (``[n] path (page p)``), so plain clients can follow them; the non-standard
+content (``[n] path (page p)``, or ``[n] thread, day`` for a graph answer), so plain
+clients can follow them; the non-standard
 ``varagity`` field carries the full evidence (on the complete response, on the first
 chunk of a stream, and with ``cited`` and ``stop_reason`` on its finishing chunk).
 Turns here are not saved as conversations.
@@ -43,6 +46,7 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from varagity.chat.base import Turn
 from varagity.chat.turn import (
+    Corpus,
     ReasoningDelta,
     StopReason,
     TokenDelta,
@@ -58,7 +62,13 @@ from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.stores.conversation_store import new_id
 from varagity_api.deps import ServicesDep
 from varagity_api.errors import ApiError
-from varagity_api.schemas.common import Source, source_from
+from varagity_api.schemas.common import (
+    DaySource,
+    Source,
+    day_source_from,
+    graph_evidence_from,
+    source_from,
+)
 from varagity_api.schemas.openai import (
     AssistantMessage,
     ChatCompletion,
@@ -79,6 +89,8 @@ from varagity_api.sse import close_quietly
 log = logging.getLogger(__name__)
 
 MODEL_PREFIX = "varagity"
+#: The model id of graph turns (not a retrieval method: RETRIEVAL_METHODS has no "graph").
+GRAPH_MODEL = f"{MODEL_PREFIX}-graph"
 FOOTER_HEADING = "\n\nSources:\n"
 ROUTE_LABEL = "openai"
 
@@ -124,21 +136,24 @@ router = APIRouter(tags=["openai"], route_class=OpenAIRoute)
 
 
 def model_ids() -> list[str]:
-    """``varagity`` plus one ``varagity-<method>`` id per retrieval method."""
-    return [MODEL_PREFIX, *(f"{MODEL_PREFIX}-{m}" for m in RETRIEVAL_METHODS)]
+    """``varagity``, one ``varagity-<method>`` id per retrieval method, and the graph's."""
+    return [MODEL_PREFIX, *(f"{MODEL_PREFIX}-{m}" for m in RETRIEVAL_METHODS), GRAPH_MODEL]
 
 
-def method_for(model: str, settings: Settings) -> str:
-    """The retrieval method a model id asks for.
+def target_for(model: str, settings: Settings) -> tuple[Corpus, str]:
+    """The corpus and retrieval method a model id asks for (a graph turn's method is
+    the one its document fallback uses).
 
     Raises:
         ApiError: 404 for an id :func:`model_ids` does not list.
     """
     if model == MODEL_PREFIX:
-        return settings.RETRIEVAL_METHOD
+        return "rag", settings.RETRIEVAL_METHOD
+    if model == GRAPH_MODEL:
+        return "graph", settings.RETRIEVAL_METHOD
     method = model.removeprefix(f"{MODEL_PREFIX}-")
     if model.startswith(f"{MODEL_PREFIX}-") and method in RETRIEVAL_METHODS:
-        return method
+        return "rag", method
     raise ApiError(
         404,
         "model_not_found",
@@ -176,15 +191,18 @@ def split_conversation(messages: Sequence[ChatMessage]) -> tuple[str, list[Turn]
     return question, turns
 
 
-def sources_footer(sources: Sequence[Source]) -> str:
-    """The "Sources:" block that resolves the answer's ``[n]`` citations ("" when none)."""
-    if not sources:
-        return ""
+def sources_footer(
+    sources: Sequence[Source], days: Sequence[DaySource] = (), note: str | None = None
+) -> str:
+    """The "Sources:" block that resolves the answer's ``[n]`` citations, then the
+    degradation ``note`` if any ("" when there is neither)."""
     lines = []
     for s in sources:
         page = f" (page {s.page})" if s.page is not None else ""
         lines.append(f"[{s.n}] {s.relative_path}{page}")
-    return FOOTER_HEADING + "\n".join(lines)
+    lines.extend(f"[{d.n}] {d.thread_name}, {d.span}" for d in days)
+    footer = FOOTER_HEADING + "\n".join(lines) if lines else ""
+    return footer + (f"\n\nNote: {note}" if note else "")
 
 
 #: HTTP status of a turn that fails before any output.
@@ -213,6 +231,11 @@ class _Completion:
         self.created = int(time.time())
         self.timings: dict[str, float] = dict(evidence.timings_ms)
         self.sources = [source_from(c, n) for n, c in enumerate(evidence.chunks, start=1)]
+        self.days = [day_source_from(d, n) for n, d in enumerate(evidence.days, start=1)]
+
+    def footer(self) -> str:
+        """The "Sources:" footer (and the degradation note) of this answer."""
+        return sources_footer(self.sources, self.days, self.evidence.degraded)
 
     def extras(self, done: TurnDone | None = None) -> VaragityExtras:
         """The ``varagity`` field: evidence, queries, timings, and the outcome once done."""
@@ -222,6 +245,11 @@ class _Completion:
             chat_engine=self.evidence.chat_engine,
             method=self.evidence.method,  # type: ignore[arg-type]  # a retriever's method name
             sources=self.sources,
+            corpus=self.evidence.corpus,
+            target_corpus=self.evidence.target_corpus,
+            degraded=self.evidence.degraded,
+            graph=graph_evidence_from(self.evidence.graph) if self.evidence.graph else None,
+            days=self.days,
             cited=done.cited if done else None,
             stop_reason=done.stop_reason if done else None,
             timings_ms=dict(done.timings_ms if done else self.timings),
@@ -268,7 +296,7 @@ async def _complete(turn: _Completion) -> ChatCompletion:
     turn.timings = dict(last.timings_ms)
     turn.finish("ok")
     message = AssistantMessage(
-        content=last.answer + sources_footer(turn.sources), reasoning_content=last.reasoning
+        content=last.answer + turn.footer(), reasoning_content=last.reasoning
     )
     return ChatCompletion(
         id=turn.id,
@@ -299,7 +327,7 @@ async def _stream(request: Request, turn: _Completion) -> AsyncIterator[str]:
                 return
             elif isinstance(event, TurnDone):
                 turn.timings = dict(event.timings_ms)
-                footer = sources_footer(turn.sources)
+                footer = turn.footer()
                 if footer:
                     yield turn.chunk_line(Delta(content=footer))
                 yield turn.chunk_line(
@@ -314,7 +342,8 @@ async def _stream(request: Request, turn: _Completion) -> AsyncIterator[str]:
 
 @router.get("/v1/models", response_model=ModelList)
 async def list_models() -> ModelList:
-    """The model ids: ``varagity`` and one ``varagity-<method>`` per retrieval method."""
+    """The model ids: ``varagity``, one ``varagity-<method>`` per retrieval method, and
+    ``varagity-graph`` (answers from the message graph)."""
     now = int(time.time())
     return ModelList(data=[ModelCard(id=m, created=now) for m in model_ids()])
 
@@ -336,13 +365,14 @@ async def chat_completions(
 ) -> Response | ChatCompletion:
     """Answer the last user message over the corpus, with citations and sources."""
     settings = services.settings
-    method = method_for(body.model, settings)
+    corpus, method = target_for(body.model, settings)
     question, turns = split_conversation(body.messages)
     try:
         turn = TurnRequest(
             question=question,
             history=tuple(turns),
             method=method,
+            corpus=corpus,
             max_answer_tokens=body.max_completion_tokens or body.max_tokens,
         )
     except ValueError as exc:

@@ -6,7 +6,14 @@ from pydantic import BaseModel, Field
 
 from varagity.chat.turn import QUESTION_MAX_CHARS, StopReason
 from varagity.config import ChatEngineName
-from varagity_api.schemas.common import Method, Source
+from varagity_api.schemas.common import (
+    CorpusName,
+    DaySource,
+    EvidenceMethod,
+    GraphEvidence,
+    Method,
+    Source,
+)
 
 
 class ChatRequest(BaseModel):
@@ -24,6 +31,12 @@ class ChatRequest(BaseModel):
     chat_engine: ChatEngineName | None = Field(
         default=None, description="Override CHAT_ENGINE for this turn."
     )
+    corpus: CorpusName = Field(
+        default="rag",
+        description="rag: answer from the documents; graph: from the message graph (its "
+        "conversation days are the evidence; k and method then apply only if the turn "
+        "falls back to the documents).",
+    )
 
 
 class RetrievalEvent(BaseModel):
@@ -36,9 +49,24 @@ class RetrievalEvent(BaseModel):
         "null when the question was searched as asked."
     )
     chat_engine: ChatEngineName
-    method: Method
-    sources: list[Source]
+    method: EvidenceMethod = Field(description="The retrieval method, or graph.")
+    sources: list[Source] = Field(description="Document evidence (empty on a graph answer).")
     timings_ms: dict[str, float]
+    corpus: CorpusName = Field(description="What the evidence came from.")
+    target_corpus: CorpusName = Field(description="What the request asked for.")
+    degraded: str | None = Field(
+        description="Why a graph-targeted turn is answered from the documents instead "
+        "(graph switched off, unreadable or without a matching day): show it to the user. "
+        "Null when the turn got the corpus it asked for."
+    )
+    graph: GraphEvidence | None = Field(
+        description="The message graph's entities, relations and query mode on a graph "
+        "answer; null otherwise."
+    )
+    days: list[DaySource] = Field(
+        description="Graph evidence: the conversation days the answer cites as [n] "
+        "(empty on a document answer)."
+    )
 
 
 class QueuedEvent(BaseModel):

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from varagity.graph.evidence import day_trace, graph_evidence
+from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.records import RetrievalTrace, RetrievedChunk
 
 Method = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
+#: How a turn's evidence was found: a retrieval method, or ``graph`` (the message graph).
+EvidenceMethod = Literal["semantic", "bm25", "hybrid", "reranked", "hyde", "graph"]
+#: What a turn is answered from: the documents (chunk RAG) or the message graph.
+CorpusName = Literal["rag", "graph"]
 
 
 class ErrorBody(BaseModel):
@@ -54,3 +61,59 @@ def source_from(chunk: RetrievedChunk, n: int) -> Source:
         score=chunk.score,
         trace=chunk.trace,
     )
+
+
+class EvidenceEntity(BaseModel):
+    """An entity the message graph found for the question."""
+
+    name: str
+    type: str
+    description: str
+    doc_keys: list[str] = Field(description="The transcript days it was extracted from.")
+
+
+class EvidenceRelation(BaseModel):
+    """A relation between two entities, with the days it was seen on."""
+
+    source: str
+    target: str
+    description: str
+    keywords: str
+    weight: float
+    doc_keys: list[str]
+
+
+class GraphEvidence(BaseModel):
+    """What the message graph found besides the days: the shape stored as the assistant
+    message's ``graph_evidence``."""
+
+    entities: list[EvidenceEntity]
+    relations: list[EvidenceRelation]
+    mode: str = Field(description="The engine's query mode (GRAPH_QUERY_MODE).")
+
+
+class DaySource(BaseModel):
+    """A conversation day cited as evidence: day-grain, never a single message."""
+
+    n: int = Field(description="1-based number the answer cites as [n].")
+    doc_key: str = Field(description="The day's graph identity, thread_id::YYYY-MM-DD.")
+    thread_name: str
+    span: str = Field(description="The day (YYYY-MM-DD) or first..last days.")
+    excerpt: str = Field(description="The transcript lines the answer was given.")
+    message_guids: list[str] = Field(description="The source's ids of the day's messages.")
+
+
+def graph_evidence_from(found: GraphRetrieval) -> GraphEvidence:
+    """The wire form of a graph retrieval's entities, relations and mode."""
+    return GraphEvidence.model_validate(graph_evidence(found))
+
+
+def day_source_from(day: DayCard, n: int) -> DaySource:
+    """The wire form of a day card."""
+    return day_source_from_trace(day.doc_key, day_trace(day), n)
+
+
+def day_source_from_trace(doc_key: str, trace: Mapping[str, Any], n: int) -> DaySource:
+    """The wire form of a stored ``graph_transcript`` snapshot."""
+    fields = {k: v for k, v in trace.items() if k != "kind"}
+    return DaySource.model_validate({**fields, "n": n, "doc_key": doc_key})

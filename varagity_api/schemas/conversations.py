@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from varagity_api.schemas.common import Source
+from varagity_api.schemas.common import CorpusName, DaySource, GraphEvidence, Source
 
 
 class ConversationSummary(BaseModel):
@@ -42,9 +42,18 @@ class Message(BaseModel):
     )
     reasoning: str | None
     latency_ms: dict[str, float] | None
-    target_corpus: str | None
-    graph_evidence: dict[str, Any] | None
-    sources: list[SourceSnapshot] = Field(description="The evidence, numbered as cited.")
+    target_corpus: CorpusName | None = Field(
+        description="The corpus the turn asked for (rag or graph; also graph when it "
+        "degraded to a document answer); null on user messages and older history."
+    )
+    graph_evidence: GraphEvidence | None = Field(
+        description="What the message graph found (entities, relations, mode); null on "
+        "document answers and on graph turns that degraded to the documents."
+    )
+    sources: list[SourceSnapshot] = Field(description="The document evidence, numbered as cited.")
+    days: list[DaySource] = Field(
+        description="A graph answer's evidence: its conversation days, numbered as cited."
+    )
 
 
 class ConversationDetail(ConversationSummary):

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from varagity.chat.turn import StopReason
-from varagity_api.schemas.common import Method, Source
+from varagity_api.schemas.common import CorpusName, DaySource, EvidenceMethod, GraphEvidence, Source
 
 
 class ContentPart(BaseModel):
@@ -73,8 +73,22 @@ class VaragityExtras(BaseModel):
     query: str = Field(description="What retrieval searched for.")
     condensed_query: str | None
     chat_engine: str
-    method: Method
-    sources: list[Source]
+    method: EvidenceMethod = Field(description="The retrieval method, or graph.")
+    sources: list[Source] = Field(description="Document evidence (empty on a graph answer).")
+    corpus: CorpusName = Field(description="What the evidence came from.")
+    target_corpus: CorpusName = Field(
+        description="What the model id asked for (varagity-graph: graph)."
+    )
+    degraded: str | None = Field(
+        description="Why a varagity-graph answer comes from the documents instead; null "
+        "when the turn got the corpus it asked for."
+    )
+    graph: GraphEvidence | None = Field(
+        description="The message graph's entities, relations and query mode (graph answers)."
+    )
+    days: list[DaySource] = Field(
+        description="A graph answer's cited conversation days, numbered as [n]."
+    )
     cited: list[int] | None = Field(
         default=None,
         description="Source numbers the answer cites (complete responses, last chunk).",

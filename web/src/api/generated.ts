@@ -398,7 +398,8 @@ export interface paths {
         };
         /**
          * List Models
-         * @description The model ids: ``varagity`` and one ``varagity-<method>`` per retrieval method.
+         * @description The model ids: ``varagity``, one ``varagity-<method>`` per retrieval method, and
+         *     ``varagity-graph`` (answers from the message graph).
          */
         get: operations["list_models_v1_models_get"];
         put?: never;
@@ -525,6 +526,13 @@ export interface components {
              */
             conversation_id?: string | null;
             /**
+             * Corpus
+             * @description rag: answer from the documents; graph: from the message graph (its conversation days are the evidence; k and method then apply only if the turn falls back to the documents).
+             * @default rag
+             * @enum {string}
+             */
+            corpus?: "rag" | "graph";
+            /**
              * K
              * @default 5
              */
@@ -638,6 +646,39 @@ export interface components {
              * @description Time of the latest turn.
              */
             updated_at: string;
+        };
+        /**
+         * DaySource
+         * @description A conversation day cited as evidence: day-grain, never a single message.
+         */
+        DaySource: {
+            /**
+             * Doc Key
+             * @description The day's graph identity, thread_id::YYYY-MM-DD.
+             */
+            doc_key: string;
+            /**
+             * Excerpt
+             * @description The transcript lines the answer was given.
+             */
+            excerpt: string;
+            /**
+             * Message Guids
+             * @description The source's ids of the day's messages.
+             */
+            message_guids: string[];
+            /**
+             * N
+             * @description 1-based number the answer cites as [n].
+             */
+            n: number;
+            /**
+             * Span
+             * @description The day (YYYY-MM-DD) or first..last days.
+             */
+            span: string;
+            /** Thread Name */
+            thread_name: string;
         };
         /**
          * DeleteRequest
@@ -819,6 +860,41 @@ export interface components {
             message: string;
         };
         /**
+         * EvidenceEntity
+         * @description An entity the message graph found for the question.
+         */
+        EvidenceEntity: {
+            /** Description */
+            description: string;
+            /**
+             * Doc Keys
+             * @description The transcript days it was extracted from.
+             */
+            doc_keys: string[];
+            /** Name */
+            name: string;
+            /** Type */
+            type: string;
+        };
+        /**
+         * EvidenceRelation
+         * @description A relation between two entities, with the days it was seen on.
+         */
+        EvidenceRelation: {
+            /** Description */
+            description: string;
+            /** Doc Keys */
+            doc_keys: string[];
+            /** Keywords */
+            keywords: string;
+            /** Source */
+            source: string;
+            /** Target */
+            target: string;
+            /** Weight */
+            weight: number;
+        };
+        /**
          * FailedFile
          * @description A file whose run failed, with the run's error when its logs give one.
          */
@@ -862,6 +938,22 @@ export interface components {
             relative_path: string;
             /** Removed */
             removed: boolean;
+        };
+        /**
+         * GraphEvidence
+         * @description What the message graph found besides the days: the shape stored as the assistant
+         *     message's ``graph_evidence``.
+         */
+        GraphEvidence: {
+            /** Entities */
+            entities: components["schemas"]["EvidenceEntity"][];
+            /**
+             * Mode
+             * @description The engine's query mode (GRAPH_QUERY_MODE).
+             */
+            mode: string;
+            /** Relations */
+            relations: components["schemas"]["EvidenceRelation"][];
         };
         /**
          * Group
@@ -1111,10 +1203,13 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
-            /** Graph Evidence */
-            graph_evidence: {
-                [key: string]: unknown;
-            } | null;
+            /**
+             * Days
+             * @description A graph answer's evidence: its conversation days, numbered as cited.
+             */
+            days: components["schemas"]["DaySource"][];
+            /** @description What the message graph found (entities, relations, mode); null on document answers and on graph turns that degraded to the documents. */
+            graph_evidence: components["schemas"]["GraphEvidence"] | null;
             /** Latency Ms */
             latency_ms: {
                 [key: string]: number;
@@ -1132,11 +1227,14 @@ export interface components {
             role: "user" | "assistant";
             /**
              * Sources
-             * @description The evidence, numbered as cited.
+             * @description The document evidence, numbered as cited.
              */
             sources: components["schemas"]["SourceSnapshot"][];
-            /** Target Corpus */
-            target_corpus: string | null;
+            /**
+             * Target Corpus
+             * @description The corpus the turn asked for (rag or graph; also graph when it degraded to a document answer); null on user messages and older history.
+             */
+            target_corpus: ("rag" | "graph") | null;
         };
         /**
          * ModelCard
@@ -1234,17 +1332,45 @@ export interface components {
             /** Conversation Id */
             conversation_id: string;
             /**
-             * Method
+             * Corpus
+             * @description What the evidence came from.
              * @enum {string}
              */
-            method: "semantic" | "bm25" | "hybrid" | "reranked" | "hyde";
+            corpus: "rag" | "graph";
+            /**
+             * Days
+             * @description Graph evidence: the conversation days the answer cites as [n] (empty on a document answer).
+             */
+            days: components["schemas"]["DaySource"][];
+            /**
+             * Degraded
+             * @description Why a graph-targeted turn is answered from the documents instead (graph switched off, unreadable or without a matching day): show it to the user. Null when the turn got the corpus it asked for.
+             */
+            degraded: string | null;
+            /** @description The message graph's entities, relations and query mode on a graph answer; null otherwise. */
+            graph: components["schemas"]["GraphEvidence"] | null;
+            /**
+             * Method
+             * @description The retrieval method, or graph.
+             * @enum {string}
+             */
+            method: "semantic" | "bm25" | "hybrid" | "reranked" | "hyde" | "graph";
             /**
              * Query
              * @description What retrieval searched for.
              */
             query: string;
-            /** Sources */
+            /**
+             * Sources
+             * @description Document evidence (empty on a graph answer).
+             */
             sources: components["schemas"]["Source"][];
+            /**
+             * Target Corpus
+             * @description What the request asked for.
+             * @enum {string}
+             */
+            target_corpus: "rag" | "graph";
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;
@@ -1617,22 +1743,50 @@ export interface components {
             /** Condensed Query */
             condensed_query: string | null;
             /**
-             * Method
+             * Corpus
+             * @description What the evidence came from.
              * @enum {string}
              */
-            method: "semantic" | "bm25" | "hybrid" | "reranked" | "hyde";
+            corpus: "rag" | "graph";
+            /**
+             * Days
+             * @description A graph answer's cited conversation days, numbered as [n].
+             */
+            days: components["schemas"]["DaySource"][];
+            /**
+             * Degraded
+             * @description Why a varagity-graph answer comes from the documents instead; null when the turn got the corpus it asked for.
+             */
+            degraded: string | null;
+            /** @description The message graph's entities, relations and query mode (graph answers). */
+            graph: components["schemas"]["GraphEvidence"] | null;
+            /**
+             * Method
+             * @description The retrieval method, or graph.
+             * @enum {string}
+             */
+            method: "semantic" | "bm25" | "hybrid" | "reranked" | "hyde" | "graph";
             /**
              * Query
              * @description What retrieval searched for.
              */
             query: string;
-            /** Sources */
+            /**
+             * Sources
+             * @description Document evidence (empty on a graph answer).
+             */
             sources: components["schemas"]["Source"][];
             /**
              * Stop Reason
              * @description Why generation ended (complete responses, last chunk): finished, length, or repetition (the answer began looping and was cut).
              */
             stop_reason?: ("finished" | "length" | "repetition") | null;
+            /**
+             * Target Corpus
+             * @description What the model id asked for (varagity-graph: graph).
+             * @enum {string}
+             */
+            target_corpus: "rag" | "graph";
             /** Timings Ms */
             timings_ms: {
                 [key: string]: number;

@@ -23,6 +23,7 @@ function message(
     target_corpus: null,
     graph_evidence: null,
     sources: [],
+    days: [],
     ...extra,
   };
 }

@@ -29,6 +29,11 @@ export function retrieval(count: number, overrides: Partial<RetrievalEvent> = {}
     chat_engine: "simple",
     condensed_query: null,
     conversation_id: "c1",
+    corpus: "rag",
+    target_corpus: "rag",
+    degraded: null,
+    graph: null,
+    days: [],
     ...overrides,
   };
 }
