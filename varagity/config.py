@@ -291,6 +291,29 @@ class Settings(BaseSettings):
         "localhost and HOST (DNS-rebinding guard); '*' turns the check off.",
     )
 
+    # --- message graph ------------------------------------------------------
+    GRAPH_TIMEZONE: str = Field(
+        default="",
+        description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "
+        "split into days; blank is this machine's local zone.",
+    )
+
+    @field_validator("GRAPH_TIMEZONE")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        value = value.strip()
+        if value:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(
+                    f"GRAPH_TIMEZONE {value!r} is not a known IANA time zone "
+                    "(e.g. Europe/Lisbon, America/New_York, UTC)"
+                ) from None
+        return value
+
     @field_validator(
         "DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "RERANK_BASE_URL"
     )

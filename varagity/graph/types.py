@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 def doc_key_for(thread_id: str, span: str) -> str:
@@ -103,3 +104,25 @@ class GraphRetrieval:
     days: tuple[DayCard, ...] = ()
     mode: str = "mix"
     extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of conversation text, as a message source read it (what the
+    renderer, :mod:`varagity.graph.transcripts`, turns into :class:`ThreadDay`).
+
+    Attributes:
+        guid: The source's stable id of the message.
+        thread_id: The source's stable id of its conversation (iMessage: the chat guid).
+        thread_name: What a person calls the conversation.
+        sender: Who wrote it: a handle (phone number, e-mail) or ``"Me"``.
+        sent_at: When it was sent, timezone-aware (UTC from the iMessage source).
+        text: The text, without attachment placeholders; never empty.
+    """
+
+    guid: str
+    thread_id: str
+    thread_name: str
+    sender: str
+    sent_at: datetime
+    text: str

@@ -1,0 +1,85 @@
+"""Messages become thread-day transcripts: the unit the graph engine reads and cites.
+
+One :class:`~varagity.graph.types.ThreadDay` per conversation per calendar day, the day
+taken in ``GRAPH_TIMEZONE`` (default: this machine's zone), so a chat at 23:30 belongs
+to the evening it happened in. Its text is a short heading (conversation and date) and
+one line per message, ``[HH:MM] sender: text``. Rendering is pure and deterministic: the
+same messages always give byte-identical text, so a day's content hash changes only when
+its messages do, which is what makes the manifest diff (:mod:`varagity.graph.manifest`)
+re-extract only the days that changed.
+
+Every doc_key is a single day (``thread::YYYY-MM-DD``). Spans of several days
+(``first..last``) are allowed by the contract but not produced: nothing measured yet
+says that gluing short days together extracts better, and single days keep a grown
+archive's diff to the day that grew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime, tzinfo
+from zoneinfo import ZoneInfo
+
+from varagity.config import Settings
+from varagity.graph.types import Message, ThreadDay
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def graph_timezone(settings: Settings) -> tzinfo | None:
+    """``GRAPH_TIMEZONE`` as a zone, ``None`` (this machine's zone) when unset."""
+    name = settings.GRAPH_TIMEZONE.strip()
+    return ZoneInfo(name) if name else None
+
+
+def local_time(moment: datetime, tz: tzinfo | None) -> datetime:
+    """``moment`` on the wall clock of ``tz`` (``None``: this machine's zone, with the
+    offset that held at that moment, summer time included)."""
+    return moment.astimezone(tz) if tz is not None else moment.astimezone()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def render_day(thread_name: str, day: date, messages: Iterable[Message], tz: tzinfo | None) -> str:
+    """The transcript text of one thread's day (messages in the order given)."""
+    lines = [f"Conversation: {_one_line(thread_name)}", f"Date: {_WEEKDAYS[day.weekday()]} {day}"]
+    lines.append("")
+    for message in messages:
+        clock = local_time(message.sent_at, tz).strftime("%H:%M")
+        lines.append(f"[{clock}] {_one_line(message.sender)}: {_one_line(message.text)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_thread_days(
+    messages: Iterable[Message], *, source: str = "", tz: tzinfo | None = None
+) -> list[ThreadDay]:
+    """One transcript per thread per local day, ordered by doc_key.
+
+    Args:
+        messages: Conversation text from a message source (any order; a day's messages
+            are put in time order, ties kept as given).
+        source: The archive they came from (relative to ``GRAPH_DOCS_PATH``).
+        tz: Where days begin and end; ``None`` is this machine's zone.
+    """
+    days: dict[tuple[str, date], list[Message]] = {}
+    for message in messages:
+        key = (message.thread_id, local_time(message.sent_at, tz).date())
+        days.setdefault(key, []).append(message)
+    rendered: list[ThreadDay] = []
+    for (thread_id, day), group in days.items():
+        group.sort(key=lambda m: m.sent_at)
+        thread_name = group[-1].thread_name
+        rendered.append(
+            ThreadDay(
+                thread_id=thread_id,
+                thread_name=thread_name,
+                span=day.isoformat(),
+                text=render_day(thread_name, day, group, tz),
+                message_guids=tuple(m.guid for m in group),
+                source=source,
+            )
+        )
+    rendered.sort(key=lambda d: d.doc_key)
+    return rendered
