@@ -4,6 +4,8 @@ run of the graph build left in its events."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import dagster as dg
 
 from tests.support.pipeline import Harness, SensorOutcome
@@ -25,7 +27,7 @@ class GraphHarness(Harness):
         with dg.build_sensor_context(
             instance=self.instance, cursor=self.cursor, resources={"varagity": VaragityResource()}
         ) as ctx:
-            result = graph_sources_sensor(ctx)
+            result = cast(dg.SensorResult | dg.SkipReason, graph_sources_sensor(ctx))
         self._apply(result, ctx)
         return result
 
@@ -51,7 +53,14 @@ class GraphHarness(Harness):
         return set(self.instance.get_dynamic_partitions(pipeline.GRAPH_PARTITIONS))
 
 
-def materialization(run: dg.ExecuteInProcessResult, asset: str) -> dict[str, object]:
+def requests(result: SensorOutcome) -> list[dg.RunRequest]:
+    """The run requests of a tick (none for a skip)."""
+    if isinstance(result, dg.SensorResult):
+        return list(result.run_requests or [])
+    return [result] if isinstance(result, dg.RunRequest) else []
+
+
+def materialization(run: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:
     """The metadata of ``asset``'s one materialization in ``run``."""
     [event] = [
         e for e in run.get_asset_materialization_events() if e.asset_key == dg.AssetKey(asset)

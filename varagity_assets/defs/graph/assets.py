@@ -23,8 +23,6 @@ what the engine holds processed after the apply (:func:`applied`), not only what
 run extracted, so the days a killed run finished are recorded too.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 
 import dagster as dg
@@ -45,6 +43,16 @@ from varagity.graph.types import GraphDiff, ThreadDay
 from varagity.pipeline import GRAPH_POOL
 from varagity_assets.defs.graph.partitions import archive_path, graph_sources_partitions
 from varagity_assets.resources import VaragityResource
+
+
+class ArchiveDays(dict[str, tuple[ThreadDay, ...]]):
+    """``graph_archive``: the archive's transcript days, by partition key (the
+    ``artifacts`` IO manager stores and loads a value per partition)."""
+
+
+class ArchiveDiff(dict[str, GraphDiff]):
+    """``graph_transcripts``: what the build must do for the archive, by partition key."""
+
 
 _LISTED = 50  # doc_keys listed in a materialization's metadata (the counts are complete)
 
@@ -152,9 +160,7 @@ def _fail_on_failures(failed: Mapping[str, str], metadata: Mapping[str, object])
     io_manager_key="artifacts",
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=1),
 )
-def graph_archive(
-    context: dg.AssetExecutionContext, varagity: VaragityResource
-) -> dict[str, tuple[ThreadDay, ...]]:
+def graph_archive(context: dg.AssetExecutionContext, varagity: VaragityResource) -> ArchiveDays:
     """One archive's thread-day transcripts, read from a consistent snapshot of it and
     its ``-wal``/``-shm`` (the archive itself is never written)."""
     _require_enabled(varagity)
@@ -173,12 +179,12 @@ def graph_archive(
             "messages": messages,
             "threads": threads,
             "days": len(days),
-            "first_day": days and min(d.span for d in days) or "",
-            "last_day": days and max(d.span for d in days) or "",
+            "first_day": min((d.span for d in days), default=""),
+            "last_day": max((d.span for d in days), default=""),
         }
     )
     context.log.info(f"{rel}: {messages} message(s) in {threads} thread(s), {len(days)} day(s)")
-    return {key: days}
+    return ArchiveDays({key: days})
 
 
 @dg.asset(
@@ -191,8 +197,8 @@ def graph_archive(
 def graph_transcripts(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
-    graph_archive: dict[str, tuple[ThreadDay, ...]],
-) -> dict[str, GraphDiff]:
+    graph_archive: ArchiveDays,
+) -> ArchiveDiff:
     """The archive's days diffed against the manifest: new, changed (content hash
     differs) and removed (in the manifest for this archive, no longer rendered)."""
     key = context.partition_key
@@ -210,7 +216,7 @@ def graph_transcripts(
             "removed_days": _keys(diff.removed),
         }
     )
-    return {key: diff}
+    return ArchiveDiff({key: diff})
 
 
 @dg.asset(
@@ -223,7 +229,7 @@ def graph_transcripts(
 def graph_workdir(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
-    graph_transcripts: dict[str, GraphDiff],
+    graph_transcripts: ArchiveDiff,
 ) -> dg.MaterializeResult:
     """The archive's diff applied to the engine's working directory (insert new,
     delete then reinsert changed, delete removed), the manifest updated for what was

@@ -23,8 +23,6 @@ nothing (an unmounted folder must not empty the graph), and ``GRAPH_ENABLED=fals
 skips the tick, saying so, with the cursor left as it was.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from typing import Any
