@@ -33,6 +33,9 @@ OcrEngineName = Literal["rapidocr", "tesseract", "easyocr"]
 ChatEngineName = Literal["simple", "condense_context"]
 # the keys of varagity.local_models.LOCAL_MODELS, default first (a test keeps them equal)
 LocalLlmName = Literal["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"]
+# the keys of varagity.graph.registry.ENGINES (a test keeps them equal)
+GraphEngineName = Literal["lightrag"]
+GraphQueryMode = Literal["local", "global", "hybrid", "mix", "naive"]
 
 RETRIEVAL_METHODS: tuple[str, ...] = ("semantic", "bm25", "hybrid", "reranked", "hyde")
 
@@ -292,6 +295,70 @@ class Settings(BaseSettings):
     )
 
     # --- message graph ------------------------------------------------------
+    GRAPH_ENABLED: bool = Field(
+        default=True,
+        description="Kill switch: false refuses every graph build and read (graph_disabled) "
+        "and a graph-targeted chat turn answers from the documents instead.",
+    )
+    GRAPH_ENGINE: GraphEngineName = Field(
+        default="lightrag",
+        description="The message-graph engine (docs/graph.md); its working directory is "
+        "GRAPH_STORAGE_PATH/<engine>.",
+    )
+    GRAPH_DOCS_PATH: Path = Field(
+        default=Path("graph-docs"),
+        description="The watched folder of message archives (an iMessage chat.db with its "
+        "-wal/-shm), beside DOCS_PATH.",
+    )
+    GRAPH_STORAGE_PATH: Path | None = Field(
+        default=None,
+        description="Where graph engines keep their working directories; defaults to "
+        "VARAGITY_HOME/graph.",
+    )
+    GRAPH_CHUNK_TOKENS: int = Field(
+        default=1200,
+        ge=64,
+        le=8192,
+        description="Transcript chunk the engine extracts from in one LLM call, in cl100k "
+        "tokens; with the extraction prompt (~1,900 tokens) and GRAPH_EXTRACT_MAX_TOKENS "
+        "it must fit LLM_CONTEXT_TOKENS.",
+    )
+    GRAPH_EXTRACT_MAX_TOKENS: int = Field(
+        default=1024,
+        ge=64,
+        le=8192,
+        description="Cap on one extraction (or description summary) reply, in tokens.",
+    )
+    GRAPH_EXTRACT_FORMAT: Literal["json_schema", "json", "text"] = Field(
+        default="json_schema",
+        description="How the model writes what it extracts: json_schema asks for JSON and "
+        "sends its schema (llama.cpp, the packaged server, then constrains the reply to "
+        "it); json sends response_format json_object only (OpenAI, vLLM); text is "
+        "LightRAG's delimited lines, no response_format (for servers that take neither).",
+    )
+    GRAPH_QUERY_MODE: GraphQueryMode = Field(
+        default="mix",
+        description="Engine retrieval mode: local (entities), global (relations), hybrid "
+        "(both), mix (both plus transcript vector search), naive (transcripts only).",
+    )
+    GRAPH_QUERY_KEYWORDS: Literal["question", "llm"] = Field(
+        default="question",
+        description="What the engine searches its entity and relation indexes with: the "
+        "question as asked (no model call), or keywords the chat model extracts first "
+        "(one more LLM call per question; better with a strong model).",
+    )
+    GRAPH_TOP_K: int = Field(
+        default=20,
+        ge=1,
+        le=200,
+        description="Entities (and relations) graph retrieval takes per question.",
+    )
+    GRAPH_CHUNK_TOP_K: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="Transcript chunks (day cards) graph retrieval returns per question.",
+    )
     GRAPH_TIMEZONE: str = Field(
         default="",
         description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "
@@ -376,6 +443,13 @@ class Settings(BaseSettings):
                 f"RERANK_TOP_N ({self.RERANK_TOP_N}) cannot exceed RERANK_CANDIDATES "
                 f"({self.RERANK_CANDIDATES}): the reranker only sees that many"
             )
+        graph_budget = self.GRAPH_CHUNK_TOKENS + self.GRAPH_EXTRACT_MAX_TOKENS
+        if graph_budget >= self.LLM_CONTEXT_TOKENS:
+            raise ValueError(
+                f"GRAPH_CHUNK_TOKENS ({self.GRAPH_CHUNK_TOKENS}) + GRAPH_EXTRACT_MAX_TOKENS "
+                f"({self.GRAPH_EXTRACT_MAX_TOKENS}) must leave room in LLM_CONTEXT_TOKENS "
+                f"({self.LLM_CONTEXT_TOKENS}) for the extraction prompt"
+            )
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
         if len(set(ports)) != len(ports):
             raise ValueError("API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ")
@@ -407,6 +481,16 @@ class Settings(BaseSettings):
     def bm25_path(self) -> Path:
         """Absolute Tantivy index directory."""
         return (self.BM25_INDEX_PATH or self.home / "bm25").expanduser().resolve()
+
+    @property
+    def graph_docs_path(self) -> Path:
+        """Absolute folder of message archives."""
+        return self.GRAPH_DOCS_PATH.expanduser().resolve()
+
+    @property
+    def graph_storage_path(self) -> Path:
+        """Absolute folder of the graph engines' working directories."""
+        return (self.GRAPH_STORAGE_PATH or self.home / "graph").expanduser().resolve()
 
     @property
     def dagster_url(self) -> str:

@@ -4,6 +4,7 @@ content, the text it recovers and leaves out, the -wal rows, and an untouched ar
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sqlite3
 from datetime import timedelta
@@ -126,9 +127,11 @@ def test_reads_every_conversation_message_and_nothing_else(archive: ChatArchive)
     assert not {row.guid for row in archive.excluded} & set(by_guid)
     assert all("\ufffc" not in m.text for m in messages)
     # thread names: a group's (renamed) display name, a one-to-one chat's member
-    names = {m.thread_id: m.thread_name for m in messages}
+    names = {m.thread_id: m.thread_name for m in messages}  # each thread's last message
     assert names[THREADS["lisbon"].guid] == "Lisbon crew"
-    assert names[THREADS["maya"].guid] == "+14155550132"
+    lisbon = [m for m in messages if m.thread_id == THREADS["lisbon"].guid]
+    assert lisbon[0].thread_name == "Lisbon trip"  # before the rename
+    assert names[THREADS["maya"].guid] == "maya.chen@icloud.com"
     assert names[THREADS["books"].guid] == "+14155550178, jonas.weber@icloud.com"
 
 
@@ -247,3 +250,64 @@ def test_undecodable_attributed_bodies_give_none_not_an_exception() -> None:
     assert attributed_body_text(blob[:40]) is None
     # another header (a writer we do not know): the NSString payload is still found
     assert attributed_body_text(b"\x05" + blob[1:]) == "Pena Palace opens at 9:30."
+
+
+def test_a_copy_taken_while_the_archive_changed_is_taken_again(
+    archive: ChatArchive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from varagity.graph.sources import imessage
+
+    copies: list[str] = []
+    real_copy = shutil.copyfile
+    wal = Path(f"{archive.path}-wal")
+
+    def copy_while_messages_writes(src: Path, dst: Path) -> object:
+        copies.append(Path(src).name)
+        if len(copies) == 2:  # the first attempt's -wal: Messages appends meanwhile
+            stat = wal.stat()
+            os.utime(wal, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(imessage.shutil, "copyfile", copy_while_messages_writes)
+    messages = IMessageSource().read(archive.path, source="chat.db")
+    assert copies == ["chat.db", "chat.db-wal", "chat.db-shm"] * 2
+    assert {r.guid for r in archive.wal_rows if r.conversation} <= {m.guid for m in messages}
+
+
+def test_an_archive_that_never_stops_changing_is_a_specific_error(
+    archive: ChatArchive, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from varagity.graph.sources import imessage
+
+    real_copy = shutil.copyfile
+
+    def always_changing(src: Path, dst: Path) -> object:
+        stat = archive.path.stat()
+        os.utime(archive.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(imessage.shutil, "copyfile", always_changing)
+    with pytest.raises(MessageSourceError, match="kept changing while it was being copied"):
+        IMessageSource().read(archive.path, source="chat.db")
+
+
+def test_an_archive_locked_mid_write_is_read_as_of_its_last_commit(archive: ChatArchive) -> None:
+    messages_app = sqlite3.connect(archive.path, isolation_level=None)
+    try:
+        messages_app.execute("PRAGMA cache_size = 1")  # spill the write to disk early
+        messages_app.execute("BEGIN EXCLUSIVE")
+        for i in range(500):
+            messages_app.execute(
+                "INSERT INTO message (guid, text, date) VALUES (?, 'not sent yet', 0)",
+                (f"UNCOMMITTED-{i}",),
+            )
+            messages_app.execute(
+                "INSERT INTO chat_message_join (chat_id, message_id) "
+                "VALUES (1, last_insert_rowid())"
+            )
+        assert IMessageSource().sniff(archive.path)
+        guids = {m.guid for m in IMessageSource().read(archive.path, source="chat.db")}
+    finally:
+        messages_app.execute("ROLLBACK")
+        messages_app.close()
+    assert {r.guid for r in archive.conversation} == guids

@@ -3,6 +3,7 @@ determinism, and where days begin in a time zone."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
 from datetime import UTC, date
 from pathlib import Path
@@ -43,11 +44,11 @@ def test_one_transcript_per_thread_per_day(archive: ChatArchive) -> None:
 
 def test_transcript_text_has_one_line_per_message(archive: ChatArchive) -> None:
     day = _days(archive)[f"{THREADS['lisbon'].guid}::2026-03-02"]
-    assert day.thread_name == "Lisbon crew"
+    assert day.thread_name == "Lisbon trip"  # renamed "Lisbon crew" two days later
     lines = day.text.splitlines()
-    assert lines[:3] == ["Conversation: Lisbon crew", "Date: Monday 2026-03-02", ""]
+    assert lines[:3] == ["Conversation: Lisbon trip", "Date: Monday 2026-03-02", ""]
     assert lines[3:] == [
-        "[18:05] +14155550132: Okay team, Lisbon is happening! I'm looking at flights for "
+        "[18:05] maya.chen@icloud.com: Okay team, Lisbon is happening! I'm looking at flights for "
         "Thursday March 19, back Monday the 23rd.",
         "[18:07] jonas.weber@icloud.com: I'm in. TAP has a direct from Boston at 21:40, TP218.",
         "[18:09] Me: Same. I can book the apartment in Alfama if everyone is okay with about "
@@ -101,3 +102,52 @@ def test_graph_timezone_setting() -> None:
 def test_the_archive_path_must_stay_inside_the_folder(archive: ChatArchive) -> None:
     with pytest.raises(ValueError, match="inside the graph folder"):
         read_archive(archive.path.parent, "../chat.db")
+
+
+def test_render_orders_each_day_and_keeps_one_line_per_message() -> None:
+    from datetime import datetime, timedelta
+
+    from varagity.graph.transcripts import render_thread_days
+    from varagity.graph.types import Message
+
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    late = Message("g2", "t", "Trip", "Me", start + timedelta(minutes=5), "See you\nat the\n  gate")
+    early = Message("g1", "t", "Trip", "ana@example.com", start, "Boarding at 9:40")
+    next_day = Message("g3", "t", "Trip", "Me", start + timedelta(days=1), "Landed")
+    days = render_thread_days([next_day, late, early], source="x/chat.db", tz=UTC)
+    assert [d.doc_key for d in days] == ["t::2026-03-02", "t::2026-03-03"]
+    assert days[0].message_guids == ("g1", "g2")
+    assert days[0].text.splitlines()[3:] == [
+        "[09:00] ana@example.com: Boarding at 9:40",
+        "[09:05] Me: See you at the gate",
+    ]
+    assert days[0].text == render_thread_days([early, late], source="x/chat.db", tz=UTC)[0].text
+    # no zone: this machine's, at the offset of each moment
+    local = render_thread_days([early], tz=None)[0]
+    assert local.span == early.sent_at.astimezone().date().isoformat()
+    assert f"[{early.sent_at.astimezone():%H:%M}]" in local.text
+
+
+def test_a_later_rename_changes_no_earlier_day(archive: ChatArchive) -> None:
+    before = _days(archive)
+    lisbon = THREADS["lisbon"].guid
+    assert before[f"{lisbon}::2026-03-05"].thread_name == "Lisbon crew"
+    messages_app = sqlite3.connect(archive.path)  # Messages renames the group again
+    with messages_app:
+        (chat_id,) = messages_app.execute(
+            "SELECT ROWID FROM chat WHERE guid = ?", (lisbon,)
+        ).fetchone()
+        (last,) = messages_app.execute("SELECT max(date) FROM message").fetchone()
+        cursor = messages_app.execute(
+            "INSERT INTO message (guid, item_type, group_title, date) VALUES ('RENAME-3', 2, ?, ?)",
+            ("Portugal 2026", last + 10**9),
+        )
+        messages_app.execute(
+            "INSERT INTO chat_message_join (chat_id, message_id) VALUES (?, ?)",
+            (chat_id, cursor.lastrowid),
+        )
+        messages_app.execute(
+            "UPDATE chat SET display_name = 'Portugal 2026' WHERE ROWID = ?", (chat_id,)
+        )
+    messages_app.close()
+    assert _days(archive) == before

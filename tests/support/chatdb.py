@@ -9,9 +9,9 @@ databases have them), and the rows are the awkward kinds real archives hold:
   NSAttributedString / NSObject / NSString class chain, the ``+`` byte string with its
   one-byte length, or ``0x81`` and two bytes for texts over 127 bytes, the attribute
   run and its NSDictionary / NSNumber);
-* tapbacks (``associated_message_type`` 2000-2005 and a removal, 3000), a group rename
-  and a member addition (``item_type`` 2 and 1), an attachment-only message and a text
-  with an attachment placeholder (U+FFFC);
+* tapbacks (``associated_message_type`` 2000-2005 and a removal, 3000), a group named
+  and later renamed, a member addition (``item_type`` 2 and 1), an attachment-only
+  message and texts with attachment placeholders (U+FFFC);
 * the last day's rows left uncheckpointed in ``chat.db-wal``: the writing connection
   stays open, with automatic checkpoints off, while the database, its ``-wal`` and its
   ``-shm`` are copied into place.
@@ -39,7 +39,7 @@ FIRST_DAY = date(2026, 3, 2)  # a Monday
 _GUIDS = uuid.UUID("6f1c2a8e-4b7d-4c1e-9a53-0d2f6e8b1c47")
 
 ME = "Me"
-MAYA = "+14155550132"
+MAYA = "maya.chen@icloud.com"
 JONAS = "jonas.weber@icloud.com"
 PRIYA = "+14155550178"
 DAD = "+16175550101"
@@ -227,9 +227,7 @@ class Thread:
 THREADS = {
     t.key: t
     for t in (
-        Thread(
-            "lisbon", "iMessage;+;chat618203554712", "iMessage", (MAYA, JONAS, PRIYA), "Lisbon trip"
-        ),
+        Thread("lisbon", "iMessage;+;chat618203554712", "iMessage", (MAYA, JONAS, PRIYA)),
         Thread("maya", f"iMessage;-;{MAYA}", "iMessage", (MAYA,)),
         Thread("dad", f"SMS;-;{DAD}", "SMS", (DAD,)),
         Thread("books", "iMessage;+;chat774120098311", "iMessage", (PRIYA, JONAS)),
@@ -284,7 +282,8 @@ LONG_BODY = (
 )
 
 SCRIPT: tuple[Row, ...] = (
-    # Monday: the trip is proposed
+    # Monday: the trip is proposed (Maya names the new group first)
+    Row(0, "18:00", "lisbon", MAYA, "Lisbon trip", kind="rename"),
     Row(
         0,
         "18:05",
@@ -381,7 +380,8 @@ SCRIPT: tuple[Row, ...] = (
         "12:01",
         "lisbon",
         ME,
-        "That's the apartment on Rua de São Miguel \ufffc two bedrooms and a rooftop terrace.",
+        "That's the apartment on Rua de São Miguel, two bedrooms \ufffc and a rooftop "
+        "terrace \ufffc",
         body="attributed",
     ),
     Row(2, "12:30", "lisbon", MAYA, "Lisbon crew", kind="rename"),

@@ -39,6 +39,14 @@ class ApplyReport:
     failed: dict[str, str] | None = None  # doc_key -> reason
 
 
+class GraphEngineError(RuntimeError):
+    """An engine could not open its working directory or do what it was asked."""
+
+
+class GraphEngineClosed(GraphEngineError):
+    """The engine was closed (a reader replaced by a newer one, or shut down)."""
+
+
 class GraphEngine(Protocol):
     """A message-graph engine over one working directory."""
 

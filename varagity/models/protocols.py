@@ -30,12 +30,15 @@ class Decoding:
         frequency_penalty: OpenAI's penalty growing with a token's count so far.
         presence_penalty: OpenAI's flat penalty on any token already generated.
         stop: Strings that end generation (not included in the reply).
+        response_format: OpenAI's ``response_format`` (``{"type": "json_object"}``;
+            llama.cpp also takes a ``"schema"`` there and constrains the reply to it).
     """
 
     repeat_penalty: float = 1.0
     frequency_penalty: float = 0.0
     presence_penalty: float = 0.0
     stop: tuple[str, ...] = ()
+    response_format: Mapping[str, Any] | None = None
 
     def params(self) -> dict[str, Any]:
         """The request fields this adds (``extra_body`` for the non-OpenAI ones)."""
@@ -46,6 +49,8 @@ class Decoding:
             out["presence_penalty"] = self.presence_penalty
         if self.stop:
             out["stop"] = list(self.stop)
+        if self.response_format is not None:
+            out["response_format"] = dict(self.response_format)
         if self.repeat_penalty != 1.0:
             out["extra_body"] = {"repeat_penalty": self.repeat_penalty}
         return out

@@ -24,6 +24,7 @@ macOS 10.13, seconds in older ones.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import re
@@ -256,13 +257,37 @@ class IMessageSource:
         ):
             if handle:
                 members.setdefault(int(chat_id), []).append(str(handle))
-        names: dict[int, tuple[str, str]] = {}
+        chats: dict[int, tuple[str, str, str]] = {}  # guid, current name, members
         for chat_id, guid, display_name, identifier in conn.execute(
             "SELECT ROWID, guid, display_name, chat_identifier FROM chat"
         ):
-            people = sorted(set(members.get(int(chat_id), [])))
-            name = (display_name or "").strip() or ", ".join(people) or identifier or guid
-            names[int(chat_id)] = (str(guid), str(name))
+            people = ", ".join(sorted(set(members.get(int(chat_id), []))))
+            name = (display_name or "").strip() or people or identifier or guid
+            chats[int(chat_id)] = (str(guid), str(name), people or str(identifier or guid))
+        renames: dict[int, list[tuple[datetime, int, str]]] = {}
+        if {"item_type", "group_title"} <= columns["message"]:
+            for chat_id, date, rowid, title in conn.execute(
+                "SELECT j.chat_id, m.date, m.ROWID, m.group_title FROM message m "
+                "JOIN chat_message_join j ON j.message_id = m.ROWID WHERE m.item_type = 2"
+            ):
+                renames.setdefault(int(chat_id), []).append(
+                    (apple_time(date), int(rowid), (title or "").strip())
+                )
+        for events in renames.values():
+            events.sort()
+
+        def thread_name(chat_id: int, sent_at: datetime, rowid: int) -> str:
+            """The name the thread had when the message was sent: the title of the
+            last rename before it (the members before the first, or once a name was
+            removed); the current name for a chat with no rename on record. So a
+            later rename changes no earlier day's transcript."""
+            _, current, people = chats[chat_id]
+            events = renames.get(chat_id)
+            if not events:
+                return current
+            before = bisect.bisect_right(events, (sent_at, rowid, "\U0010ffff"))
+            title = events[before - 1][2] if before else ""
+            return title or people
 
         query = f"""
             SELECT m.ROWID, m.guid, m.text, {optional("attributedBody", "NULL")}, m.date,
@@ -276,7 +301,7 @@ class IMessageSource:
         messages: list[tuple[str, datetime, int, Message]] = []
         undecodable = 0
         for rowid, guid, text, body, date, from_me, handle, chat_id in conn.execute(query):
-            chat = names.get(int(chat_id))
+            chat = chats.get(int(chat_id))
             if chat is None:
                 continue
             content = message_text(text, body)
@@ -284,20 +309,20 @@ class IMessageSource:
                 if body and not text and attributed_body_text(body) is None:
                     undecodable += 1
                 continue
-            thread_id, thread_name = chat
+            thread_id, sent_at = chat[0], apple_time(date)
             if from_me:
                 sender = ME
             elif handle:
                 sender = str(handle)
             else:
-                people = members.get(int(chat_id), [])
-                sender = people[0] if len(people) == 1 else UNKNOWN_SENDER
+                handles = members.get(int(chat_id), [])
+                sender = handles[0] if len(handles) == 1 else UNKNOWN_SENDER
             message = Message(
                 guid=str(guid),
                 thread_id=thread_id,
-                thread_name=thread_name,
+                thread_name=thread_name(int(chat_id), sent_at, int(rowid)),
                 sender=sender,
-                sent_at=apple_time(date),
+                sent_at=sent_at,
                 text=content,
             )
             messages.append((thread_id, message.sent_at, int(rowid), message))

@@ -1,0 +1,369 @@
+"""The LightRAG engine and the graph service with the real packaged models.
+
+One graph of three hand-written transcript days is built once for the module (the
+0.5B model takes minutes a day on a busy 2-core machine); the tests that change a
+graph work on copies of its working directory, and its LLM response cache makes
+days it has already extracted free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+import tiktoken
+
+from tests.support.graph_build import guard_pipmaster
+from tests.support.graph_days import (
+    GRAPH_DAYS,
+    HIKE_PLAN,
+    MOM_VISIT,
+    MOM_VISIT_EDITED,
+)
+from varagity.config import Settings, load_settings
+from varagity.graph.base import PROCESSED
+from varagity.graph.registry import workdir_for
+from varagity.graph.service import BuildResult, GraphService, workdir_stamp
+from varagity.graph.types import GraphDiff, ThreadDay
+from varagity.models.chat import ChatClient
+from varagity.models.embeddings import EmbeddingClient
+from varagity.models.protocols import Decoding, Message
+from varagity.tokens import count_tokens
+from varagity_stack.model_servers import free_port
+
+# the module graph's build and the killed-and-resumed build each take minutes here
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
+
+REPO = Path(__file__).resolve().parents[2]
+KEYS = sorted(day.doc_key for day in GRAPH_DAYS)
+DESCRIBE = {day.doc_key: day for day in GRAPH_DAYS}.get
+
+
+@dataclass
+class LlmCall:
+    prompt_tokens: int
+    max_tokens: int | None
+    reply_tokens: int
+    seconds: float
+
+
+class RecordingChat(ChatClient):
+    """The real chat client, noting what each completion cost."""
+
+    calls: list[LlmCall]
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        *,
+        decoding: Decoding | None = None,
+    ) -> str:
+        started = time.monotonic()
+        reply = super().complete(messages, max_tokens, temperature, decoding=decoding)
+        prompt = sum(count_tokens(str(m["content"])) for m in messages)
+        self.calls.append(
+            LlmCall(prompt, max_tokens, count_tokens(reply), time.monotonic() - started)
+        )
+        return reply
+
+
+@dataclass
+class Built:
+    settings: Settings
+    service: GraphService
+    result: BuildResult
+    calls: list[LlmCall]
+    progress: list[str]
+    embedder: EmbeddingClient
+    chat: ChatClient
+    pipmaster_calls: list[str] = field(default_factory=list)
+    tiktoken_cache: Path = Path()
+
+
+def graph_settings(root: Path, model_urls: dict[str, str], **extra: Any) -> Settings:
+    return load_settings(
+        VARAGITY_HOME=root / "home",
+        DOCS_PATH=root / "docs",
+        GRAPH_STORAGE_PATH=root / "graph",
+        MODEL_TIMEOUT_S=600,
+        MODEL_MAX_RETRIES=1,
+        **model_urls,
+        **extra,
+    )
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    names = ("VARAGITY_HOME", "DOCS_PATH", "GRAPH_STORAGE_PATH", "MODEL_TIMEOUT_S")
+    env = {name: str(getattr(settings, name)) for name in names}
+    env["MODEL_MAX_RETRIES"] = str(settings.MODEL_MAX_RETRIES)
+    env["LLM_BASE_URL"] = settings.llm_url
+    env["EMBEDDING_BASE_URL"] = settings.embedding_url
+    return env
+
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
+    """No download can succeed and no installer can run for the module's builds:
+    tiktoken's cache is an empty folder, every proxy is a closed local port (so
+    a download is refused at once; the model servers on 127.0.0.1 stay reachable),
+    and pipmaster's installers raise."""
+    mp = pytest.MonkeyPatch()
+    cache = tmp_path_factory.mktemp("tiktoken-cache")
+    mp.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    mp.setenv("DATA_GYM_CACHE_DIR", str(cache))
+    proxy = f"http://127.0.0.1:{free_port()}"
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        mp.setenv(var, proxy)
+    mp.setenv("NO_PROXY", "127.0.0.1,localhost")
+    mp.setenv("no_proxy", "127.0.0.1,localhost")
+    calls: list[str] = []
+    replaced = guard_pipmaster(calls)
+    yield cache, calls
+    for owner, name, original in replaced:
+        setattr(owner, name, original)
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def built(
+    tmp_path_factory: pytest.TempPathFactory,
+    model_urls: dict[str, str],
+    offline: tuple[Path, list[str]],
+) -> Iterator[Built]:
+    """The module's graph: the four days built once through the service."""
+    settings = graph_settings(tmp_path_factory.mktemp("graph"), model_urls)
+    chat = RecordingChat.from_settings(settings)
+    chat.calls = []
+    embedder = EmbeddingClient.from_settings(settings)
+    service = GraphService(settings, chat, embedder, describe=DESCRIBE)
+    progress: list[str] = []
+    result = service.build(GraphDiff(new=GRAPH_DAYS), progress=progress.append)
+    lines = sum(day.text.count("\n") + 1 for day in GRAPH_DAYS)
+    tokens = sum(count_tokens(day.text) for day in GRAPH_DAYS)
+    print(
+        f"\n[graph build] {len(GRAPH_DAYS)} days ({lines} messages, {tokens} tokens) in "
+        f"{result.seconds:.1f} s = {len(GRAPH_DAYS) / result.seconds * 60:.2f} transcripts/min; "
+        f"{len(chat.calls)} LLM calls, prompt {sum(c.prompt_tokens for c in chat.calls)} + "
+        f"reply {sum(c.reply_tokens for c in chat.calls)} tokens; {result.size}"
+    )
+    cache, pip_calls = offline
+    yield Built(settings, service, result, chat.calls, progress, embedder, chat, pip_calls, cache)
+    service.close()
+
+
+@pytest.fixture
+def copied(built: Built, tmp_path: Path, model_urls: dict[str, str]) -> Iterator[GraphService]:
+    """A service on a copy of the module's working directory (the module's reader is
+    closed first: a process holds one engine at a time)."""
+    built.service.close()
+    settings = graph_settings(tmp_path, model_urls)
+    shutil.copytree(built.service.workdir, workdir_for(settings))
+    service = GraphService(settings, built.chat, built.embedder, describe=DESCRIBE)
+    yield service
+    service.close()
+
+
+def chunks_of(workdir: Path) -> dict[str, dict[str, Any]]:
+    return json.loads((workdir / "kv_store_text_chunks.json").read_text())
+
+
+def graph_file_paths(workdir: Path) -> list[str]:
+    graph = nx.read_graphml(workdir / "graph_chunk_entity_relation.graphml")
+    items = [data for _, data in graph.nodes(data=True)]
+    items += [data for _, _, data in graph.edges(data=True)]
+    return [str(data.get("file_path", "")) for data in items]
+
+
+def test_build_extracts_every_day(built: Built) -> None:
+    report = built.result.report
+    assert sorted(report.inserted) == KEYS
+    assert report.failed is None
+    assert built.service.statuses() == dict.fromkeys(KEYS, PROCESSED)
+    size = built.result.size
+    assert size.entities > 0 and size.relations > 0
+    assert size.docs == len(KEYS)
+    assert built.progress[-1].startswith(f"{len(KEYS)}/{len(KEYS)} transcripts processed")
+
+
+def test_nothing_installed_or_downloaded(built: Built) -> None:
+    assert built.pipmaster_calls == []
+    assert list(built.tiktoken_cache.iterdir()) == []  # no tokenizer was fetched
+    # and a tokenizer that is not shipped could not have been: the download fails here
+    with pytest.raises(Exception):  # noqa: B017 - requests' or tiktoken's error, either proves it
+        tiktoken.get_encoding("o200k_base")
+
+
+def test_extraction_fits_the_model_context(built: Built) -> None:
+    settings = built.settings
+    assert built.calls, "extraction made no LLM call"
+    largest = max(built.calls, key=lambda call: call.prompt_tokens)
+    assert {call.max_tokens for call in built.calls} == {settings.GRAPH_EXTRACT_MAX_TOKENS}
+    # the served model's own count of the largest prompt, plus its reply cap
+    assert largest.prompt_tokens + settings.GRAPH_EXTRACT_MAX_TOKENS <= settings.LLM_CONTEXT_TOKENS
+    slowest = max(call.seconds for call in built.calls)
+    print(
+        f"\n[graph extraction] largest prompt {largest.prompt_tokens} cl100k tokens, "
+        f"slowest call {slowest:.1f} s"
+    )
+
+
+def test_retrieval_cites_real_days_and_reads_nothing_new(built: Built) -> None:
+    service = built.service
+    service.reader()
+    before = workdir_stamp(service.workdir)
+    started = time.monotonic()
+    found = service.retrieve("When are Sam and Maya Chen flying to Lisbon?")
+    print(
+        f"\n[graph retrieval] {time.monotonic() - started:.2f} s: {len(found.entities)} "
+        f"entities, {len(found.relations)} relations, {len(found.days)} days"
+    )
+    assert found.days, "no transcript day was retrieved"
+    assert found.entities or found.relations
+    for card in found.days:
+        day = DESCRIBE(card.doc_key)
+        assert day is not None, f"{card.doc_key} is not a day of the graph"
+        assert card.thread_name == day.thread_name
+        assert card.message_guids == day.message_guids
+        assert card.excerpt.splitlines()[0] in day.text
+    assert {k for e in found.entities for k in e.doc_keys} <= set(KEYS)
+    assert workdir_stamp(service.workdir) == before  # a reader writes nothing
+
+
+def test_neighbourhood_of_an_entity(built: Built) -> None:
+    found, relations = built.service.neighbourhood("Maya Chen", depth=1)
+    assert found, "Maya Chen (or a label like it) is not in the graph"
+    assert any("maya" in e.name.lower() for e in found)
+    assert relations, "Maya Chen relates to nothing"
+    for relation in relations:
+        assert {relation.source, relation.target} <= {e.name for e in found}
+        assert set(relation.doc_keys) <= set(KEYS)
+
+
+def test_changed_day_is_redone(copied: GraphService) -> None:
+    service = copied
+    before = chunks_of(service.workdir)
+    result = service.build(GraphDiff(changed=(MOM_VISIT_EDITED,)))
+    assert result.report.inserted == (MOM_VISIT.doc_key,)
+    assert result.report.failed is None
+    assert service.statuses() == dict.fromkeys(KEYS, PROCESSED)
+    after = chunks_of(service.workdir)
+    mom = [c["content"] for c in after.values() if c["full_doc_id"] == MOM_VISIT.doc_key]
+    assert mom and any("Sacramento" in text for text in mom)
+    assert not any("San Jose airport" in text for text in mom)
+    others = {k for k, c in before.items() if c["full_doc_id"] != MOM_VISIT.doc_key}
+    assert others <= set(after)  # the other days were not touched
+
+
+def test_removed_day_leaves_no_trace(copied: GraphService) -> None:
+    service = copied
+    gone = HIKE_PLAN.doc_key
+    result = service.build(GraphDiff(removed=(gone,)))
+    assert result.report.deleted == (gone,)
+    assert set(service.statuses()) == set(KEYS) - {gone}
+    assert not [c for c in chunks_of(service.workdir).values() if c["full_doc_id"] == gone]
+    assert not [p for p in graph_file_paths(service.workdir) if gone in p.split("<SEP>")]
+    assert result.size.entities > 0
+
+
+def _build_process(spec: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.support.graph_build", str(spec)],
+            cwd=spec.parent,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=out,
+        )
+
+
+def _statuses_on_disk(workdir: Path) -> dict[str, str]:
+    try:
+        rows = json.loads((workdir / "kv_store_doc_status.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {key: row.get("status", "") for key, row in rows.items()}
+
+
+def test_killed_build_resumes_without_duplicates(
+    built: Built, tmp_path: Path, model_urls: dict[str, str], request: pytest.FixtureRequest
+) -> None:
+    built.service.close()
+    settings = graph_settings(tmp_path, model_urls)
+    workdir = workdir_for(settings)
+    workdir.mkdir(parents=True)
+    # the module graph's LLM replies: its days are extracted again without the model
+    # (what is under test is the engine's resume, not the model)
+    cache = "kv_store_llm_response_cache.json"
+    shutil.copy(built.service.workdir / cache, workdir / cache)
+    days: tuple[ThreadDay, ...] = GRAPH_DAYS
+    keys = sorted(day.doc_key for day in days)
+    spec = tmp_path / "spec.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "settings": settings_env(settings),
+                "days": [
+                    {**day.__dict__, "message_guids": list(day.message_guids)} for day in days
+                ],
+            }
+        )
+    )
+    log = tmp_path / "build.log"
+
+    # a build in its own process, killed once its first day is processed
+    writer = _build_process(spec, log)
+    request.addfinalizer(lambda: writer.poll() is None and writer.kill())
+    deadline = time.monotonic() + 900
+    while PROCESSED not in _statuses_on_disk(workdir).values():
+        assert writer.poll() is None, f"the build ended early:\n{log.read_text()[-3000:]}"
+        assert time.monotonic() < deadline, "no day was processed in 15 minutes"
+        time.sleep(0.02)
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+    at_kill = _statuses_on_disk(workdir)
+    done = sorted(key for key, status in at_kill.items() if status == PROCESSED)
+    assert len(done) < len(keys), f"every day finished before the kill: {at_kill}"
+
+    # a reader in this process sees the partial graph ...
+    reader = GraphService(settings, built.chat, built.embedder)
+    request.addfinalizer(reader.close)
+    assert {k for k, s in reader.statuses().items() if s == PROCESSED} == set(done)
+
+    # ... a second build process resumes it ...
+    resumer = _build_process(spec, log)
+    request.addfinalizer(lambda: resumer.poll() is None and resumer.kill())
+    out, _ = resumer.communicate(timeout=1500)
+    assert resumer.returncode == 0, log.read_text()[-3000:]
+    report = json.loads(out.decode().strip().splitlines()[-1])
+    assert report["failed"] is None
+    assert sorted(report["inserted"]) == sorted(set(keys) - set(done))  # done days not redone
+
+    # ... and the same reader sees the finished graph without a restart
+    assert reader.statuses() == dict.fromkeys(keys, PROCESSED)
+    rows = json.loads((workdir / "kv_store_doc_status.json").read_text())
+    assert sorted(rows) == keys  # no duplicate-attempt records, nothing lost
+    chunks = chunks_of(workdir)
+    for key in keys:
+        mine = {cid for cid, c in chunks.items() if c["full_doc_id"] == key}
+        assert mine == set(rows[key]["chunks_list"])
+        assert len(mine) == rows[key]["chunks_count"]
+    graph = nx.read_graphml(workdir / "graph_chunk_entity_relation.graphml")
+    for _, data in graph.nodes(data=True):
+        assert set(str(data.get("source_id", "")).split("<SEP>")) <= set(chunks)
+    found = reader.retrieve("Who is hiking Mount Tamalpais with Tom Alvarez?")
+    assert {card.doc_key for card in found.days} <= set(keys)
+    assert found.days

