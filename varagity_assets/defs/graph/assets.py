@@ -28,13 +28,13 @@ from collections.abc import Mapping
 import dagster as dg
 
 from varagity.graph.base import FAILED, PROCESSED, ApplyReport
+from varagity.graph.manifest import diff as manifest_diff
 from varagity.graph.manifest import (
     read_manifest,
     summarize,
     update_after_apply,
     write_summary,
 )
-from varagity.graph.manifest import diff as manifest_diff
 from varagity.graph.service import BuildResult, GraphDisabled, GraphService
 from varagity.graph.sources.base import MessageSourceError
 from varagity.graph.sources.registry import read_archive
