@@ -360,7 +360,6 @@ class Settings(BaseSettings):
         le=100,
         description="Transcript chunks (day cards) graph retrieval returns per question.",
     )
-
     GRAPH_TIMEZONE: str = Field(
         default="",
         description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "

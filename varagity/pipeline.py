@@ -18,11 +18,19 @@ T = TypeVar("T")
 # One dynamic partition per corpus file. Never rename: the instance stores the set
 # under this name.
 DOCUMENTS_PARTITIONS = "documents"
+# One dynamic partition per message archive under GRAPH_DOCS_PATH (the message graph).
+GRAPH_PARTITIONS = "graph_sources"
 
 # --- assets -----------------------------------------------------------------------------
 # The ingest stage, in order; a file counts as searchable once the last is materialized.
 INGEST_ASSETS = ("parsed_document", "document_chunks", "chunk_embeddings", "indexed_document")
 INDEXED_ASSET = INGEST_ASSETS[-1]
+# The message-graph build, in order: an archive read, its transcripts diffed against the
+# manifest, the diff applied to the engine's working directory (the single writer).
+GRAPH_ASSETS = ("graph_archive", "graph_transcripts", "graph_workdir")
+GRAPH_WORKDIR_ASSET = GRAPH_ASSETS[-1]
+# Archives removed from GRAPH_DOCS_PATH: their days leave the graph.
+GRAPH_REMOVED_ASSET = "graph_removed_sources"
 
 # --- jobs -------------------------------------------------------------------------------
 INGEST_JOB = "ingest_documents"
@@ -30,12 +38,18 @@ CONTEXTUALIZE_JOB = "contextualize_documents"
 PURGE_JOB = "purge_documents"
 STALENESS_JOB = "refresh_corpus_staleness"
 EVALUATE_JOB = "evaluate_index"
+GRAPH_BUILD_JOB = "build_message_graph"
+GRAPH_REMOVE_JOB = "remove_graph_sources"
 
 # --- concurrency pools ------------------------------------------------------------------
 # dagster.yaml sizes every pool to one slot: the local LLM server answers one request at
 # a time. (Embedding needs no pool: the server serializes its requests, and dagster.yaml
 # runs two ingest runs at once so one parses and stores while the other embeds.)
 LLM_POOL = "llm"
+# The message graph's single writer: every run that writes the engine's working directory
+# (a build, a removal) holds this pool's one slot, so no two write it at once. Readers
+# (chat turns, the graph view) take no slot and never wait.
+GRAPH_POOL = "graph"
 
 # --- run tags ---------------------------------------------------------------------------
 # Which stage a run belongs to (one of the ``STAGE_*`` values); dagster.yaml runs at most
@@ -45,6 +59,7 @@ STAGE_INGEST = "ingest"
 STAGE_CONTEXTUALIZE = "contextualize"
 STAGE_PURGE = "purge"
 STAGE_STALENESS = "staleness"
+STAGE_GRAPH = "graph"
 # ``true`` on a reingest backfill: every file is re-processed, indexed or not.
 REINGEST_TAG = "varagity/reingest"
 # Who launched a backfill ("api", "cli"); the job listing shows the backfills carrying it.

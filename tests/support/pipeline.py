@@ -31,6 +31,8 @@ ALL_ASSETS = {
     "eval_results",
     "answer_eval_results",
     "search_index_release",
+    *pipeline.GRAPH_ASSETS,
+    pipeline.GRAPH_REMOVED_ASSET,
 }
 
 SensorOutcome = dg.SensorResult | dg.RunRequest | dg.SkipReason

@@ -1,0 +1,73 @@
+"""The graph-sources sensor ticked and its runs executed like the daemon would (the
+documents :class:`~tests.support.pipeline.Harness`, on the graph's sensor), and what a
+run of the graph build left in its events."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import dagster as dg
+
+from tests.support.pipeline import Harness, SensorOutcome
+from varagity import pipeline
+from varagity_assets.defs.graph.sensors import graph_sources_sensor
+from varagity_assets.resources import VaragityResource
+
+
+class GraphHarness(Harness):
+    """Ticks ``graph_sources_sensor``; partition requests are applied, a run key already
+    launched is not launched again."""
+
+    def __init__(self, instance: dg.DagsterInstance | None = None) -> None:
+        super().__init__()
+        if instance is not None:
+            self.instance = instance
+
+    def tick(self) -> dg.SensorResult | dg.SkipReason:
+        with dg.build_sensor_context(
+            instance=self.instance, cursor=self.cursor, resources={"varagity": VaragityResource()}
+        ) as ctx:
+            result = cast(dg.SensorResult | dg.SkipReason, graph_sources_sensor(ctx))
+        self._apply(result, ctx)
+        return result
+
+    def _apply(self, result: SensorOutcome, ctx: dg.SensorEvaluationContext) -> None:
+        if not isinstance(result, dg.SensorResult):
+            self.cursor = ctx.cursor
+            return
+        self.cursor = result.cursor
+        for req in result.dynamic_partitions_requests or []:
+            if isinstance(req, dg.AddDynamicPartitionsRequest):
+                self.instance.add_dynamic_partitions(
+                    req.partitions_def_name, list(req.partition_keys)
+                )
+            else:
+                for key in req.partition_keys:
+                    self.instance.delete_dynamic_partition(req.partitions_def_name, key)
+
+    def run_graph(self, result: SensorOutcome) -> list[dg.ExecuteInProcessResult]:
+        """Execute each requested run (a build, or a removal)."""
+        return self.run_requests(result, pipeline.GRAPH_BUILD_JOB)
+
+    def partitions(self) -> set[str]:
+        return set(self.instance.get_dynamic_partitions(pipeline.GRAPH_PARTITIONS))
+
+
+def requests(result: SensorOutcome) -> list[dg.RunRequest]:
+    """The run requests of a tick (none for a skip)."""
+    if isinstance(result, dg.SensorResult):
+        return list(result.run_requests or [])
+    return [result] if isinstance(result, dg.RunRequest) else []
+
+
+def materialization(run: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:
+    """The metadata of ``asset``'s one materialization in ``run``."""
+    [event] = [
+        e for e in run.get_asset_materialization_events() if e.asset_key == dg.AssetKey(asset)
+    ]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+def check_results(run: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    """Each asset check's evaluation in ``run``, by check name."""
+    return {e.check_name: e for e in run.get_asset_check_evaluations()}

@@ -1,0 +1,1 @@
+"""Message archives into the message graph: partitions, assets, checks, job, sensor."""

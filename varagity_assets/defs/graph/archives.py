@@ -1,0 +1,100 @@
+"""What lies under ``GRAPH_DOCS_PATH``: candidate archives with their companion files,
+a stat signature that says when one may have changed, and a content signature that
+says whether it did.
+
+An archive is one file plus the companions its source keeps beside it (an iMessage
+``chat.db`` with its ``chat.db-wal`` and ``chat.db-shm``): a change to any of them
+changes the archive, and a companion is never an archive of its own. Which files are
+companions is the source registry's call
+(:func:`~varagity.graph.sources.registry.is_companion`); here a companion belongs to the
+file in its folder whose name it extends (``chat.db`` + ``-wal``). Whether a file *is*
+a supported archive is judged by content, by the registry, and only when its stat
+signature moved (the sensor keeps the verdict in its cursor).
+
+Hidden files and folders and the reserved ``varagity-exports/`` folder at the root are
+not looked at. Nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from varagity.graph.sources.registry import is_companion
+from varagity.ingest.discovery import RESERVED_DIR
+
+#: (size, mtime_ns) of each file of an archive, in :attr:`ArchiveFiles.paths` order.
+StatSignature = list[list[int]]
+
+
+@dataclass(frozen=True)
+class ArchiveFiles:
+    """A candidate archive under the graph folder and the companions beside it."""
+
+    relative_path: str
+    path: Path
+    companions: tuple[Path, ...] = ()
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        """The archive file first, then its companions by name."""
+        return (self.path, *self.companions)
+
+    def stat_signature(self) -> StatSignature:
+        """Size and modification time of every file of the archive.
+
+        Raises:
+            OSError: A file vanished or cannot be read.
+        """
+        signature = []
+        for path in self.paths:
+            st = path.stat()
+            signature.append([st.st_size, st.st_mtime_ns])
+        return signature
+
+    def content_sha256(self, *, chunk_bytes: int = 1 << 20) -> str:
+        """sha256 over every file of the archive (each under its name's suffix), so the
+        same database with a different ``-wal`` is a different archive.
+
+        Raises:
+            OSError: A file vanished or cannot be read.
+        """
+        digest = hashlib.sha256()
+        for path in self.paths:
+            digest.update(f"\0{path.name[len(self.path.name) :]}\0".encode())
+            with path.open("rb") as handle:
+                while block := handle.read(chunk_bytes):
+                    digest.update(block)
+        return digest.hexdigest()
+
+
+def scan_archives(root: Path) -> list[ArchiveFiles]:
+    """The candidate archives under ``root``, sorted by relative path, each with its
+    companions. A missing ``root`` holds nothing."""
+    if not root.is_dir():
+        return []
+    archives: list[ArchiveFiles] = []
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        top = here == root
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and not (top and d.lower() == RESERVED_DIR)
+        )
+        files = sorted(n for n in names if not n.startswith(".") and (here / n).is_file())
+        # a companion exists only beside its archive (the registry says so by looking)
+        companions = {n for n in files if is_companion(here / n)}
+        owners = [n for n in files if n not in companions]
+        owned: dict[str, list[Path]] = {n: [] for n in owners}
+        for name in sorted(companions):
+            owner = max((o for o in owners if name.startswith(o + "-")), key=len, default=None)
+            if owner is not None:
+                owned[owner].append(here / name)
+        for name in owners:
+            path = here / name
+            archives.append(
+                ArchiveFiles(path.relative_to(root).as_posix(), path, tuple(owned[name]))
+            )
+    archives.sort(key=lambda a: a.relative_path)
+    return archives

@@ -1,0 +1,165 @@
+"""The graph-sources sensor: ``GRAPH_DOCS_PATH`` diffed against its cursor into partition
+changes and run requests. It only reads and requests; the graph is written in runs.
+
+The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
+"sha256": ...}}, "skipped": {relative_path: {"stat": ..., "reason": ...}},
+"generation": n}``. Each tick:
+
+* every candidate file (an archive with its companions, :mod:`.archives`) whose stat
+  signature moved is judged again: a supported archive is hashed (database, ``-wal``
+  and ``-shm`` together), anything else is reported once, by name and reason;
+* an archive new to the partition set gets its partition and a build run; one whose
+  content hash changed gets a build run (the run key is the archive's content
+  signature, so a re-export with the same bytes requests nothing, and the diff of a
+  grown one re-extracts only its changed days);
+* an archive gone from the folder loses its partition, and a ``remove_graph_sources``
+  run takes its days out of the graph. One that is still there but no longer reads as
+  an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
+  again.
+
+Run keys carry the cursor's ``generation``, counted up with every removal, so an
+archive removed and put back is built again. A missing ``GRAPH_DOCS_PATH`` removes
+nothing (an unmounted folder must not empty the graph), and ``GRAPH_ENABLED=false``
+skips the tick, saying so, with the cursor left as it was.
+"""
+
+import hashlib
+import json
+from typing import Any
+
+import dagster as dg
+
+from varagity.graph.sources.registry import rejections
+from varagity.pipeline import GRAPH_BUILD_JOB, GRAPH_PARTITIONS, GRAPH_REMOVE_JOB
+from varagity_assets.defs.graph.archives import scan_archives
+from varagity_assets.defs.graph.assets import graph_removed_sources
+from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
+from varagity_assets.defs.graph.partitions import archive_key, graph_sources_partitions
+from varagity_assets.resources import VaragityResource
+
+#: Like the folder sensor: below the daemon's 5-s loop, so it ticks on every loop.
+_SENSOR_INTERVAL_S = 4
+
+
+def _build_request(rel: str, sha256: str, generation: int) -> dg.RunRequest:
+    key = archive_key(rel)
+    return dg.RunRequest(
+        job_name=GRAPH_BUILD_JOB,
+        run_key=f"graph:{key}:{sha256}:g{generation}",
+        partition_key=key,
+    )
+
+
+def _remove_request(paths: list[str], generation: int) -> dg.RunRequest:
+    digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:20]
+    return dg.RunRequest(
+        job_name=GRAPH_REMOVE_JOB,
+        run_key=f"graph-remove:{digest}:g{generation}",
+        run_config={"ops": {graph_removed_sources.op.name: {"config": {"relative_paths": paths}}}},
+    )
+
+
+@dg.sensor(
+    jobs=[build_message_graph_job, remove_graph_sources_job],
+    minimum_interval_seconds=_SENSOR_INTERVAL_S,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Watches GRAPH_DOCS_PATH: requests a graph build for each new or changed "
+    "message archive and a removal run for each archive removed.",
+)
+def graph_sources_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Turn archive changes under ``GRAPH_DOCS_PATH`` into partitions and run requests."""
+    settings = varagity.settings
+    if not settings.GRAPH_ENABLED:
+        return dg.SkipReason(
+            "GRAPH_ENABLED is false: the message graph is off, no archive is built "
+            "(set GRAPH_ENABLED=true to build it)"
+        )
+    root = settings.graph_docs_path
+    state: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}
+    previous: dict[str, dict[str, Any]] = state.get("archives", {})
+    reported: dict[str, dict[str, Any]] = state.get("skipped", {})
+    generation: int = state.get("generation", 0)
+    if not root.is_dir():
+        return dg.SkipReason(
+            f"GRAPH_DOCS_PATH {root} does not exist; nothing is built or removed until it does"
+        )
+
+    archives: dict[str, dict[str, Any]] = {}
+    skipped: dict[str, dict[str, Any]] = {}
+    changed: list[str] = []
+    for candidate in scan_archives(root):
+        rel = candidate.relative_path
+        try:
+            stat = candidate.stat_signature()
+        except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
+            context.log.warning(f"cannot read {rel}: {exc}")
+            if rel in previous:
+                archives[rel] = previous[rel]
+            continue
+        before = previous.get(rel)
+        if before is not None and before["stat"] == stat:
+            archives[rel] = before
+            continue
+        if rel in reported and reported[rel]["stat"] == stat:  # judged already: not one
+            skipped[rel] = reported[rel]
+            if before is not None:
+                archives[rel] = before
+            continue
+        reasons = rejections(candidate.path)
+        if reasons:
+            reason = "; ".join(f"{source}: {why}" for source, why in sorted(reasons.items()))
+            if (reported.get(rel) or {}).get("reason") != reason:  # say it once
+                context.log.warning(f"not building {rel} into the message graph: {reason}")
+            skipped[rel] = {"stat": stat, "reason": reason}
+            if before is not None:  # there, but not readable now: its days stay
+                archives[rel] = before
+            continue
+        try:
+            digest = candidate.content_sha256()
+        except OSError as exc:
+            context.log.warning(f"cannot read {rel}: {exc}")
+            if before is not None:
+                archives[rel] = before
+            continue
+        archives[rel] = {"stat": stat, "sha256": digest}
+        if before is None or before["sha256"] != digest:
+            changed.append(rel)
+
+    existing = set(context.instance.get_dynamic_partitions(GRAPH_PARTITIONS))
+    new = sorted(rel for rel in archives if archive_key(rel) not in existing)
+    to_build = sorted(set(changed) | set(new))
+    removed = sorted(set(previous) - set(archives))
+    to_delete = [archive_key(rel) for rel in removed if archive_key(rel) in existing]
+
+    run_requests = [_build_request(rel, archives[rel]["sha256"], generation) for rel in to_build]
+    if removed:
+        run_requests.append(_remove_request(removed, generation))
+        generation += 1
+        context.log.info(f"removed from GRAPH_DOCS_PATH: {', '.join(removed)}")
+    partition_requests: list[
+        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
+    ] = []
+    if new:
+        partition_requests.append(
+            graph_sources_partitions.build_add_request([archive_key(r) for r in new])
+        )
+    if to_delete:
+        partition_requests.append(graph_sources_partitions.build_delete_request(to_delete))
+    if to_build:
+        context.log.info(
+            f"requesting graph builds of {len(to_build)} archive(s): {', '.join(to_build)}"
+        )
+    cursor = json.dumps(
+        {"archives": archives, "skipped": skipped, "generation": generation}, sort_keys=True
+    )
+    if not run_requests and not partition_requests:
+        context.update_cursor(cursor)
+        return dg.SkipReason(
+            f"{len(archives)} archive(s), nothing changed"
+            + (f"; {len(skipped)} file(s) not supported" if skipped else "")
+        )
+    return dg.SensorResult(
+        run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
+    )
