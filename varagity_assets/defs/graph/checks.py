@@ -13,6 +13,10 @@ the build left it, whichever archive the run built.
   was extracted from them (a model too weak for the transcripts, see docs/graph.md).
 """
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
 import dagster as dg
 
 from varagity.graph.base import FAILED, PENDING, PROCESSED, PROCESSING
@@ -22,11 +26,17 @@ from varagity_assets.defs.graph.assets import graph_workdir
 from varagity_assets.resources import VaragityResource
 
 _LISTED = 20
+T = TypeVar("T")
 
 
-def _service(varagity: VaragityResource) -> GraphService:
+def _read(varagity: VaragityResource, call: Callable[[GraphService], T]) -> tuple[T, Path]:
+    """``call`` on a graph service opened for this check, closed after; and its workdir."""
     services = varagity.services
-    return GraphService(services.settings, services.chat, services.embedder)
+    service = GraphService(services.settings, services.chat, services.embedder)
+    try:
+        return call(service), service.workdir
+    finally:
+        service.close()
 
 
 def _listed(keys: set[str]) -> dg.MetadataValue:
@@ -41,12 +51,8 @@ def _listed(keys: set[str]) -> dg.MetadataValue:
 )
 def graph_manifest_agrees(varagity: VaragityResource) -> dg.AssetCheckResult:
     """Compare the manifest sidecar with the engine's document statuses."""
-    service = _service(varagity)
-    try:
-        statuses = service.statuses()
-    finally:
-        service.close()
-    manifest = set(read_manifest(service.workdir))
+    statuses, workdir = _read(varagity, GraphService.statuses)
+    manifest = set(read_manifest(workdir))
     processed = {k for k, s in statuses.items() if s == PROCESSED}
     unfinished = {k for k, s in statuses.items() if s in (PENDING, PROCESSING)}
     only_manifest, only_engine = manifest - processed, processed - manifest
@@ -74,11 +80,7 @@ def graph_manifest_agrees(varagity: VaragityResource) -> dg.AssetCheckResult:
 @dg.asset_check(asset=graph_workdir, blocking=False, description="No document is left failed.")
 def graph_documents_not_failed(varagity: VaragityResource) -> dg.AssetCheckResult:
     """Documents the engine holds as failed."""
-    service = _service(varagity)
-    try:
-        statuses = service.statuses()
-    finally:
-        service.close()
+    statuses, _ = _read(varagity, GraphService.statuses)
     failed = {k for k, s in statuses.items() if s == FAILED}
     return dg.AssetCheckResult(
         passed=not failed,
@@ -100,11 +102,7 @@ def graph_documents_not_failed(varagity: VaragityResource) -> dg.AssetCheckResul
 )
 def graph_size(varagity: VaragityResource) -> dg.AssetCheckResult:
     """The graph's size as the engine reports it."""
-    service = _service(varagity)
-    try:
-        size = service.size()
-    finally:
-        service.close()
+    size, _ = _read(varagity, GraphService.size)
     passed = size.entities > 0 or size.docs == 0
     return dg.AssetCheckResult(
         passed=passed,
