@@ -31,20 +31,6 @@ class GraphHarness(Harness):
         self._apply(result, ctx)
         return result
 
-    def _apply(self, result: SensorOutcome, ctx: dg.SensorEvaluationContext) -> None:
-        if not isinstance(result, dg.SensorResult):
-            self.cursor = ctx.cursor
-            return
-        self.cursor = result.cursor
-        for req in result.dynamic_partitions_requests or []:
-            if isinstance(req, dg.AddDynamicPartitionsRequest):
-                self.instance.add_dynamic_partitions(
-                    req.partitions_def_name, list(req.partition_keys)
-                )
-            else:
-                for key in req.partition_keys:
-                    self.instance.delete_dynamic_partition(req.partitions_def_name, key)
-
     def run_graph(self, result: SensorOutcome) -> list[dg.ExecuteInProcessResult]:
         """Execute each requested run (a build, or a removal)."""
         return self.run_requests(result, pipeline.GRAPH_BUILD_JOB)

@@ -56,19 +56,23 @@ class Harness:
             resources={"varagity": VaragityResource()},
         ) as ctx:
             result = docs_folder_sensor(ctx)
-        if isinstance(result, dg.SensorResult):
-            self.cursor = result.cursor
-            for req in result.dynamic_partitions_requests or []:
-                if isinstance(req, dg.AddDynamicPartitionsRequest):
-                    self.instance.add_dynamic_partitions(
-                        req.partitions_def_name, list(req.partition_keys)
-                    )
-                else:
-                    for key in req.partition_keys:
-                        self.instance.delete_dynamic_partition(req.partitions_def_name, key)
-        else:
-            self.cursor = ctx.cursor
+        self._apply(result, ctx)
         return result
+
+    def _apply(self, result: SensorOutcome, ctx: dg.SensorEvaluationContext) -> None:
+        """Carry the tick's cursor and apply its partition requests, as the daemon does."""
+        if not isinstance(result, dg.SensorResult):
+            self.cursor = ctx.cursor
+            return
+        self.cursor = result.cursor
+        for req in result.dynamic_partitions_requests or []:
+            if isinstance(req, dg.AddDynamicPartitionsRequest):
+                self.instance.add_dynamic_partitions(
+                    req.partitions_def_name, list(req.partition_keys)
+                )
+            else:
+                for key in req.partition_keys:
+                    self.instance.delete_dynamic_partition(req.partitions_def_name, key)
 
     def tick_contexts(self) -> dg.SensorResult | dg.SkipReason:
         """One tick of the blurb sensor (it keeps no cursor)."""
