@@ -42,3 +42,15 @@ def get_conversation_store(services: ServicesDep) -> ConversationStore:
 
 
 ConversationStoreDep = Annotated[ConversationStore, Depends(get_conversation_store)]
+
+
+def require_graph_enabled(settings: SettingsDep) -> None:
+    """Refuse every message-graph route with ``403 graph_disabled`` while
+    ``GRAPH_ENABLED=false`` (the subsystem's kill switch)."""
+    if not settings.GRAPH_ENABLED:
+        raise ApiError(
+            403,
+            "graph_disabled",
+            "the message graph is disabled (GRAPH_ENABLED=false); set GRAPH_ENABLED=true "
+            "to upload, build or read it",
+        )

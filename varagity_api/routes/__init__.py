@@ -7,6 +7,9 @@ from varagity_api.routes import (
     chat,
     conversations,
     documents,
+    graph,
+    graph_builds,
+    graph_sources,
     health,
     ingest,
     metrics,
@@ -16,7 +19,18 @@ from varagity_api.routes import (
 )
 
 api_router = APIRouter(prefix="/api")
-for _module in (health, search, chat, conversations, settings, documents, ingest):
+for _module in (
+    health,
+    search,
+    chat,
+    conversations,
+    settings,
+    documents,
+    ingest,
+    graph,
+    graph_sources,
+    graph_builds,
+):
     api_router.include_router(_module.router)
 
 root_routers = (openai_compat.router, metrics.router)
