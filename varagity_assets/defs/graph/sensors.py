@@ -29,9 +29,9 @@ from typing import Any
 
 import dagster as dg
 
+from varagity.graph.archives import scan_archives
 from varagity.graph.sources.registry import rejections
 from varagity.pipeline import GRAPH_BUILD_JOB, GRAPH_PARTITIONS, GRAPH_REMOVE_JOB
-from varagity_assets.defs.graph.archives import scan_archives
 from varagity_assets.defs.graph.assets import graph_removed_sources
 from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
 from varagity_assets.defs.graph.partitions import archive_key, graph_sources_partitions

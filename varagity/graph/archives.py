@@ -12,7 +12,8 @@ a supported archive is judged by content, by the registry, and only when its sta
 signature moved (the sensor keeps the verdict in its cursor).
 
 Hidden files and folders and the reserved ``varagity-exports/`` folder at the root are
-not looked at. Nothing here writes anything.
+not looked at. Nothing here writes anything. The graph-sources sensor and the API (the
+sources list, build requests) scan the folder with the same function.
 """
 
 from __future__ import annotations
