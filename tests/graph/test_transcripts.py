@@ -46,8 +46,7 @@ def test_transcript_text_has_one_line_per_message(archive: ChatArchive) -> None:
     day = _days(archive)[f"{THREADS['lisbon'].guid}::2026-03-02"]
     assert day.thread_name == "Lisbon trip"  # renamed "Lisbon crew" two days later
     lines = day.text.splitlines()
-    assert lines[:3] == ["Conversation: Lisbon trip", "Date: Monday 2026-03-02", ""]
-    assert lines[3:] == [
+    assert lines == [
         "[18:05] maya.chen@icloud.com: Okay team, Lisbon is happening! I'm looking at flights for "
         "Thursday March 19, back Monday the 23rd.",
         "[18:07] jonas.weber@icloud.com: I'm in. TAP has a direct from Boston at 21:40, TP218.",
@@ -117,7 +116,7 @@ def test_render_orders_each_day_and_keeps_one_line_per_message() -> None:
     days = render_thread_days([next_day, late, early], source="x/chat.db", tz=UTC)
     assert [d.doc_key for d in days] == ["t::2026-03-02", "t::2026-03-03"]
     assert days[0].message_guids == ("g1", "g2")
-    assert days[0].text.splitlines()[3:] == [
+    assert days[0].text.splitlines() == [
         "[09:00] ana@example.com: Boarding at 9:40",
         "[09:05] Me: See you at the gate",
     ]

@@ -2,11 +2,13 @@
 
 One :class:`~varagity.graph.types.ThreadDay` per conversation per calendar day, the day
 taken in ``GRAPH_TIMEZONE`` (default: this machine's zone), so a chat at 23:30 belongs
-to the evening it happened in. Its text is a short heading (conversation and date) and
-one line per message, ``[HH:MM] sender: text``. Rendering is pure and deterministic: the
-same messages always give byte-identical text, so a day's content hash changes only when
-its messages do, which is what makes the manifest diff (:mod:`varagity.graph.manifest`)
-re-extract only the days that changed.
+to the evening it happened in. Its text is one line per message, ``[HH:MM] sender:
+text``, with no heading of its own: the engine puts the thread and the day above it in
+the words it extracts best from (a second heading was once extracted as an entity).
+Rendering is pure and deterministic: the same messages always give byte-identical
+text, so a day's content hash changes only when its messages (or its name) do, which
+is what makes the manifest diff (:mod:`varagity.graph.manifest`) re-extract only the
+days that changed.
 
 Every doc_key is a single day (``thread::YYYY-MM-DD``). Spans of several days
 (``first..last``) are allowed by the contract but not produced: nothing measured yet
@@ -42,10 +44,18 @@ def _one_line(text: str) -> str:
     return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
-def render_day(thread_name: str, day: date, messages: Iterable[Message], tz: tzinfo | None) -> str:
+def weekday_of(span: str) -> str:
+    """``span`` with the weekday named when it is one day (``Monday 2026-03-02``)."""
+    try:
+        day = date.fromisoformat(span)
+    except ValueError:
+        return span.replace("..", " to ")
+    return f"{_WEEKDAYS[day.weekday()]} {span}"
+
+
+def render_day(messages: Iterable[Message], tz: tzinfo | None) -> str:
     """The transcript text of one thread's day (messages in the order given)."""
-    lines = [f"Conversation: {_one_line(thread_name)}", f"Date: {_WEEKDAYS[day.weekday()]} {day}"]
-    lines.append("")
+    lines = []
     for message in messages:
         clock = local_time(message.sent_at, tz).strftime("%H:%M")
         lines.append(f"[{clock}] {_one_line(message.sender)}: {_one_line(message.text)}")
@@ -76,7 +86,7 @@ def render_thread_days(
                 thread_id=thread_id,
                 thread_name=thread_name,
                 span=day.isoformat(),
-                text=render_day(thread_name, day, group, tz),
+                text=render_day(group, tz),
                 message_guids=tuple(m.guid for m in group),
                 source=source,
             )

@@ -43,8 +43,10 @@ class ThreadDay:
 
     @property
     def content_sha256(self) -> str:
-        """sha256 of :attr:`text` (UTF-8): what the manifest compares."""
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        """sha256 of what the engine is given for the day, :attr:`thread_name` and
+        :attr:`text` (UTF-8): what the manifest compares."""
+        given = f"{self.thread_name}\n{self.text}"
+        return hashlib.sha256(given.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
