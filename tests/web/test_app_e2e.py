@@ -10,17 +10,27 @@ banner's re-ingest with live progress, conversation groups, renaming and title s
 and the 375px layout; its screenshots land in ``tests/.artifacts/web/app/``.
 Afterwards the API is asked whether what the browser did really happened, and the
 stack must shut down cleanly.
+
+Both tests share one stack (starting it costs minutes): the test above first, then
+``test_the_message_graph_in_the_browser``, where ``web/e2e/graph.mjs``
+uploads a generated iMessage ``chat.db`` (with its ``-wal``/``-shm``) on the Graph
+screen, follows its build (a Dagster run extracting with the packaged model) to the
+end, asks a question of the messages, reads the day-card evidence, and walks the
+entity graph down to a transcript; screenshots in ``tests/.artifacts/web/graph/``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.running_stack import varagity_up
+from tests.support.chatdb import FIRST_DAY, THREADS, write_chat_db
+from tests.support.running_stack import RunningStack, varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
@@ -35,41 +45,78 @@ UPLOAD = "velo-drone.txt"
 UPLOAD_TEXT = "The Velo-9 drone battery lasts 47 minutes on a full charge.\n"
 UPLOAD_MTIME = 1_700_000_000  # the file's own clock, which the upload must keep
 QUESTION = "How long does the Velo-9 drone battery last?"
+GRAPH_OUT = ARTIFACTS / "graph"
+# the archive's first day only: two thread-days (the Lisbon group, Maya), so the build
+# with the packaged 0.5B model stays a few minutes
+GRAPH_DAYS = 1
+GRAPH_QUESTION = "Who is going on the Lisbon trip, and where will they stay?"
 
 
-def test_the_web_client_on_the_embedded_stack(tmp_path: Path) -> None:
+@dataclass
+class Stack:
+    """The shared ``varagity up`` and the folders it was started on."""
+
+    running: RunningStack
+    docs: Path
+    graph_docs: Path
+    root: Path
+
+    @property
+    def api(self) -> str:
+        return self.running.api
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One ``varagity up`` for the module (embedded defaults, free ports, no blurbs, short
+    answers); its clean shutdown is checked when the module ends."""
     missing = missing_toolchain()
     assert not missing, f"run `make install` first; missing: {', '.join(missing)}"
-    docs = tmp_path / "docs"
+    root = tmp_path_factory.mktemp("web-app")
+    docs = root / "docs"
     for rel, text in CORPUS.items():
         path = docs / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    graph_docs = root / "graph-docs"
+    graph_docs.mkdir()
+    with varagity_up(
+        root / "home",
+        docs,
+        CONTEXTUALIZE="false",
+        LLM_MAX_TOKENS="32",
+        GRAPH_DOCS_PATH=str(graph_docs),
+        GRAPH_TIMEZONE="UTC",
+    ) as running:
+        yield Stack(running=running, docs=docs, graph_docs=graph_docs, root=root)
+
+
+def test_the_web_client_on_the_embedded_stack(stack: Stack, tmp_path: Path) -> None:
+    docs = stack.docs
     picked = tmp_path / "picked"  # the files the browser's file input picks
     picked.mkdir()
     (picked / UPLOAD).write_text(UPLOAD_TEXT, encoding="utf-8")
     os.utime(picked / UPLOAD, (UPLOAD_MTIME, UPLOAD_MTIME))
     (picked / "tool.exe").write_bytes(b"MZ\x90\x00 not a document")
 
-    with varagity_up(tmp_path / "home", docs, CONTEXTUALIZE="false", LLM_MAX_TOKENS="32") as stack:
-        api = stack.api
-        report = run_script(
-            "app.mjs",
-            OUT,
-            {
-                "VARAGITY_URL": api,
-                "E2E_UPLOAD": str(picked / UPLOAD),
-                "E2E_REFUSED": str(picked / "tool.exe"),
-                "E2E_QUESTION": QUESTION,
-            },
-            timeout=900,
-        )
-        # what the browser showed is what the service holds
-        listing = httpx.get(f"{api}/api/documents", timeout=30).json()["documents"]
-        statuses = {d["relative_path"]: d["status"] for d in listing}
-        settings = httpx.get(f"{api}/api/settings", timeout=30).json()
-        conversations = httpx.get(f"{api}/api/conversations", timeout=30).json()
-        groups = httpx.get(f"{api}/api/groups", timeout=30).json()
+    api = stack.api
+    report = run_script(
+        "app.mjs",
+        OUT,
+        {
+            "VARAGITY_URL": api,
+            "E2E_UPLOAD": str(picked / UPLOAD),
+            "E2E_REFUSED": str(picked / "tool.exe"),
+            "E2E_QUESTION": QUESTION,
+        },
+        timeout=900,
+    )
+    # what the browser showed is what the service holds
+    listing = httpx.get(f"{api}/api/documents", timeout=30).json()["documents"]
+    statuses = {d["relative_path"]: d["status"] for d in listing}
+    settings = httpx.get(f"{api}/api/settings", timeout=30).json()
+    conversations = httpx.get(f"{api}/api/conversations", timeout=30).json()
+    groups = httpx.get(f"{api}/api/groups", timeout=30).json()
 
     assert statuses == {"manuals/kettle.md": "indexed", "soup.txt": "indexed", UPLOAD: "indexed"}
     assert not (docs / "station").exists(), "the folder delete removed the files and the folder"
@@ -103,4 +150,69 @@ def test_the_web_client_on_the_embedded_stack(tmp_path: Path) -> None:
         "10-ingest-done.png",
         "11-conversations-group.png",
         "12-narrow.png",
+    }
+
+
+def test_the_message_graph_in_the_browser(stack: Stack, tmp_path: Path) -> None:
+    picked = tmp_path / "picked"  # what the browser's file input picks
+    archive = write_chat_db(picked, days=GRAPH_DAYS)
+    (picked / "notes.txt").write_text("not a message archive\n", encoding="utf-8")
+    api = stack.api
+    report = run_script(
+        "graph.mjs",
+        GRAPH_OUT,
+        {
+            "VARAGITY_URL": api,
+            "E2E_ARCHIVE": os.pathsep.join(str(p) for p in archive.files()),
+            "E2E_REFUSED": str(picked / "notes.txt"),
+            "E2E_QUESTION": GRAPH_QUESTION,
+        },
+        timeout=2400,
+    )
+    # what the browser did happened: the archive is stored and built, the turn recorded
+    sources = httpx.get(f"{api}/api/graph/sources", timeout=30).json()["sources"]
+    status = httpx.get(f"{api}/api/graph/status", timeout=60).json()
+    builds = httpx.get(f"{api}/api/graph/builds", timeout=60).json()["builds"]
+    conversation_id = report["conversationUrl"].removeprefix("#/c/")
+    detail = httpx.get(f"{api}/api/conversations/{conversation_id}", timeout=30).json()
+
+    listed = {s["path"]: s for s in sources}
+    assert set(listed) == {"chat.db"}, sources  # the refused file was never stored
+    assert listed["chat.db"]["supported"] and listed["chat.db"]["kind"] == "imessage"
+    assert sorted(listed["chat.db"]["companions"]) == ["chat.db-shm", "chat.db-wal"]
+    assert listed["chat.db"]["days"] == 2 and listed["chat.db"]["threads"] == 2
+    for name in ("chat.db", "chat.db-wal", "chat.db-shm"):
+        assert (stack.graph_docs / name).read_bytes() == (picked / name).read_bytes(), name
+    assert not (stack.graph_docs / "notes.txt").exists()
+    assert status["built"] and status["days"] == 2 and status["day_statuses"]["processed"] == 2
+    assert status["entities"] > 0 and status["building"] == []
+    assert any(b["kind"] == "build" and b["state"] == "succeeded" for b in builds), builds
+
+    answers = [m for m in detail["messages"] if m["role"] == "assistant"]
+    assert [m["target_corpus"] for m in answers] == ["graph"]
+    assert answers[0]["days"], "the graph answer was saved with its day cards"
+    assert answers[0]["graph_evidence"] is not None
+    cited_keys = {d["doc_key"] for d in answers[0]["days"]}
+    assert set(report["dayCards"]) == cited_keys
+
+    assert "not_an_archive" in report["refusal"]
+    assert report["progress"], "no live progress was shown"
+    assert report["buildFinal"].startswith("Build of chat.db finished")
+    assert report["degraded"] is False
+    assert report["corpusAfterReload"] == "graph"
+    assert report["recentred"] != report["firstCenter"]
+    # the day drilled into is one of the archive's two thread-days
+    day = FIRST_DAY.isoformat()
+    assert report["transcriptKey"] in {f"{THREADS[t].guid}::{day}" for t in ("lisbon", "maya")}
+    assert screenshot_names(report) == {
+        "01-graph-empty.png",
+        "02-upload-results.png",
+        "03-build-progress.png",
+        "04-build-done.png",
+        "05-chat-messages.png",
+        "06-day-evidence.png",
+        "07-reloaded.png",
+        "08-entity-graph.png",
+        "09-recentred.png",
+        "10-transcript.png",
     }

@@ -1,7 +1,7 @@
 /**
  * The app shell: the header with the screens and tools, the corpus status (stale
- * banner, ingest progress), the conversations sidebar, the open screen (chat or
- * corpus) and the settings drawer. The URL's hash names the screen.
+ * banner, ingest progress), the conversations sidebar, the open screen (chat, corpus
+ * or message graph) and the settings drawer. The URL's hash names the screen.
  */
 import { useCallback, useEffect, useState, type MouseEvent } from "react";
 
@@ -14,9 +14,11 @@ import { ChatScreen, type HistoryState } from "./components/ChatScreen";
 import { QUESTION_INPUT_ID } from "./components/Composer";
 import { CorpusScreen } from "./components/CorpusScreen";
 import { CorpusStatus } from "./components/CorpusStatus";
+import { GraphScreen } from "./components/GraphScreen";
 import { HealthStatus } from "./components/HealthStatus";
 import { SettingsDrawer } from "./components/SettingsDrawer";
 import { Sidebar } from "./components/Sidebar";
+import { useGraphStatus } from "./graph/useGraph";
 import { useIngestJob } from "./ingest/useIngestJob";
 import { useSettings } from "./settings/useSettings";
 
@@ -38,6 +40,7 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [corpusVersion, setCorpusVersion] = useState(0);
   const settings = useSettings();
+  const graph = useGraphStatus();
   const { reload: reloadSettings } = settings;
   const ingest = useIngestJob(
     useCallback(() => {
@@ -92,6 +95,7 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
   const chatRoute: Route = { view: "chat", conversationId: state.conversationId };
   const finished = state.turns.filter((t) => t.status === "done").length;
   const onChat = route.view === "chat";
+  const current = (view: Route["view"]) => (route.view === view ? "page" : undefined);
 
   return (
     <div
@@ -113,7 +117,7 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
         </a>
       ) : (
         <a className="skip-link" href={`#${MAIN_ID}`} onClick={(e) => focusById(e, MAIN_ID)}>
-          Skip to the corpus
+          {route.view === "graph" ? "Skip to the message graph" : "Skip to the corpus"}
         </a>
       )}
       <header className="topbar">
@@ -131,13 +135,18 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
         <nav aria-label="Screens" className="screens">
           <ul>
             <li>
-              <a href={routeHash(chatRoute)} aria-current={onChat ? "page" : undefined}>
+              <a href={routeHash(chatRoute)} aria-current={current("chat")}>
                 Chat
               </a>
             </li>
             <li>
-              <a href={routeHash({ view: "corpus" })} aria-current={onChat ? undefined : "page"}>
+              <a href={routeHash({ view: "corpus" })} aria-current={current("corpus")}>
                 Corpus
+              </a>
+            </li>
+            <li>
+              <a href={routeHash({ view: "graph", entity: null, day: null })} aria-current={current("graph")}>
+                Graph
               </a>
             </li>
           </ul>
@@ -174,10 +183,24 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
           }}
         />
         <main id={MAIN_ID} tabIndex={-1}>
-          {onChat ? (
-            <ChatScreen chat={chat} history={history} dagsterUrl={dagsterUrl} onNewChat={newChat} />
-          ) : (
-            <CorpusScreen version={corpusVersion} />
+          {route.view === "chat" && (
+            <ChatScreen
+              chat={chat}
+              history={history}
+              dagsterUrl={dagsterUrl}
+              onNewChat={newChat}
+              graph={graph.availability}
+            />
+          )}
+          {route.view === "corpus" && <CorpusScreen version={corpusVersion} />}
+          {route.view === "graph" && (
+            <GraphScreen
+              graph={graph.availability}
+              onChanged={graph.reload}
+              entity={route.entity}
+              day={route.day}
+              onNavigate={(entity, day) => navigate({ view: "graph", entity, day })}
+            />
           )}
         </main>
       </div>

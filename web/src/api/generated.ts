@@ -162,6 +162,221 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graph/builds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Graph Builds
+         * @description Recent build and removal runs, newest first.
+         */
+        get: operations["list_graph_builds_api_graph_builds_get"];
+        put?: never;
+        /**
+         * Launch Graph Builds
+         * @description Build (or resume building) archives of ``GRAPH_DOCS_PATH``, one run each; an
+         *     archive whose build is already queued or running is reported, not launched again.
+         */
+        post: operations["launch_graph_builds_api_graph_builds_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/builds/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Build
+         * @description A build's state, its days processed so far, and its error if it failed.
+         */
+        get: operations["graph_build_api_graph_builds__run_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/builds/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Build Events
+         * @description Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
+         *     with the final state; ``error`` ends the stream if Dagster stops answering.
+         */
+        get: operations["graph_build_events_api_graph_builds__run_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/builds/{run_id}/kill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kill Graph Build
+         * @description Stop a queued or running build; launching it again later resumes it.
+         */
+        post: operations["kill_graph_build_api_graph_builds__run_id__kill_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/days/{doc_key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Day
+         * @description One transcript day as the engine was given it (the drill-down from an entity).
+         */
+        get: operations["graph_day_api_graph_days__doc_key__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/entities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Entities
+         * @description Entities whose name contains ``q`` (case-insensitive), or the most connected ones.
+         */
+        get: operations["graph_entities_api_graph_entities_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/neighbourhood": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Neighbourhood
+         * @description ``entity`` and what lies within ``depth`` hops of it, with the days they come from.
+         */
+        get: operations["graph_neighbourhood_api_graph_neighbourhood_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Graph Sources
+         * @description Every archive (and every file that is not one, with the reason) in
+         *     ``GRAPH_DOCS_PATH``, with what the graph holds of it.
+         */
+        get: operations["list_graph_sources_api_graph_sources_get"];
+        put?: never;
+        /**
+         * Upload Graph Sources
+         * @description Store message archives in ``GRAPH_DOCS_PATH`` and launch their builds; a file that
+         *     is not a supported archive (or a -wal/-shm without its database) is refused with
+         *     its reason, and the rest of the batch is stored.
+         */
+        post: operations["upload_graph_sources_api_graph_sources_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/sources/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Graph Source
+         * @description Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
+         *     days leave the graph in the removal run the sensor then requests.
+         */
+        delete: operations["delete_graph_source_api_graph_sources__path__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Status
+         * @description The graph's size (entities, relations, days, messages), its days by engine
+         *     status, the engine, the archives in ``GRAPH_DOCS_PATH`` and the builds in flight.
+         */
+        get: operations["graph_status_api_graph_status_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/groups": {
         parameters: {
             query?: never;
@@ -648,6 +863,20 @@ export interface components {
             updated_at: string;
         };
         /**
+         * DayCounts
+         * @description Transcript days in the engine, by its document status.
+         */
+        DayCounts: {
+            /** Failed */
+            failed: number;
+            /** Pending */
+            pending: number;
+            /** Processed */
+            processed: number;
+            /** Processing */
+            processing: number;
+        };
+        /**
          * DaySource
          * @description A conversation day cited as evidence: day-grain, never a single message.
          */
@@ -940,6 +1169,218 @@ export interface components {
             removed: boolean;
         };
         /**
+         * GraphBuild
+         * @description One Dagster run that writes the message graph.
+         */
+        GraphBuild: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dagster Url
+             * @description The run's page in the Dagster UI.
+             */
+            dagster_url: string;
+            /**
+             * Done
+             * @description The run has ended and will not change any more.
+             */
+            done: boolean;
+            /** Ended At */
+            ended_at: string | null;
+            /**
+             * Error
+             * @description Why it failed; null unless it did.
+             */
+            error: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "build" | "remove";
+            /**
+             * Message
+             * @description The run's latest log line about the build.
+             */
+            message: string | null;
+            /**
+             * Path
+             * @description The archive it builds (null for a removal run).
+             */
+            path: string | null;
+            /** @description Days processed so far; null before extraction starts (or for a run that had nothing to extract). */
+            progress: components["schemas"]["GraphBuildProgress"] | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Source
+             * @description Who launched it: sensor, api, ui (null if untagged).
+             */
+            source: string | null;
+            /** Started At */
+            started_at: string | null;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            /**
+             * Status
+             * @description Dagster's run status (QUEUED, STARTED, SUCCESS, ...).
+             */
+            status: string;
+        };
+        /**
+         * GraphBuildList
+         * @description Recent runs that wrote the graph, newest first.
+         */
+        GraphBuildList: {
+            /** Builds */
+            builds: components["schemas"]["GraphBuild"][];
+        };
+        /**
+         * GraphBuildProgress
+         * @description The transcript days of a build and where they stand (from its last progress line).
+         */
+        GraphBuildProgress: {
+            /** Failed */
+            failed: number;
+            /** Pending */
+            pending: number;
+            /** Processed */
+            processed: number;
+            /** Processing */
+            processing: number;
+            /**
+             * Total
+             * @description Days the engine was given by this build.
+             */
+            total: number;
+        };
+        /**
+         * GraphBuildRequest
+         * @description Which archives to build (a build resumes where a killed or failed one stopped).
+         */
+        GraphBuildRequest: {
+            /**
+             * Paths
+             * @description Archive paths under GRAPH_DOCS_PATH; omit for every supported archive.
+             */
+            paths?: string[] | null;
+        };
+        /**
+         * GraphBuildsLaunched
+         * @description The builds launched (``202``), and those already queued or running that a new one
+         *     would only have waited behind.
+         */
+        GraphBuildsLaunched: {
+            /** In Flight */
+            in_flight: components["schemas"]["GraphBuild"][];
+            /** Launched */
+            launched: components["schemas"]["GraphBuild"][];
+        };
+        /**
+         * GraphDay
+         * @description One transcript day, as the engine was given it (day-grain evidence).
+         */
+        GraphDay: {
+            /** Doc Key */
+            doc_key: string;
+            /** Message Guids */
+            message_guids: string[];
+            /**
+             * Source
+             * @description The archive it was read from, under GRAPH_DOCS_PATH.
+             */
+            source: string;
+            /** Span */
+            span: string;
+            /**
+             * Status
+             * @description The engine's status of the day (processed, failed, ...).
+             */
+            status: string;
+            /**
+             * Text
+             * @description The rendered transcript: one line per message.
+             */
+            text: string;
+            /** Thread Name */
+            thread_name: string;
+        };
+        /**
+         * GraphDayRef
+         * @description A transcript day the view's entities and relations come from.
+         */
+        GraphDayRef: {
+            /**
+             * Doc Key
+             * @description thread_id::YYYY-MM-DD.
+             */
+            doc_key: string;
+            /**
+             * Messages
+             * @description Messages of that day in the graph.
+             */
+            messages: number;
+            /** Span */
+            span: string;
+            /** Thread Name */
+            thread_name: string;
+        };
+        /**
+         * GraphEngineInfo
+         * @description The engine that writes this stack's graph.
+         */
+        GraphEngineInfo: {
+            /**
+             * Name
+             * @description GRAPH_ENGINE (lightrag).
+             */
+            name: string;
+            /** Package */
+            package: string;
+            /** Version */
+            version: string;
+        };
+        /**
+         * GraphEntityInfo
+         * @description An entity as the graph view lists it.
+         */
+        GraphEntityInfo: {
+            /**
+             * Days
+             * @description How many transcript days it was extracted from.
+             */
+            days: number;
+            /**
+             * Degree
+             * @description How many relations touch it.
+             */
+            degree: number;
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /** Type */
+            type: string;
+        };
+        /**
+         * GraphEntityList
+         * @description Entities matching a search (or the most connected ones), best first.
+         */
+        GraphEntityList: {
+            /** Entities */
+            entities: components["schemas"]["GraphEntityInfo"][];
+            /**
+             * Total
+             * @description Entities in the graph.
+             */
+            total: number;
+        };
+        /**
          * GraphEvidence
          * @description What the message graph found besides the days: the shape stored as the assistant
          *     message's ``graph_evidence``.
@@ -954,6 +1395,214 @@ export interface components {
             mode: string;
             /** Relations */
             relations: components["schemas"]["EvidenceRelation"][];
+        };
+        /**
+         * GraphNeighbourhood
+         * @description An entity, what lies within ``depth`` hops of it, and the days they come from.
+         */
+        GraphNeighbourhood: {
+            /** Center */
+            center: string;
+            /** Days */
+            days: components["schemas"]["GraphDayRef"][];
+            /** Depth */
+            depth: number;
+            /** Entities */
+            entities: components["schemas"]["EvidenceEntity"][];
+            /** Relations */
+            relations: components["schemas"]["EvidenceRelation"][];
+            /**
+             * Truncated
+             * @description More lay within reach than ``limit`` allowed.
+             */
+            truncated: boolean;
+        };
+        /**
+         * GraphSourceInfo
+         * @description One file of ``GRAPH_DOCS_PATH``: a message archive, or a file that is not one.
+         */
+        GraphSourceInfo: {
+            /**
+             * Companions
+             * @description Its -wal / -shm files present beside it (read with it, as one archive).
+             */
+            companions: string[];
+            /**
+             * Days
+             * @description Its transcript days the graph holds (from the build manifest).
+             */
+            days: number;
+            /**
+             * First Day
+             * @description Its earliest day in the graph (YYYY-MM-DD).
+             */
+            first_day: string | null;
+            /**
+             * Kind
+             * @description The message source that reads it (imessage); null if none.
+             */
+            kind: string | null;
+            /**
+             * Last Day
+             * @description Its latest day in the graph (YYYY-MM-DD).
+             */
+            last_day: string | null;
+            /**
+             * Modified At
+             * Format: date-time
+             * @description The newest modification time of those files.
+             */
+            modified_at: string;
+            /**
+             * Path
+             * @description Path under GRAPH_DOCS_PATH (the database file).
+             */
+            path: string;
+            /**
+             * Reason
+             * @description Why it is not a supported archive; null when it is.
+             */
+            reason: string | null;
+            /**
+             * Size Bytes
+             * @description Bytes of the database and its companions together.
+             */
+            size_bytes: number;
+            /**
+             * Supported
+             * @description Recognised by a message source (e.g. an iMessage chat.db).
+             */
+            supported: boolean;
+            /**
+             * Threads
+             * @description Its conversations the graph holds days of.
+             */
+            threads: number;
+        };
+        /**
+         * GraphSourceList
+         * @description The archives of ``GRAPH_DOCS_PATH`` (``varagity-exports/`` is never listed).
+         */
+        GraphSourceList: {
+            /**
+             * Root
+             * @description GRAPH_DOCS_PATH, absolute.
+             */
+            root: string;
+            /** Sources */
+            sources: components["schemas"]["GraphSourceInfo"][];
+        };
+        /**
+         * GraphSourceRemoved
+         * @description An archive deleted from ``GRAPH_DOCS_PATH``; the graph-sources sensor then takes
+         *     its days out of the graph in a removal run.
+         */
+        GraphSourceRemoved: {
+            /**
+             * Days
+             * @description Its transcript days that will leave the graph.
+             */
+            days: number;
+            /** Path */
+            path: string;
+            /**
+             * Removed Files
+             * @description The database and its companions removed.
+             */
+            removed_files: string[];
+        };
+        /**
+         * GraphStatus
+         * @description The graph's size and state, read from its summary sidecar and the engine.
+         */
+        GraphStatus: {
+            /**
+             * Building
+             * @description Builds queued or running now.
+             */
+            building: components["schemas"]["GraphBuild"][];
+            /**
+             * Built
+             * @description At least one transcript day is in the graph.
+             */
+            built: boolean;
+            day_statuses: components["schemas"]["DayCounts"];
+            /**
+             * Days
+             * @description Transcript days in the build manifest.
+             */
+            days: number;
+            engine: components["schemas"]["GraphEngineInfo"];
+            /** Entities */
+            entities: number;
+            /**
+             * Messages
+             * @description Messages those days hold.
+             */
+            messages: number;
+            /**
+             * Refreshed At
+             * @description When a build last wrote the summary.
+             */
+            refreshed_at: string | null;
+            /** Relations */
+            relations: number;
+            /**
+             * Sources
+             * @description Supported archives in GRAPH_DOCS_PATH.
+             */
+            sources: number;
+        };
+        /**
+         * GraphUploadResponse
+         * @description Per-file results (a partly refused batch stores the rest) and the builds launched
+         *     for the archives it stored (the graph-sources sensor starts them if Dagster cannot be
+         *     reached now).
+         */
+        GraphUploadResponse: {
+            /** Builds */
+            builds: components["schemas"]["GraphBuild"][];
+            /** Counts */
+            counts: {
+                [key: string]: number;
+            };
+            /** Results */
+            results: components["schemas"]["GraphUploadResult"][];
+        };
+        /**
+         * GraphUploadResult
+         * @description What happened to one uploaded file.
+         */
+        GraphUploadResult: {
+            /**
+             * Code
+             * @description Refusal reason: invalid_path, path_traversal, reserved_path, hidden_name, invalid_name, not_an_archive, companion_without_database, too_large, duplicate_path, write_failed.
+             */
+            code: string | null;
+            /**
+             * Index
+             * @description Position of the file in the request.
+             */
+            index: number;
+            /** Message */
+            message: string | null;
+            /**
+             * Name
+             * @description The file name the client sent.
+             */
+            name: string;
+            /**
+             * Path
+             * @description Where it is (or would have been) stored.
+             */
+            path: string | null;
+            /** Size Bytes */
+            size_bytes: number | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "stored" | "replaced" | "unchanged" | "refused";
         };
         /**
          * Group
@@ -2308,6 +2957,828 @@ export interface operations {
             };
             /** @description Validation Error */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_graph_builds_api_graph_builds_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphBuildList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    launch_graph_builds_api_graph_builds_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GraphBuildRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphBuildsLaunched"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No supported archive to build. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Some paths are not supported archives. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_build_api_graph_builds__run_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphBuild"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No graph build has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_build_events_api_graph_builds__run_id__events_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SSE stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No graph build has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    kill_graph_build_api_graph_builds__run_id__kill_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphBuild"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No graph build has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The build has already ended. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_day_api_graph_days__doc_key__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                doc_key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphDay"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The graph holds no such day. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_entities_api_graph_entities_get: {
+        parameters: {
+            query?: {
+                /** @description Name contains this. */
+                q?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphEntityList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_neighbourhood_api_graph_neighbourhood_get: {
+        parameters: {
+            query: {
+                entity: string;
+                depth?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphNeighbourhood"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No entity has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_graph_sources_api_graph_sources_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphSourceList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    upload_graph_sources_api_graph_sources_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description An archive's database (chat.db) and, sent with it, its -wal and -shm files. */
+                    files: string[];
+                    /** @description A folder under GRAPH_DOCS_PATH the files go into. */
+                    folder?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphUploadResponse"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many files, or a form field too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not multipart/form-data. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The batch as a whole is malformed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_graph_source_api_graph_sources__path__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphSourceRemoved"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such archive. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graph_status_api_graph_status_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphStatus"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,16 @@ import type {
   ConversationSummary,
   DeleteResponse,
   DocumentList,
+  GraphBuild,
+  GraphBuildList,
+  GraphBuildsLaunched,
+  GraphDay,
+  GraphEntityList,
+  GraphNeighbourhood,
+  GraphSourceList,
+  GraphSourceRemoved,
+  GraphStatus,
+  GraphUploadResponse,
   Group,
   IngestLaunched,
   IngestProgress,
@@ -101,4 +111,78 @@ export function getIngestJob(id: string, signal?: AbortSignal): Promise<IngestPr
 /** The job's `progress`, `done` and `error` events as they come. */
 export function ingestEvents(id: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
   return getEvents(`/api/ingest/${seg(id)}/events`, signal);
+}
+
+// --- the message graph -----------------------------------------------------------------
+
+/** The graph's size and state; a `403 graph_disabled` ApiError while GRAPH_ENABLED=false. */
+export function getGraphStatus(signal?: AbortSignal): Promise<GraphStatus> {
+  return getJson<GraphStatus>("/api/graph/status", signal);
+}
+
+export function listGraphSources(signal?: AbortSignal): Promise<GraphSourceList> {
+  return getJson<GraphSourceList>("/api/graph/sources", signal);
+}
+
+/** Upload archives (a chat.db with its -wal/-shm); each file's outcome, and the builds launched. */
+export function uploadGraphSources(
+  files: readonly File[],
+  signal?: AbortSignal,
+): Promise<GraphUploadResponse> {
+  const form = new FormData();
+  for (const file of files) form.append("files", file, file.name);
+  return postForm<GraphUploadResponse>("/api/graph/sources", form, signal);
+}
+
+/** Delete an archive (the database and its companions); its days leave the graph in a removal run. */
+export function deleteGraphSource(path: string): Promise<GraphSourceRemoved> {
+  return sendJson<GraphSourceRemoved>("DELETE", `/api/graph/sources/${pathSegments(path)}`);
+}
+
+/** Build (or resume) `paths`, or every supported archive when omitted. */
+export function launchGraphBuilds(paths?: string[]): Promise<GraphBuildsLaunched> {
+  return sendJson<GraphBuildsLaunched>("POST", "/api/graph/builds", paths ? { paths } : {});
+}
+
+export function listGraphBuilds(signal?: AbortSignal): Promise<GraphBuildList> {
+  return getJson<GraphBuildList>("/api/graph/builds", signal);
+}
+
+export function getGraphBuild(runId: string, signal?: AbortSignal): Promise<GraphBuild> {
+  return getJson<GraphBuild>(`/api/graph/builds/${seg(runId)}`, signal);
+}
+
+/** The build's `progress`, `done` and `error` events as they come. */
+export function graphBuildEvents(runId: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
+  return getEvents(`/api/graph/builds/${seg(runId)}/events`, signal);
+}
+
+export function killGraphBuild(runId: string): Promise<GraphBuild> {
+  return sendJson<GraphBuild>("POST", `/api/graph/builds/${seg(runId)}/kill`);
+}
+
+/** Entities whose name contains `q`, or the most connected ones when `q` is blank. */
+export function listGraphEntities(q: string, signal?: AbortSignal): Promise<GraphEntityList> {
+  const query = new URLSearchParams({ limit: "30" });
+  if (q.trim()) query.set("q", q.trim());
+  return getJson<GraphEntityList>(`/api/graph/entities?${query}`, signal);
+}
+
+export function getNeighbourhood(
+  entity: string,
+  depth: number,
+  signal?: AbortSignal,
+): Promise<GraphNeighbourhood> {
+  const query = new URLSearchParams({ entity, depth: String(depth) });
+  return getJson<GraphNeighbourhood>(`/api/graph/neighbourhood?${query}`, signal);
+}
+
+/** One transcript day (the drill-down from an entity to what it was extracted from). */
+export function getGraphDay(docKey: string, signal?: AbortSignal): Promise<GraphDay> {
+  return getJson<GraphDay>(`/api/graph/days/${seg(docKey)}`, signal);
+}
+
+/** A path under a watched folder as URL path segments (its slashes kept). */
+function pathSegments(path: string): string {
+  return path.split("/").map(seg).join("/");
 }

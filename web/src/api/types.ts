@@ -39,3 +39,23 @@ export type UploadResponse = Schemas["UploadResponse"];
 
 export type IngestLaunched = Schemas["IngestLaunched"];
 export type IngestProgress = Schemas["IngestProgress"];
+
+export type Corpus = RetrievalEvent["corpus"];
+export type DaySource = Schemas["DaySource"];
+export type GraphEvidence = Schemas["GraphEvidence"];
+export type EvidenceEntity = Schemas["EvidenceEntity"];
+export type EvidenceRelation = Schemas["EvidenceRelation"];
+
+export type GraphStatus = Schemas["GraphStatus"];
+export type GraphSourceInfo = Schemas["GraphSourceInfo"];
+export type GraphSourceList = Schemas["GraphSourceList"];
+export type GraphUploadResponse = Schemas["GraphUploadResponse"];
+export type GraphSourceRemoved = Schemas["GraphSourceRemoved"];
+export type GraphBuild = Schemas["GraphBuild"];
+export type GraphBuildList = Schemas["GraphBuildList"];
+export type GraphBuildsLaunched = Schemas["GraphBuildsLaunched"];
+export type GraphEntityInfo = Schemas["GraphEntityInfo"];
+export type GraphEntityList = Schemas["GraphEntityList"];
+export type GraphNeighbourhood = Schemas["GraphNeighbourhood"];
+export type GraphDayRef = Schemas["GraphDayRef"];
+export type GraphDay = Schemas["GraphDay"];

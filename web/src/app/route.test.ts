@@ -27,4 +27,12 @@ describe("routes", () => {
     expect(routeHash({ view: "corpus" })).toBe("#/corpus");
     expect(parseRoute("#/c/%E0%A4%A")).toEqual({ view: "chat", conversationId: null });
   });
+
+  it("reads and writes the graph screen with its entity and day", () => {
+    expect(parseRoute("#/graph")).toEqual({ view: "graph", entity: null, day: null });
+    const route = { view: "graph" as const, entity: "Maya Chen", day: "iMessage;+;chat61::2026-03-02" };
+    expect(parseRoute(routeHash(route))).toEqual(route);
+    expect(routeHash({ view: "graph", entity: null, day: null })).toBe("#/graph");
+    expect(routeHash({ view: "graph", entity: "A&B", day: null })).toBe("#/graph?entity=A%26B");
+  });
 });

@@ -1,13 +1,20 @@
 import { describe, expect, it } from "vitest";
 
-import { done as doneEvent, retrieval } from "../test/fixtures";
-import { chatReducer, initialChatState, isLive, type ChatAction, type ChatState } from "./state";
+import { done as doneEvent, graphRetrieval, retrieval } from "../test/fixtures";
+import {
+  chatReducer,
+  evidenceCount,
+  initialChatState,
+  isLive,
+  type ChatAction,
+  type ChatState,
+} from "./state";
 
 function run(...actions: ChatAction[]): ChatState {
   return actions.reduce(chatReducer, initialChatState);
 }
 
-const ask: ChatAction = { type: "ask", id: "t1", question: "How long is the warranty?" };
+const ask: ChatAction = { type: "ask", id: "t1", question: "How long is the warranty?", corpus: "rag" };
 
 describe("chatReducer", () => {
   it("streams a turn from retrieval through tokens to done", () => {
@@ -105,7 +112,7 @@ describe("chatReducer", () => {
   it("retries a failed turn in place, from scratch", () => {
     const state = run(
       ask,
-      { type: "ask", id: "t2", question: "Second?" },
+      { type: "ask", id: "t2", question: "Second?", corpus: "rag" },
       { type: "failed", id: "t1", error: { code: "network_error", message: "offline" } },
       { type: "focus", id: "t2", source: 1 },
       { type: "retry", id: "t1" },
@@ -123,13 +130,13 @@ describe("chatReducer", () => {
   it("focus shows a turn's evidence and highlights one source", () => {
     const state = run(
       ask,
-      { type: "ask", id: "t2", question: "Next" },
+      { type: "ask", id: "t2", question: "Next", corpus: "rag" },
       { type: "focus", id: "t1", source: 3 },
     );
     expect(state.shownTurnId).toBe("t1");
     expect(state.focusedSource).toBe(3);
     // a new question shows its own evidence with nothing highlighted
-    const next = chatReducer(state, { type: "ask", id: "t3", question: "Third" });
+    const next = chatReducer(state, { type: "ask", id: "t3", question: "Third", corpus: "rag" });
     expect(next.shownTurnId).toBe("t3");
     expect(next.focusedSource).toBeNull();
   });
@@ -148,7 +155,7 @@ describe("chatReducer", () => {
       event: { type: "done", data: doneEvent("x", { conversation_id: "c9" }) },
     });
     expect(saved.conversationId).toBe("c9");
-    const next = chatReducer(saved, { type: "ask", id: "t2", question: "And the kettle?" });
+    const next = chatReducer(saved, { type: "ask", id: "t2", question: "And the kettle?", corpus: "rag" });
     expect(
       chatReducer(next, { type: "failed", id: "t2", error: { code: "x", message: "y" } }).conversationId,
     ).toBe("c9");
@@ -173,5 +180,49 @@ describe("chatReducer", () => {
     });
     expect(late).toBe(loaded);
     expect(chatReducer(loaded, { type: "reset" })).toEqual(initialChatState);
+  });
+
+  it("keeps a graph answer's days and findings, and retries it against the graph", () => {
+    const askGraph: ChatAction = {
+      type: "ask",
+      id: "g1",
+      question: "Who is going to Lisbon?",
+      corpus: "graph",
+    };
+    const state = run(askGraph, {
+      type: "event",
+      id: "g1",
+      event: { type: "retrieval", data: graphRetrieval(2) },
+    });
+    const turn = state.turns[0]!;
+    expect(turn.target_corpus).toBe("graph");
+    expect(turn.retrieval).toMatchObject({ corpus: "graph", degraded: null, sources: [] });
+    expect(turn.retrieval?.days.map((d) => d.n)).toEqual([1, 2]);
+    expect(turn.retrieval?.graph?.entities.map((e) => e.name)).toEqual(["Maya Chen", "Lisbon"]);
+    expect(evidenceCount(turn.retrieval)).toBe(2);
+    const failed = chatReducer(state, { type: "failed", id: "g1", error: { code: "x", message: "y" } });
+    const retried = chatReducer(failed, { type: "retry", id: "g1" });
+    expect(retried.turns[0]).toMatchObject({ target_corpus: "graph", status: "retrieving", retrieval: null });
+  });
+
+  it("records why a graph question was answered from the documents", () => {
+    const state = run(
+      { type: "ask", id: "g1", question: "Who?", corpus: "graph" },
+      {
+        type: "event",
+        id: "g1",
+        event: {
+          type: "retrieval",
+          data: retrieval(2, { target_corpus: "graph", degraded: "the message graph is switched off" }),
+        },
+      },
+    );
+    expect(state.turns[0]?.retrieval).toMatchObject({
+      corpus: "rag",
+      degraded: "the message graph is switched off",
+      days: [],
+      graph: null,
+    });
+    expect(evidenceCount(state.turns[0]!.retrieval)).toBe(2);
   });
 });

@@ -1,12 +1,14 @@
 /** The chat screen's state: questions, their streamed answers and which evidence is shown. */
 import type { ChatEvent } from "../api/chat";
-import type { ErrorEvent, QueuedEvent, Source } from "../api/types";
+import type { Corpus, DaySource, ErrorEvent, GraphEvidence, QueuedEvent, Source } from "../api/types";
 
 export type TurnStatus = "retrieving" | "answering" | "done" | "stopped" | "error";
 
 /**
  * The evidence behind an answer: a live `retrieval` event, or the snapshot a saved
  * conversation keeps (whose method and engine are plain strings, null on old turns).
+ * A document answer has `sources`; a message-graph answer has `days` (conversation
+ * days, numbered as cited) and `graph` (the entities and relations it found).
  */
 export interface Evidence {
   query: string;
@@ -14,12 +16,25 @@ export interface Evidence {
   method: string | null;
   chat_engine: string | null;
   sources: Source[];
+  /** What the evidence came from. */
+  corpus: Corpus;
+  /** Why a graph question was answered from the documents instead; null when it was not. */
+  degraded: string | null;
+  graph: GraphEvidence | null;
+  days: DaySource[];
+}
+
+/** How many numbered pieces of evidence an answer can cite (chunks or days). */
+export function evidenceCount(evidence: Evidence | null): number {
+  return evidence === null ? 0 : evidence.sources.length + evidence.days.length;
 }
 
 /** One question and everything streamed back for it. */
 export interface Turn {
   id: string;
   question: string;
+  /** The corpus the question was asked of (the evidence says what answered it). */
+  target_corpus: Corpus;
   status: TurnStatus;
   answer: string;
   reasoning: string;
@@ -42,7 +57,7 @@ export interface ChatState {
 }
 
 export type ChatAction =
-  | { type: "ask"; id: string; question: string }
+  | { type: "ask"; id: string; question: string; corpus: Corpus }
   | { type: "retry"; id: string }
   | { type: "event"; id: string; event: ChatEvent }
   | { type: "stopped"; id: string }
@@ -63,10 +78,11 @@ export function isLive(turn: Turn): boolean {
   return turn.status === "retrieving" || turn.status === "answering";
 }
 
-function fresh(id: string, question: string): Turn {
+function fresh(id: string, question: string, corpus: Corpus): Turn {
   return {
     id,
     question,
+    target_corpus: corpus,
     status: "retrieving",
     answer: "",
     reasoning: "",
@@ -80,11 +96,23 @@ function fresh(id: string, question: string): Turn {
 function applyEvent(turn: Turn, event: ChatEvent): Turn {
   switch (event.type) {
     case "retrieval": {
-      const { query, condensed_query, method, chat_engine, sources } = event.data;
+      const { query, condensed_query, method, chat_engine, sources, corpus, degraded, graph, days } =
+        event.data;
       return {
         ...turn,
         status: "answering",
-        retrieval: { query, condensed_query, method, chat_engine, sources },
+        retrieval: {
+          query,
+          condensed_query,
+          method,
+          chat_engine,
+          sources,
+          // an older server sends no graph fields: its evidence is the documents'
+          corpus: corpus ?? "rag",
+          degraded: degraded ?? null,
+          graph: graph ?? null,
+          days: days ?? [],
+        },
         timings_ms: { ...event.data.timings_ms },
       };
     }
@@ -119,12 +147,12 @@ export function chatReducer(state: ChatState, action: ChatAction): ChatState {
     case "ask":
       return {
         ...state,
-        turns: [...state.turns, fresh(action.id, action.question)],
+        turns: [...state.turns, fresh(action.id, action.question, action.corpus)],
         shownTurnId: action.id,
         focusedSource: null,
       };
     case "retry": {
-      const next = update(state, action.id, (turn) => fresh(turn.id, turn.question));
+      const next = update(state, action.id, (turn) => fresh(turn.id, turn.question, turn.target_corpus));
       return { ...next, shownTurnId: action.id, focusedSource: null };
     }
     case "event": {

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useReducer, useRef } from "react";
 
 import { streamChat } from "../api/chat";
 import { ApiError } from "../api/client";
-import type { ConversationDetail, ErrorEvent } from "../api/types";
+import type { ConversationDetail, Corpus, ErrorEvent } from "../api/types";
 import { turnsFrom } from "../conversations/history";
 import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "./state";
 
@@ -15,7 +15,8 @@ function asError(exc: unknown): ErrorEvent {
 export interface ChatController {
   state: ChatState;
   dispatch: (action: ChatAction) => void;
-  ask: (question: string) => void;
+  /** Ask `question` of the documents (`rag`) or the message graph (`graph`). */
+  ask: (question: string, corpus: Corpus) => void;
   retry: (turn: Turn) => void;
   stop: () => void;
   /** Show a saved conversation (stopping any answer in flight); the next question continues it. */
@@ -35,13 +36,13 @@ export function useChat(): ChatController {
     conversationId.current = state.conversationId;
   }, [state.conversationId]);
 
-  const run = useCallback(async (id: string, question: string) => {
+  const run = useCallback(async (id: string, question: string, corpus: Corpus) => {
     inFlight.current?.abort();
     const abort = new AbortController();
     inFlight.current = abort;
     let finished = false;
     try {
-      const request = { question, conversation_id: conversationId.current };
+      const request = { question, corpus, conversation_id: conversationId.current };
       for await (const event of streamChat(request, abort.signal)) {
         dispatch({ type: "event", id, event });
         finished ||= event.type === "done" || event.type === "error";
@@ -67,10 +68,10 @@ export function useChat(): ChatController {
   useEffect(() => () => inFlight.current?.abort(), []);
 
   const ask = useCallback(
-    (question: string) => {
+    (question: string, corpus: Corpus) => {
       const id = `t${nextId.current++}`;
-      dispatch({ type: "ask", id, question });
-      void run(id, question);
+      dispatch({ type: "ask", id, question, corpus });
+      void run(id, question, corpus);
     },
     [run],
   );
@@ -78,7 +79,7 @@ export function useChat(): ChatController {
   const retry = useCallback(
     (turn: Turn) => {
       dispatch({ type: "retry", id: turn.id });
-      void run(turn.id, turn.question);
+      void run(turn.id, turn.question, turn.target_corpus);
     },
     [run],
   );

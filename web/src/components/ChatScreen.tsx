@@ -4,6 +4,8 @@ import { flushSync } from "react-dom";
 import { sourceElementId } from "../chat/citations";
 import { isLive, type Turn } from "../chat/state";
 import type { ChatController } from "../chat/useChat";
+import { effectiveCorpus, type GraphAvailability } from "../graph/availability";
+import { useCorpusChoice } from "../graph/useGraph";
 import { Composer } from "./Composer";
 import { Conversation } from "./Conversation";
 import { EvidencePanel } from "./EvidencePanel";
@@ -16,10 +18,13 @@ interface ChatScreenProps {
   history: HistoryState;
   dagsterUrl: string | null;
   onNewChat: () => void;
+  /** Whether the message graph can be asked. */
+  graph: GraphAvailability;
 }
 
-export function ChatScreen({ chat, history, dagsterUrl, onNewChat }: ChatScreenProps) {
+export function ChatScreen({ chat, history, dagsterUrl, onNewChat, graph }: ChatScreenProps) {
   const { state, dispatch, ask, retry, stop } = chat;
+  const [corpus, setCorpus] = useCorpusChoice();
   const shown = state.turns.find((turn) => turn.id === state.shownTurnId) ?? null;
   const busy = state.turns.some(isLive);
 
@@ -59,7 +64,15 @@ export function ChatScreen({ chat, history, dagsterUrl, onNewChat }: ChatScreenP
             onRetry={retry}
           />
         )}
-        <Composer busy={busy} disabled={history.state !== "ready"} onAsk={ask} onStop={stop} />
+        <Composer
+          busy={busy}
+          disabled={history.state !== "ready"}
+          onAsk={(question) => ask(question, effectiveCorpus(corpus, graph))}
+          onStop={stop}
+          corpus={corpus}
+          onCorpus={setCorpus}
+          graph={graph}
+        />
       </section>
       <EvidencePanel turn={shown} focusedSource={state.focusedSource} dagsterUrl={dagsterUrl} />
     </div>

@@ -1,5 +1,5 @@
 /** The questions asked so far and their streamed answers. */
-import { isLive, type Turn } from "../chat/state";
+import { evidenceCount, isLive, type Turn } from "../chat/state";
 import { AnswerText } from "./Answer";
 
 interface ConversationProps {
@@ -58,7 +58,7 @@ function TurnView({
 }: Omit<ConversationProps, "turns" | "shownTurnId"> & { turn: Turn; shown: boolean }) {
   const live = isLive(turn);
   const endedEarly = turn.status === "error" || turn.status === "stopped";
-  const sourceCount = turn.retrieval?.sources.length ?? 0;
+  const sourceCount = evidenceCount(turn.retrieval);
   return (
     <article className="turn" aria-labelledby={`${turn.id}-q`} data-status={turn.status}>
       <p className="question" id={`${turn.id}-q`}>

@@ -1,7 +1,12 @@
-/** The evidence behind one answer: each source, why it ranked, and its lineage. */
-import type { Source } from "../api/types";
+/**
+ * The evidence behind one answer: each source, why it ranked, and its lineage; for a
+ * message-graph answer, the conversation days it cites and the entities and relations
+ * the graph found.
+ */
+import type { DaySource, GraphEvidence, Source } from "../api/types";
+import { routeHash } from "../app/route";
 import { sourceElementId } from "../chat/citations";
-import type { Turn } from "../chat/state";
+import type { Evidence, Turn } from "../chat/state";
 import { partitionUrl } from "../evidence/dagster";
 import { traceBadges } from "../evidence/trace";
 
@@ -98,6 +103,152 @@ function SourceCard({
   );
 }
 
+function DayCard({
+  turnId,
+  day,
+  cited,
+  focused,
+}: {
+  turnId: string;
+  day: DaySource;
+  cited: boolean;
+  focused: boolean;
+}) {
+  const id = sourceElementId(turnId, day.n);
+  const classes = ["source", "day-card", focused && "is-focused", cited && "is-cited"]
+    .filter(Boolean)
+    .join(" ");
+  const count = day.message_guids.length;
+  return (
+    <li
+      id={id}
+      className={classes}
+      tabIndex={-1}
+      aria-labelledby={`${id}-title`}
+      aria-current={focused ? "true" : undefined}
+      data-doc-key={day.doc_key}
+    >
+      <h3 id={`${id}-title`}>
+        <span className="source-n">[{day.n}]</span> {day.thread_name}
+        {cited && <span className="pill">cited</span>}
+      </h3>
+      <dl className="meta">
+        <div>
+          <dt>Day</dt>
+          <dd>{day.span.replace("..", " \u2013 ")}</dd>
+        </div>
+        <div>
+          <dt>Messages</dt>
+          <dd>{count}</dd>
+        </div>
+        <div>
+          <dt>Key</dt>
+          <dd>
+            <code>{day.doc_key}</code>
+          </dd>
+        </div>
+      </dl>
+      <blockquote className="content transcript">{day.excerpt}</blockquote>
+      <a className="lineage" href={routeHash({ view: "graph", entity: null, day: day.doc_key })}>
+        The whole day on the Graph screen
+        <span className="visually-hidden">
+          {" "}
+          ({day.thread_name}, {day.span})
+        </span>
+      </a>
+    </li>
+  );
+}
+
+/** What the graph found besides the days: its entities and relations. */
+function GraphFindings({ graph }: { graph: GraphEvidence }) {
+  if (graph.entities.length === 0 && graph.relations.length === 0) return null;
+  return (
+    <section className="graph-findings" aria-labelledby="graph-findings-heading">
+      <h3 id="graph-findings-heading">
+        Found in the message graph <span className="muted">({graph.mode} mode)</span>
+      </h3>
+      {graph.entities.length > 0 && (
+        <ul className="entity-chips" aria-label="Entities">
+          {graph.entities.map((entity) => (
+            <li key={entity.name} title={entity.description}>
+              <a href={routeHash({ view: "graph", entity: entity.name, day: null })}>
+                <span className={`entity-type type-${entity.type.toLowerCase()}`}>{entity.type}</span>{" "}
+                {entity.name}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+      {graph.relations.length > 0 && (
+        <ul className="relations" aria-label="Relations">
+          {graph.relations.map((relation) => (
+            <li key={`${relation.source}\u0000${relation.target}`} title={relation.description}>
+              <strong>{relation.source}</strong> {"\u2194"} <strong>{relation.target}</strong>
+              {relation.keywords && <span className="muted">: {relation.keywords}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** The shown answer's evidence: document passages, or conversation days. */
+function EvidenceList({
+  turn,
+  retrieval,
+  focusedSource,
+  dagsterUrl,
+}: {
+  turn: Turn;
+  retrieval: Evidence;
+  focusedSource: number | null;
+  dagsterUrl: string | null;
+}) {
+  if (retrieval.corpus === "graph") {
+    return (
+      <>
+        {retrieval.days.length === 0 ? (
+          <p className="muted">No conversation day matched.</p>
+        ) : (
+          <ol className="sources days">
+            {retrieval.days.map((day) => (
+              <DayCard
+                key={day.doc_key}
+                turnId={turn.id}
+                day={day}
+                cited={turn.cited.includes(day.n)}
+                focused={focusedSource === day.n}
+              />
+            ))}
+          </ol>
+        )}
+        {retrieval.graph && <GraphFindings graph={retrieval.graph} />}
+        <p className="day-grain">
+          Day-grain evidence: each card is a whole conversation day, not a single message. A citation points
+          at the day; the message it rests on is somewhere in that day.
+        </p>
+      </>
+    );
+  }
+  if (retrieval.sources.length === 0) return <p className="muted">Nothing in the corpus matched.</p>;
+  return (
+    <ol className="sources">
+      {retrieval.sources.map((source) => (
+        <SourceCard
+          key={source.chunk_id}
+          turnId={turn.id}
+          source={source}
+          cited={turn.cited.includes(source.n)}
+          focused={focusedSource === source.n}
+          dagsterUrl={dagsterUrl}
+        />
+      ))}
+    </ol>
+  );
+}
+
 /** The panel for the shown turn; the focused source is highlighted. */
 export function EvidencePanel({ turn, focusedSource, dagsterUrl }: EvidencePanelProps) {
   const retrieval = turn?.retrieval ?? null;
@@ -119,22 +270,17 @@ export function EvidencePanel({ turn, focusedSource, dagsterUrl }: EvidencePanel
               </span>
             )}
           </p>
-          {retrieval.sources.length === 0 ? (
-            <p className="muted">Nothing in the corpus matched.</p>
-          ) : (
-            <ol className="sources">
-              {retrieval.sources.map((source) => (
-                <SourceCard
-                  key={source.chunk_id}
-                  turnId={turn.id}
-                  source={source}
-                  cited={turn.cited.includes(source.n)}
-                  focused={focusedSource === source.n}
-                  dagsterUrl={dagsterUrl}
-                />
-              ))}
-            </ol>
+          {retrieval.degraded && (
+            <p className="notice notice-warn degraded" role="note">
+              <strong>Answered from the documents.</strong> {retrieval.degraded}
+            </p>
           )}
+          <EvidenceList
+            turn={turn}
+            retrieval={retrieval}
+            focusedSource={focusedSource}
+            dagsterUrl={dagsterUrl}
+          />
         </>
       )}
     </aside>

@@ -5,13 +5,7 @@ import { describeError } from "../api/client";
 import { uploadDocuments } from "../api/resources";
 import type { UploadResponse } from "../api/types";
 import { uploadForm, uploadSummary } from "../corpus/upload";
-
-const OUTCOME_TEXT: Record<string, string> = {
-  stored: "stored",
-  replaced: "replaced (content changed)",
-  unchanged: "unchanged (same bytes already there)",
-  refused: "refused",
-};
+import { UploadResults } from "./UploadResults";
 
 interface UploadPanelProps {
   /** Files landed: the folder sensor takes it from here. */
@@ -84,46 +78,10 @@ export function UploadPanel({ onUploaded }: UploadPanelProps) {
           </p>
         )}
         {result && (
-          <div className="upload-results">
-            <p>
-              <strong>Upload:</strong> {uploadSummary(result)}.
-            </p>
-            <div className="table-scroll">
-              <table>
-                <caption className="visually-hidden">Upload results, one row per file</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">File</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Stored as</th>
-                    <th scope="col">Reason</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {result.results.map((r) => (
-                    <tr key={r.index} className={`upload-${r.status}`} data-name={r.name}>
-                      <td>{r.name}</td>
-                      <td>
-                        <span className={`pill-status upload-status-${r.status}`}>
-                          {OUTCOME_TEXT[r.status] ?? r.status}
-                        </span>
-                      </td>
-                      <td>{r.status === "refused" ? "\u2014" : <code>{r.relative_path}</code>}</td>
-                      <td>
-                        {r.code ? (
-                          <>
-                            <code>{r.code}</code> {r.message}
-                          </>
-                        ) : (
-                          "\u2014"
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </div>
+          <UploadResults
+            summary={uploadSummary(result)}
+            rows={result.results.map((r) => ({ ...r, stored: r.relative_path }))}
+          />
         )}
       </div>
     </section>

@@ -10,6 +10,7 @@ function turn(overrides: Partial<Turn> = {}): Turn {
   return {
     id: "t1",
     question: "How long is the warranty?",
+    target_corpus: "rag",
     status: "done",
     answer: "27 months [2].",
     reasoning: "",

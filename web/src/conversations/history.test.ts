@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import type { ConversationDetail, Message } from "../api/types";
-import { source } from "../test/fixtures";
-import { turnsFrom } from "./history";
+import { day, GRAPH_FOUND, source } from "../test/fixtures";
+import { DEGRADED_ON_RECORD, turnsFrom } from "./history";
 
 function message(
   id: string,
@@ -90,5 +90,35 @@ describe("turnsFrom", () => {
     const turns = turnsFrom(detail([message("u1", "user", "Hello?")]));
     expect(turns).toHaveLength(1);
     expect(turns[0]).toMatchObject({ status: "error", retrieval: null, error: { code: "no_answer" } });
+  });
+
+  it("rebuilds graph answers with their days, and marks a graph turn that degraded", () => {
+    const [graph, degraded, documents] = turnsFrom(
+      detail([
+        message("u1", "user", "Who is going to Lisbon?"),
+        message("a1", "assistant", "Maya and Jonas [2], see [1] and [3].", {
+          retrieval_method: "graph",
+          target_corpus: "graph",
+          graph_evidence: GRAPH_FOUND,
+          days: [day(1), day(2)],
+        }),
+        message("u2", "user", "And the kettle?"),
+        message("a2", "assistant", "27 months [1].", {
+          retrieval_method: "hybrid",
+          target_corpus: "graph",
+          sources: [source(1)],
+        }),
+        message("u3", "user", "Old question"),
+        message("a3", "assistant", "Old answer [1].", { sources: [source(1)] }),
+      ]),
+    );
+    expect(graph).toMatchObject({ target_corpus: "graph", cited: [2, 1] });
+    expect(graph!.retrieval).toMatchObject({ corpus: "graph", degraded: null, graph: GRAPH_FOUND });
+    expect(graph!.retrieval!.days.map((d) => d.n)).toEqual([1, 2]);
+    expect(degraded).toMatchObject({ target_corpus: "graph", cited: [1] });
+    expect(degraded!.retrieval).toMatchObject({ corpus: "rag", degraded: DEGRADED_ON_RECORD, days: [] });
+    // history from before the graph: a document turn
+    expect(documents).toMatchObject({ target_corpus: "rag" });
+    expect(documents!.retrieval).toMatchObject({ corpus: "rag", degraded: null, graph: null });
   });
 });

@@ -11,10 +11,23 @@ function citedIn(answer: string, sourceCount: number): number[] {
   return cited;
 }
 
+/**
+ * The note a saved graph turn that fell back to the documents shows. The record keeps
+ * the request (`target_corpus` graph) and no graph evidence; the live note's wording
+ * (why exactly) is not stored.
+ */
+export const DEGRADED_ON_RECORD =
+  "Asked of the messages, answered from the documents: the message graph gave no evidence for this question.";
+
 function answered(question: Message, answer: Message): Turn {
+  const target = answer.target_corpus ?? "rag";
+  const days = answer.days ?? [];
+  const graph = answer.graph_evidence ?? null;
+  const fromGraph = graph !== null || days.length > 0;
   return {
     id: `m-${answer.message_id}`,
     question: question.content,
+    target_corpus: target,
     status: "done",
     answer: answer.content,
     reasoning: answer.reasoning ?? "",
@@ -25,8 +38,12 @@ function answered(question: Message, answer: Message): Turn {
       method: answer.retrieval_method,
       chat_engine: answer.chat_engine,
       sources: answer.sources,
+      corpus: fromGraph ? "graph" : "rag",
+      degraded: target === "graph" && !fromGraph ? DEGRADED_ON_RECORD : null,
+      graph,
+      days,
     },
-    cited: citedIn(answer.content, answer.sources.length),
+    cited: citedIn(answer.content, answer.sources.length + days.length),
     timings_ms: answer.latency_ms ?? {},
     error: null,
   };
@@ -36,6 +53,8 @@ function unanswered(question: Message): Turn {
   return {
     id: `m-${question.message_id}`,
     question: question.content,
+    // the request's corpus is recorded on the answer; a retry asks the documents
+    target_corpus: "rag",
     status: "error",
     answer: "",
     reasoning: "",

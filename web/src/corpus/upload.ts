@@ -23,7 +23,7 @@ export function uploadForm(files: readonly File[], folder = ""): FormData {
 const OUTCOMES = ["stored", "replaced", "unchanged", "refused"] as const;
 
 /** "2 stored · 1 refused": the counts per outcome, in a fixed order. */
-export function uploadSummary(response: UploadResponse): string {
+export function uploadSummary<T extends Pick<UploadResponse, "counts">>(response: T): string {
   const parts = OUTCOMES.filter((o) => (response.counts[o] ?? 0) > 0).map(
     (o) => `${response.counts[o]} ${o}`,
   );

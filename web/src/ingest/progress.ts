@@ -1,41 +1,17 @@
 /** Ingest job events and how a job's progress reads. */
-import { ApiError } from "../api/client";
+import { parseJobEvent, type JobEvent } from "../api/jobs";
 import type { SseMessage } from "../api/sse";
-import type { ErrorEvent, IngestProgress } from "../api/types";
+import type { IngestProgress } from "../api/types";
 
-export type IngestEvent =
-  | { type: "progress"; data: IngestProgress }
-  | { type: "done"; data: IngestProgress }
-  | { type: "error"; data: ErrorEvent };
+export type IngestEvent = JobEvent<IngestProgress>;
 
 /** The typed form of one `/api/ingest/{id}/events` message, or `null` for an unknown event. */
 export function parseIngestEvent(message: SseMessage): IngestEvent | null {
-  if (!["progress", "done", "error"].includes(message.event)) return null;
-  let data: unknown;
-  try {
-    data = JSON.parse(message.data);
-  } catch {
-    throw new ApiError(
-      200,
-      "bad_event",
-      `malformed \`${message.event}\` event: ${message.data.slice(0, 120)}`,
-    );
-  }
-  if (typeof data !== "object" || data === null) {
-    throw new ApiError(200, "bad_event", `\`${message.event}\` event is not an object`);
-  }
-  if (message.event === "error") {
-    const body = data as Partial<ErrorEvent>;
-    return {
-      type: "error",
-      data: { code: String(body.code ?? "error"), message: String(body.message ?? "") },
-    };
-  }
-  const progress = data as IngestProgress;
-  if (typeof progress.job_id !== "string" || typeof progress.files !== "object") {
-    throw new ApiError(200, "bad_event", `\`${message.event}\` event has no job_id and files`);
-  }
-  return { type: message.event as "progress" | "done", data: progress };
+  return parseJobEvent<IngestProgress>(
+    message,
+    (data) => typeof data.job_id === "string" && typeof data.files === "object",
+    "job_id and files",
+  );
 }
 
 export type JobOutcome = "running" | "succeeded" | "failed";

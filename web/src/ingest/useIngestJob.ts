@@ -1,13 +1,11 @@
 /** Launch an ingest job and follow its progress stream until it is done. */
 import { useCallback, useEffect, useRef, useState } from "react";
 
-import { ApiError, describeError } from "../api/client";
+import { describeError } from "../api/client";
+import { followJob } from "../api/jobs";
 import { getIngestJob, ingestEvents, launchIngest } from "../api/resources";
 import type { IngestLaunched, IngestProgress } from "../api/types";
 import { parseIngestEvent } from "./progress";
-
-/** Reconnections tried when the progress stream ends before the job does. */
-const RECONNECTS = 3;
 
 export interface IngestJobController {
   /** The launched job, before its first progress arrives. */
@@ -22,29 +20,18 @@ export interface IngestJobController {
   dismiss: () => void;
 }
 
-async function follow(
+function follow(
   jobId: string,
   signal: AbortSignal,
   onProgress: (job: IngestProgress) => void,
 ): Promise<IngestProgress> {
-  for (let attempt = 0; attempt <= RECONNECTS; attempt++) {
-    for await (const message of ingestEvents(jobId, signal)) {
-      const event = parseIngestEvent(message);
-      if (event === null) continue;
-      if (event.type === "error") throw new ApiError(200, event.data.code, event.data.message);
-      onProgress(event.data);
-      if (event.type === "done") return event.data;
-    }
-    // the stream closed before `done` (a proxy timeout, an API restart): read the job, go on
-    const now = await getIngestJob(jobId, signal);
-    onProgress(now);
-    if (now.done) return now;
-  }
-  throw new ApiError(
-    0,
-    "stream_incomplete",
-    "The progress stream kept closing before the job finished; follow it in the Dagster UI.",
-  );
+  const source = {
+    events: (s: AbortSignal) => ingestEvents(jobId, s),
+    parse: parseIngestEvent,
+    read: (s: AbortSignal) => getIngestJob(jobId, s),
+    done: (job: IngestProgress) => job.done,
+  };
+  return followJob(source, signal, onProgress);
 }
 
 /** `onFinished` runs once the job is done (succeeded or not): reread what it changed. */

@@ -1,5 +1,5 @@
 /** Evidence shaped like the service's, for unit tests. */
-import type { DoneEvent, RetrievalEvent, Source } from "../api/types";
+import type { DaySource, DoneEvent, GraphBuild, GraphEvidence, RetrievalEvent, Source } from "../api/types";
 
 export function source(n: number, overrides: Partial<Source> = {}): Source {
   return {
@@ -47,6 +47,69 @@ export function done(answer: string, overrides: Partial<DoneEvent> = {}): DoneEv
     reasoning: null,
     conversation_id: "c1",
     message_id: "m1",
+    ...overrides,
+  };
+}
+
+export function day(n: number, overrides: Partial<DaySource> = {}): DaySource {
+  return {
+    n,
+    doc_key: `iMessage;+;chat61820355471${n}::2026-03-0${n + 1}`,
+    thread_name: "Lisbon trip",
+    span: `2026-03-0${n + 1}`,
+    excerpt: `[18:05] maya.chen@icloud.com: Okay team, Lisbon is happening! (${n})`,
+    message_guids: ["G1", "G2", "G3"],
+    ...overrides,
+  };
+}
+
+export const GRAPH_FOUND: GraphEvidence = {
+  mode: "mix",
+  entities: [
+    { name: "Maya Chen", type: "person", description: "Plans the trip.", doc_keys: ["k1"] },
+    { name: "Lisbon", type: "location", description: "Where they go.", doc_keys: ["k1", "k2"] },
+  ],
+  relations: [
+    {
+      source: "Maya Chen",
+      target: "Lisbon",
+      description: "Maya books flights to Lisbon.",
+      keywords: "trip, flights",
+      weight: 2,
+      doc_keys: ["k1"],
+    },
+  ],
+};
+
+/** A graph answer's retrieval event: days, no chunks. */
+export function graphRetrieval(count: number, overrides: Partial<RetrievalEvent> = {}): RetrievalEvent {
+  return retrieval(0, {
+    query: "Who is going to Lisbon?",
+    method: "graph",
+    corpus: "graph",
+    target_corpus: "graph",
+    graph: GRAPH_FOUND,
+    days: Array.from({ length: count }, (_, i) => day(i + 1)),
+    ...overrides,
+  });
+}
+
+export function graphBuild(overrides: Partial<GraphBuild> = {}): GraphBuild {
+  return {
+    run_id: "4f2a9c1e-0000-4000-8000-000000000001",
+    kind: "build",
+    path: "chat.db",
+    state: "running",
+    status: "STARTED",
+    done: false,
+    source: "upload",
+    created_at: "2026-03-01T10:00:00Z",
+    started_at: "2026-03-01T10:00:02Z",
+    ended_at: null,
+    progress: { total: 2, processed: 1, processing: 1, pending: 0, failed: 0 },
+    message: "graph build: 1/2 transcripts processed",
+    error: null,
+    dagster_url: "http://127.0.0.1:3000/runs/4f2a9c1e",
     ...overrides,
   };
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+
+import { graphBuild } from "../test/fixtures";
+import { buildHeadline, formatBytes, liveBuild, parseBuildEvent, progressLine, resumable } from "./builds";
+
+describe("graph builds", () => {
+  it("reads progress, done and error events; refuses a payload that is not a build", () => {
+    const running = graphBuild();
+    expect(parseBuildEvent({ event: "progress", data: JSON.stringify(running), id: null })).toEqual({
+      type: "progress",
+      data: running,
+    });
+    const done = graphBuild({ state: "succeeded", done: true, status: "SUCCESS" });
+    expect(parseBuildEvent({ event: "done", data: JSON.stringify(done), id: null })?.type).toBe("done");
+    expect(
+      parseBuildEvent({ event: "error", data: '{"code":"dagster_unavailable","message":"down"}', id: null }),
+    ).toEqual({ type: "error", data: { code: "dagster_unavailable", message: "down" } });
+    expect(parseBuildEvent({ event: "ping", data: "{}", id: null })).toBeNull();
+    expect(() => parseBuildEvent({ event: "progress", data: "{}", id: null })).toThrow(/run_id and state/);
+    expect(() => parseBuildEvent({ event: "done", data: "[1]", id: null })).toThrow(/not an object/);
+  });
+
+  it("says where a build stands in days", () => {
+    expect(progressLine(graphBuild())).toBe("1 of 2 days processed \u00b7 1 processing");
+    expect(
+      progressLine(
+        graphBuild({ progress: { total: 3, processed: 1, processing: 0, pending: 1, failed: 1 } }),
+      ),
+    ).toBe("1 of 3 days processed \u00b7 1 pending \u00b7 1 failed");
+    expect(progressLine(graphBuild({ progress: null }))).toBe("reading the archive");
+    expect(progressLine(graphBuild({ progress: null, done: true }))).toBe("no day needed extracting");
+    expect(progressLine(graphBuild({ kind: "remove", path: null, progress: null }))).toMatch(/removed days/);
+    expect(buildHeadline(graphBuild())).toBe("Build of chat.db running");
+    expect(buildHeadline(graphBuild({ state: "canceled", done: true }))).toBe("Build of chat.db killed");
+  });
+
+  it("resumes builds that ended unfinished, and follows the newest live one", () => {
+    expect(resumable(graphBuild())).toBe(false);
+    expect(resumable(graphBuild({ state: "canceled", done: true }))).toBe(true);
+    expect(resumable(graphBuild({ state: "failed", done: true }))).toBe(true);
+    expect(resumable(graphBuild({ state: "succeeded", done: true }))).toBe(false);
+    expect(resumable(graphBuild({ kind: "remove", path: null, state: "failed", done: true }))).toBe(false);
+    const old = graphBuild({ run_id: "old", state: "succeeded", done: true });
+    const live = graphBuild({ run_id: "live" });
+    expect(liveBuild([old])).toBeNull();
+    expect(liveBuild([live, old])?.run_id).toBe("live");
+  });
+
+  it("formats byte counts", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(1_480_000)).toBe("1.5 MB");
+    expect(formatBytes(250_000)).toBe("250 kB");
+  });
+});

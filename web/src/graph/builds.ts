@@ -1,0 +1,64 @@
+/** Graph builds (Dagster runs of `build_message_graph`): their events and how they read. */
+import { parseJobEvent, type JobEvent } from "../api/jobs";
+import type { SseMessage } from "../api/sse";
+import type { GraphBuild } from "../api/types";
+
+/** The typed form of one `/api/graph/builds/{id}/events` message, or `null` for an unknown event. */
+export function parseBuildEvent(message: SseMessage): JobEvent<GraphBuild> | null {
+  return parseJobEvent<GraphBuild>(
+    message,
+    (data) => typeof data.run_id === "string" && typeof data.state === "string",
+    "run_id and state",
+  );
+}
+
+/** "1 of 2 days processed · 1 processing · 0 pending": the build's days, or what it is doing. */
+export function progressLine(build: GraphBuild): string {
+  const p = build.progress;
+  if (p === null) {
+    if (build.kind === "remove") return "taking removed days out of the graph";
+    return build.done ? "no day needed extracting" : "reading the archive";
+  }
+  const parts = [`${p.processed} of ${p.total} day${p.total === 1 ? "" : "s"} processed`];
+  if (p.processing > 0) parts.push(`${p.processing} processing`);
+  if (p.pending > 0) parts.push(`${p.pending} pending`);
+  if (p.failed > 0) parts.push(`${p.failed} failed`);
+  return parts.join(" \u00b7 ");
+}
+
+const STATE_TEXT: Record<GraphBuild["state"], string> = {
+  queued: "queued",
+  running: "running",
+  succeeded: "finished",
+  failed: "failed",
+  canceled: "killed",
+};
+
+/** "Build of chat.db running": what the run does, to what, and where it stands. */
+export function buildHeadline(build: GraphBuild): string {
+  const what = build.kind === "remove" ? "Removal" : `Build of ${build.path ?? "the archives"}`;
+  return `${what} ${STATE_TEXT[build.state]}`;
+}
+
+/** A build that ended without finishing can be launched again: it resumes where it stopped. */
+export function resumable(build: GraphBuild): boolean {
+  return build.done && build.kind === "build" && build.path !== null && build.state !== "succeeded";
+}
+
+/** The build to follow on the screen: the newest one still running or queued. */
+export function liveBuild(builds: readonly GraphBuild[]): GraphBuild | null {
+  return builds.find((b) => !b.done) ?? null;
+}
+
+/** A byte count as people read it ("1.4 MB"). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["kB", "MB", "GB", "TB"];
+  let value = bytes;
+  let unit = -1;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
