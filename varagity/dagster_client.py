@@ -19,11 +19,16 @@ from typing import Any, Literal
 
 import httpx
 
+from varagity.graph.progress import BuildProgress, parse_progress
 from varagity.ingest.discovery import relative_path_for
 from varagity.pipeline import (
     BATCH_TAG,
     DOCUMENTS_PARTITIONS,
     FILES_TAG,
+    GRAPH_ASSETS,
+    GRAPH_BUILD_JOB,
+    GRAPH_PARTITIONS,
+    GRAPH_REMOVE_JOB,
     INDEXED_ASSET,
     INGEST_ASSETS,
     INGEST_JOB,
@@ -32,6 +37,8 @@ from varagity.pipeline import (
     RANGE_START_TAG,
     REINGEST_TAG,
     SOURCE_TAG,
+    STAGE_GRAPH,
+    STAGE_TAG,
     contiguous_groups,
     ingest_batches,
     range_request_tags,
@@ -55,6 +62,13 @@ _LIST_PAGES = 4  # pages scanned at most (other tools' backfills are skipped)
 
 JobKind = Literal["ingest", "reingest"]
 
+#: The jobs that write the message graph: build one archive, take removed ones out.
+GRAPH_JOBS = (GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB)
+#: Run statuses of a run that is queued for, or doing, its work.
+IN_FLIGHT_RUN_STATUSES = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
+#: Run statuses after which a run changes nothing more.
+ENDED_RUN_STATUSES = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
+
 
 class DagsterError(RuntimeError):
     """Dagster refused or could not answer the request; the message says why."""
@@ -66,6 +80,14 @@ class DagsterUnavailable(DagsterError):
 
 class BackfillNotFound(DagsterError):
     """No backfill has this id."""
+
+
+class RunNotFound(DagsterError):
+    """No run has this id (or the run is not of the kind asked for)."""
+
+
+class RunEnded(DagsterError):
+    """The run has already ended: there is nothing left to terminate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +170,52 @@ class BackfillProgress(BackfillSummary):
     runs: list[BackfillRun]
     failures: list[PartitionFailure]
     error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRun:
+    """One run of a message-graph job (a build of one archive, or a removal).
+
+    Times are Unix timestamps (seconds).
+    """
+
+    run_id: str
+    job: str
+    status: str
+    partition_key: str | None
+    tags: dict[str, str]
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+
+    @property
+    def kind(self) -> Literal["build", "remove"]:
+        """``build`` (one archive into the graph) or ``remove`` (removed archives out)."""
+        return "remove" if self.job == GRAPH_REMOVE_JOB else "build"
+
+    @property
+    def relative_path(self) -> str | None:
+        """The archive a build run reads, relative to ``GRAPH_DOCS_PATH``."""
+        return relative_path_for(self.partition_key) if self.partition_key else None
+
+    @property
+    def source(self) -> str | None:
+        """Who launched it (the ``varagity/source`` tag: sensor, api, upload)."""
+        return self.tags.get(SOURCE_TAG)
+
+    @property
+    def done(self) -> bool:
+        """Whether the run has ended (it will not change any more)."""
+        return self.status in ENDED_RUN_STATUSES
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRunLog:
+    """What a graph run's log says so far: its latest progress line (parsed) and its
+    latest log message."""
+
+    progress: BuildProgress | None
+    message: str | None
 
 
 _SUMMARY_FIELDS = """
@@ -252,6 +320,65 @@ query RunFailure($id: ID!, $after: String, $limit: Int) {
 """
 
 
+_RUN_FIELDS = "runId status jobName creationTime startTime endTime tags { key value }"
+
+_GRAPH_RUNS = (
+    """
+query GraphRuns($filter: RunsFilter, $limit: Int) {
+  runsOrError(filter: $filter, limit: $limit) {
+    __typename
+    ... on Runs { results { """
+    + _RUN_FIELDS
+    + """ } }
+    ... on InvalidPipelineRunsFilterError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+)
+
+_GRAPH_RUN = (
+    """
+query GraphRun($id: ID!) {
+  runOrError(runId: $id) {
+    __typename
+    ... on Run { """
+    + _RUN_FIELDS
+    + """ }
+    ... on RunNotFoundError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+)
+
+_RUN_LOG = """
+query RunLog($id: ID!, $after: String, $limit: Int) {
+  logsForRun(runId: $id, afterCursor: $after, limit: $limit) {
+    __typename
+    ... on EventConnection {
+      cursor hasMore
+      events { __typename ... on MessageEvent { message } }
+    }
+    ... on RunNotFoundError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+
+_TERMINATE = """
+mutation Terminate($id: String!) {
+  terminateRun(runId: $id, terminatePolicy: SAFE_TERMINATE) {
+    __typename
+    ... on TerminateRunFailure { message }
+    ... on RunNotFoundError { message }
+    ... on UnauthorizedError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
 def _tags(node: dict[str, Any]) -> dict[str, str]:
     return {t["key"]: t["value"] for t in node.get("tags") or []}
 
@@ -319,6 +446,20 @@ def _run(node: dict[str, Any]) -> BackfillRun:
     )
 
 
+def _graph_run(node: dict[str, Any]) -> GraphRun:
+    tags = _tags(node)
+    return GraphRun(
+        run_id=node["runId"],
+        job=node["jobName"],
+        status=node["status"],
+        partition_key=tags.get(PARTITION_TAG),
+        tags=tags,
+        created_at=float(node["creationTime"]),
+        started_at=node.get("startTime"),
+        ended_at=node.get("endTime"),
+    )
+
+
 class DagsterClient:
     """A thin GraphQL client for the Dagster webserver."""
 
@@ -330,6 +471,8 @@ class DagsterClient:
         # a finished run's error and partitions never change: look them up once per client
         self._run_errors: dict[str, str | None] = {}
         self._run_keys: dict[str, list[str]] = {}
+        # a run's log read so far: (cursor, what it said), continued on the next read
+        self._run_logs: dict[str, tuple[str | None, GraphRunLog]] = {}
 
     def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document and return its ``data``.
@@ -387,22 +530,32 @@ class DagsterClient:
             }
         return self._repository
 
-    def document_partitions(self) -> list[str]:
-        """Every partition key of the ``documents`` partitions, in definition order."""
+    def _partition_keys(self, asset: str) -> list[str]:
         data = self.query(
             "query Keys($path: [String!]!) { assetNodeOrError(assetKey: {path: $path}) "
             "{ ... on AssetNode { partitionKeys } } }",
-            {"path": [INDEXED_ASSET]},
+            {"path": [asset]},
         )
         keys: list[str] = data["assetNodeOrError"].get("partitionKeys") or []
         return keys
+
+    def document_partitions(self) -> list[str]:
+        """Every partition key of the ``documents`` partitions, in definition order."""
+        return self._partition_keys(INDEXED_ASSET)
 
     def add_document_partitions(self, partition_keys: Iterable[str]) -> list[str]:
         """Add the ``documents`` partitions that do not exist yet; return the added keys.
 
         A key the folder sensor adds concurrently counts as present, not as an error.
         """
-        existing = set(self.document_partitions())
+        return self._add_partitions(DOCUMENTS_PARTITIONS, INDEXED_ASSET, partition_keys)
+
+    def _add_partitions(
+        self, definition: str, asset: str, partition_keys: Iterable[str]
+    ) -> list[str]:
+        """Add the keys of the dynamic partitions ``definition`` (read through one of its
+        assets, ``asset``) that do not exist yet; return the added keys."""
+        existing = set(self._partition_keys(asset))
         missing = list(dict.fromkeys(k for k in partition_keys if k not in existing))
         added: list[str] = []
         selector = self.repository_selector() if missing else {}
@@ -421,7 +574,7 @@ class DagsterClient:
                 f"mutation Add($defName: String!, $repo: RepositorySelector!, {params}) "
                 f"{{ {fields} }}",
                 {
-                    "defName": DOCUMENTS_PARTITIONS,
+                    "defName": definition,
                     "repo": selector,
                     **{f"k{i}": key for i, key in enumerate(batch)},
                 },
@@ -433,7 +586,7 @@ class DagsterClient:
                     added.append(key)
                 elif kind != "DuplicateDynamicPartitionError":
                     raise DagsterError(
-                        f"Dagster refused to add partition {key!r} to {DOCUMENTS_PARTITIONS}: "
+                        f"Dagster refused to add partition {key!r} to {definition}: "
                         f"{result.get('message')}"
                     )
         return added
@@ -505,7 +658,6 @@ class DagsterClient:
             for batch in ingest_batches(todo, batch_size)
             for group in contiguous_groups(batch, position, batch_size)
         ]
-        selector = self.repository_selector()
         run_ids = []
         for group in groups:
             tags = {SOURCE_TAG: source}
@@ -517,25 +669,30 @@ class DagsterClient:
                     BATCH_TAG: "true",
                     FILES_TAG: str(len(group)),
                 }
-            data = self.query(
-                _LAUNCH_RUN,
-                {
-                    "params": {
-                        "selector": {**selector, "jobName": INGEST_JOB},
-                        "executionMetadata": {
-                            "tags": [{"key": k, "value": v} for k, v in tags.items()]
-                        },
-                    }
-                },
-            )
-            result = data["launchRun"]
-            if result["__typename"] != "LaunchRunSuccess":
-                reason = result.get("message") or "; ".join(
-                    e["message"] for e in result.get("errors") or []
-                )
-                raise DagsterError(f"Dagster refused the run ({result['__typename']}): {reason}")
-            run_ids.append(result["run"]["runId"])
+            run_ids.append(self._launch_run(INGEST_JOB, tags))
         return run_ids
+
+    def _launch_run(self, job: str, tags: dict[str, str]) -> str:
+        """Launch one run of ``job`` with ``tags``; its run id."""
+        data = self.query(
+            _LAUNCH_RUN,
+            {
+                "params": {
+                    "selector": {**self.repository_selector(), "jobName": job},
+                    "executionMetadata": {
+                        "tags": [{"key": k, "value": v} for k, v in tags.items()]
+                    },
+                }
+            },
+        )
+        result = data["launchRun"]
+        if result["__typename"] != "LaunchRunSuccess":
+            reason = result.get("message") or "; ".join(
+                e["message"] for e in result.get("errors") or []
+            )
+            raise DagsterError(f"Dagster refused the run ({result['__typename']}): {reason}")
+        run_id: str = result["run"]["runId"]
+        return run_id
 
     def _in_flight_ingest_partitions(self, ordered: list[str]) -> set[str]:
         """Partitions an ingest run is queued for or working on (``ordered``: the
@@ -684,3 +841,112 @@ class DagsterClient:
                 break
             cursor = page[-1]["id"]
         return jobs[:limit]
+
+    # --- the message graph's runs -----------------------------------------------------
+    def graph_partitions(self) -> list[str]:
+        """Every partition key of the ``graph_sources`` partitions (one per archive)."""
+        return self._partition_keys(GRAPH_ASSETS[0])
+
+    def add_graph_partitions(self, partition_keys: Iterable[str]) -> list[str]:
+        """Add the ``graph_sources`` partitions that do not exist yet (the graph-sources
+        sensor may not have seen a new archive yet); return the added keys."""
+        return self._add_partitions(GRAPH_PARTITIONS, GRAPH_ASSETS[0], partition_keys)
+
+    def launch_graph_build(self, partition_key: str, *, source: str) -> str:
+        """Launch a ``build_message_graph`` run of one archive's partition (added first
+        when missing), tagged with ``source``; its run id. A build of an archive a
+        killed or failed run left half done resumes it."""
+        self.add_graph_partitions([partition_key])
+        return self._launch_run(GRAPH_BUILD_JOB, {SOURCE_TAG: source, PARTITION_TAG: partition_key})
+
+    def _graph_runs(self, run_filter: dict[str, Any], limit: int | None) -> list[GraphRun]:
+        result = self.query(_GRAPH_RUNS, {"filter": run_filter, "limit": limit})["runsOrError"]
+        if result["__typename"] != "Runs":
+            raise DagsterError(f"listing graph runs failed: {result.get('message')}")
+        return [_graph_run(node) for node in result["results"] if node["jobName"] in GRAPH_JOBS]
+
+    def graph_runs(self, limit: int = 20) -> list[GraphRun]:
+        """The newest runs of the graph jobs (builds and removals), newest first."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        runs = self._graph_runs({"tags": [{"key": STAGE_TAG, "value": STAGE_GRAPH}]}, limit)
+        runs.sort(key=lambda run: run.created_at, reverse=True)
+        return runs[:limit]
+
+    def in_flight_graph_builds(self) -> list[GraphRun]:
+        """The ``build_message_graph`` runs queued, starting or started now (at most one
+        per archive is useful: a second only waits behind the first), newest first. Read
+        each one's archive from :attr:`GraphRun.partition_key` / ``relative_path``."""
+        runs = self._graph_runs(
+            {"pipelineName": GRAPH_BUILD_JOB, "statuses": list(IN_FLIGHT_RUN_STATUSES)}, None
+        )
+        runs.sort(key=lambda run: run.created_at, reverse=True)
+        return runs
+
+    def graph_run(self, run_id: str) -> GraphRun:
+        """One run of a graph job.
+
+        Raises:
+            RunNotFound: No run has this id, or it is not a graph job's run.
+        """
+        if "\x00" in run_id:  # Postgres refuses NUL: no run can have this id
+            raise RunNotFound(f"Dagster has no run {run_id!r}")
+        result = self.query(_GRAPH_RUN, {"id": run_id})["runOrError"]
+        if result["__typename"] == "RunNotFoundError":
+            raise RunNotFound(f"Dagster has no run {run_id!r}")
+        if result["__typename"] != "Run":
+            raise DagsterError(f"reading run {run_id!r} failed: {result.get('message')}")
+        if result["jobName"] not in GRAPH_JOBS:
+            raise RunNotFound(
+                f"run {run_id!r} is a {result['jobName']} run, not a message-graph build"
+            )
+        return _graph_run(result)
+
+    def graph_run_log(self, run_id: str) -> GraphRunLog:
+        """The run's latest build progress (the last ``graph build: N/M transcripts
+        processed ...`` line, :mod:`varagity.graph.progress`) and its latest log message.
+        The log is read on from where this client's last read of it stopped."""
+        cursor, seen = self._run_logs.get(run_id, (None, GraphRunLog(None, None)))
+        progress, message = seen.progress, seen.message
+        while True:
+            result = self.query(_RUN_LOG, {"id": run_id, "after": cursor, "limit": _LOG_PAGE})[
+                "logsForRun"
+            ]
+            if result["__typename"] != "EventConnection":
+                raise DagsterError(f"reading the log of run {run_id} failed: {result['message']}")
+            for event in result["events"]:
+                if event["__typename"] != "LogMessageEvent" or not event.get("message"):
+                    continue
+                message = event["message"]
+                progress = parse_progress(message) or progress
+            cursor = result["cursor"] or cursor
+            if not result["hasMore"] or not result["events"]:
+                break
+        seen = GraphRunLog(progress, message)
+        self._run_logs[run_id] = (cursor, seen)
+        return seen
+
+    def terminate_graph_run(self, run_id: str) -> GraphRun:
+        """Stop a graph run: a started one is terminated (its worker is interrupted; a
+        build launched again later resumes), a queued one is canceled before it starts.
+        Returns the run as it stands after the request.
+
+        Raises:
+            RunNotFound: No graph run has this id.
+            RunEnded: The run had already ended.
+        """
+        run = self.graph_run(run_id)
+        if run.done:
+            raise RunEnded(f"run {run_id} has already ended ({run.status})")
+        result = self.query(_TERMINATE, {"id": run_id})["terminateRun"]
+        kind = result["__typename"]
+        if kind == "RunNotFoundError":
+            raise RunNotFound(f"Dagster has no run {run_id!r}")
+        if kind == "TerminateRunFailure":
+            now = self.graph_run(run_id)
+            if now.done:
+                raise RunEnded(f"run {run_id} has already ended ({now.status})")
+            raise DagsterError(f"Dagster could not terminate run {run_id}: {result['message']}")
+        if kind != "TerminateRunSuccess":
+            raise DagsterError(f"terminating run {run_id} failed: {result.get('message')}")
+        return self.graph_run(run_id)

@@ -20,6 +20,10 @@ from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
+#: The reserved folder for backups at the root of the corpus and message folders: never
+#: corpus, never a message archive.
+RESERVED_DIR = "varagity-exports"
+
 
 def content_hash(data: bytes) -> str:
     """Hex sha256 of a file's raw bytes."""

@@ -32,6 +32,7 @@ from varagity_api.schemas.chat import (
     TokenEvent,
 )
 from varagity_api.schemas.common import ErrorBody
+from varagity_api.schemas.graph import GraphBuild
 from varagity_api.schemas.ingest import IngestProgress
 
 _VALIDATION_REF = "#/components/schemas/HTTPValidationError"
@@ -68,6 +69,11 @@ SSE_EVENTS: dict[tuple[str, str], dict[str, type[BaseModel]]] = {
     ("/api/ingest/{job_id}/events", "get"): {
         "progress": IngestProgress,
         "done": IngestProgress,
+        "error": ErrorBody,
+    },
+    ("/api/graph/builds/{run_id}/events", "get"): {
+        "progress": GraphBuild,
+        "done": GraphBuild,
         "error": ErrorBody,
     },
 }

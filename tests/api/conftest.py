@@ -2,10 +2,10 @@
 
 ``dagster_stack`` runs the real Dagster webserver and daemon (started by the same
 ``varagity_stack.supervisor.dagster_processes`` as ``varagity up``) for one test module, against
-a fresh database, a temporary home and corpus folder, and the session's model
-servers. The folder and staleness sensors are stopped before the daemon starts, so
-every run the tests see was launched through the API, and only the API clears the
-stale flag.
+a fresh database, a temporary home, corpus folder and message folder, and the
+session's model servers. The folder, graph-sources and staleness sensors are stopped
+before the daemon starts, so every run the tests see was launched through the API, and
+only the API clears the stale flag.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from varagity.stores.vector_store import PgVectorStore
 from varagity_stack.model_servers import free_port
 from varagity_stack.supervisor import dagster_processes, dagster_ready_url
 
-STOPPED_SENSORS = ("docs_folder_sensor", "corpus_staleness_sensor")
+STOPPED_SENSORS = ("docs_folder_sensor", "corpus_staleness_sensor", "graph_sources_sensor")
 
 
 def stop_sensor(client: DagsterClient, name: str) -> None:
@@ -56,6 +56,9 @@ def dagster_stack(
     settings = load_settings(
         VARAGITY_HOME=root / "home",
         DOCS_PATH=root / "docs",
+        GRAPH_DOCS_PATH=root / "graph-docs",
+        GRAPH_TIMEZONE="UTC",
+        MODEL_TIMEOUT_S=600,  # one graph extraction takes minutes on two shared cores
         DATABASE_URL=db_url,
         DAGSTER_PORT=free_port(),
         CONTEXTUALIZE=False,

@@ -254,14 +254,47 @@ def test_retrieval_cites_real_days_and_reads_nothing_new(built: Built) -> None:
     assert workdir_stamp(service.workdir) == before  # a reader writes nothing
 
 
+def test_entities_are_listed_and_searched(built: Built) -> None:
+    service = built.service
+    everything, total = service.entities(limit=500)
+    assert total == built.result.size.entities == len(everything)
+    degrees = [e.degree for e in everything]
+    assert degrees == sorted(degrees, reverse=True)  # the most connected first
+    assert all(set(e.doc_keys) <= set(KEYS) for e in everything)
+    assert sum(1 for e in everything if e.doc_keys) > 0
+    top, limited = service.entities(limit=2)
+    assert limited == total and top == everything[:2]
+    maya, _ = service.entities("MAYA")  # ignoring case, names that start with it first
+    assert maya, "no entity is named like Maya"
+    assert all("maya" in e.name.lower() for e in maya)
+    starts = [e.name.lower().startswith("maya") for e in maya]
+    assert starts == sorted(starts, reverse=True)
+    assert service.entities("no entity is called this") == ([], total)
+
+
 def test_neighbourhood_of_an_entity(built: Built) -> None:
-    found, relations = built.service.neighbourhood("Maya Chen", depth=1)
-    assert found, "Maya Chen (or a label like it) is not in the graph"
-    assert any("maya" in e.name.lower() for e in found)
-    assert relations, "Maya Chen relates to nothing"
-    for relation in relations:
-        assert {relation.source, relation.target} <= {e.name for e in found}
+    service = built.service
+    maya = max(service.entities("maya")[0], key=lambda e: e.degree)  # named like Maya
+    found = service.neighbourhood(maya.name.upper(), depth=1)  # the name, ignoring case
+    assert found is not None and found.center == maya.name
+    names = {e.name for e in found.entities}
+    assert maya.name in names
+    assert found.relations, f"{maya.name} relates to nothing"
+    for relation in found.relations:
+        assert {relation.source, relation.target} <= names
         assert set(relation.doc_keys) <= set(KEYS)
+    assert found.doc_keys and set(found.doc_keys) <= set(KEYS)
+    assert not found.truncated
+    assert service.neighbourhood("Nobody Atall 9137") is None
+
+
+def test_a_day_as_the_engine_holds_it(built: Built) -> None:
+    for day in GRAPH_DAYS:
+        held = built.service.day(day.doc_key)
+        assert held is not None and held.doc_key == day.doc_key
+        assert held.text.strip() == day.text.strip()  # without the engine's caption
+        assert held.thread_name == day.thread_name and held.status == PROCESSED
+    assert built.service.day("iMessage;-;nobody::1999-01-01") is None
 
 
 def test_changed_day_is_redone(copied: GraphService) -> None:

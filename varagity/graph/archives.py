@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from varagity.graph.sources.registry import is_companion
-from varagity.ingest.discovery import RESERVED_DIR
+from varagity.records import RESERVED_DIR
 
 #: (size, mtime_ns) of each file of an archive, in :attr:`ArchiveFiles.paths` order.
 StatSignature = list[list[int]]

@@ -39,6 +39,46 @@ class ApplyReport:
     failed: dict[str, str] | None = None  # doc_key -> reason
 
 
+@dataclass(frozen=True)
+class EntitySummary:
+    """An entity as the graph view lists it: how connected it is, and the transcript
+    days (doc_keys) it was extracted from."""
+
+    name: str
+    type: str = ""
+    description: str = ""
+    degree: int = 0
+    doc_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Neighbourhood:
+    """An entity and what lies within some hops of it (the graph view)."""
+
+    center: str
+    entities: tuple[GraphEntity, ...]
+    relations: tuple[GraphRelation, ...]
+    truncated: bool = False  # more lay within reach than the limit allowed
+
+    @property
+    def doc_keys(self) -> tuple[str, ...]:
+        """The transcript days its entities and relations come from, first seen first."""
+        keys = [k for entity in self.entities for k in entity.doc_keys]
+        keys += [k for relation in self.relations for k in relation.doc_keys]
+        return tuple(dict.fromkeys(keys))
+
+
+@dataclass(frozen=True)
+class EngineDay:
+    """A transcript day as the engine holds it: the text it was given (without the
+    engine's own caption) and its document status."""
+
+    doc_key: str
+    text: str
+    status: str
+    thread_name: str = ""
+
+
 class GraphEngineError(RuntimeError):
     """An engine could not open its working directory or do what it was asked."""
 
@@ -68,8 +108,22 @@ class GraphEngine(Protocol):
 
     def neighbourhood(
         self, entity: str, *, depth: int = 1, limit: int = 50
-    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
-        """``entity`` and what is within ``depth`` hops of it (the graph view)."""
+    ) -> Neighbourhood | None:
+        """``entity`` (its exact name, else the one name equal to it ignoring case) and
+        what is within ``depth`` hops of it, at most ``limit`` entities (the graph
+        view); None when the graph has no such entity."""
+        ...
+
+    def entities(
+        self, query: str | None = None, *, limit: int = 50
+    ) -> tuple[list[EntitySummary], int]:
+        """Entities whose name contains ``query`` (ignoring case; names starting with it
+        first), or all of them, the most connected first, at most ``limit``; and how
+        many entities the graph holds."""
+        ...
+
+    def day(self, doc_key: str) -> EngineDay | None:
+        """One transcript day as the engine was given it; None when it holds no such day."""
         ...
 
     def counts(self) -> tuple[int, int]:

@@ -54,10 +54,15 @@ from varagity.graph.base import (
     PROCESSED,
     PROCESSING,
     ApplyReport,
+    EngineDay,
     EngineFormat,
+    EntitySummary,
     GraphEngineClosed,
     GraphEngineError,
+    Neighbourhood,
 )
+from varagity.graph.progress import BuildProgress
+from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import (
     DayCard,
     GraphDiff,
@@ -260,8 +265,7 @@ def doc_key_of(source: str) -> str:
 
 def document_text(day: ThreadDay) -> str:
     """What the engine extracts from: the transcript under its thread and day."""
-    span = day.span.replace("..", " to ")
-    return _HEADER.format(thread=day.thread_name, span=span) + day.text
+    return _HEADER.format(thread=day.thread_name, span=weekday_of(day.span)) + day.text
 
 
 def _split_keys(value: object) -> tuple[str, ...]:
@@ -566,7 +570,9 @@ class LightRAGEngine:
                 ids=list(texts),
                 file_paths=[source_name(key) for key in texts],
             )
-        watcher = asyncio.create_task(self._report_progress(progress)) if progress else None
+        # what this build processes: every document not done once the diff is queued
+        work = {key for key, row in (await self._rows()).items() if self._status(row) != PROCESSED}
+        watcher = asyncio.create_task(self._report_progress(progress, work)) if progress else None
         try:
             await rag.apipeline_process_enqueue_documents()
         finally:
@@ -585,30 +591,30 @@ class LightRAGEngine:
             if key not in after and key not in failed:
                 failed[key] = "LightRAG did not take the document (duplicate content?)"
         if progress is not None:
-            progress(self._progress_line(after))
+            progress(self._progress_line(after, work))
         return ApplyReport(
             inserted=tuple(sorted(inserted)),
             deleted=tuple(sorted(removed)),
             failed=failed or None,
         )
 
-    async def _report_progress(self, progress: Callable[[str], None] | None) -> None:
+    async def _report_progress(
+        self, progress: Callable[[str], None] | None, work: set[str]
+    ) -> None:
         last = ""
         while progress is not None:
             await asyncio.sleep(_PROGRESS_POLL_S)
-            line = self._progress_line(await self._rows())
+            line = self._progress_line(await self._rows(), work)
             if line != last:
                 progress(line)
                 last = line
 
-    def _progress_line(self, rows: dict[str, Any]) -> str:
-        counts = {PROCESSED: 0, PENDING: 0, PROCESSING: 0, FAILED: 0}
-        for row in rows.values():
-            counts[self._status(row)] += 1
-        return (
-            f"{counts[PROCESSED]}/{len(rows)} transcripts processed, "
-            f"{counts[PROCESSING]} processing, {counts[PENDING]} pending, {counts[FAILED]} failed"
-        )
+    def _progress_line(self, rows: dict[str, Any], work: set[str]) -> str:
+        """Where the documents of this build (``work``) stand: a document that left the
+        engine while it was processed (LightRAG gave up on it) counts as failed."""
+        return BuildProgress.of(
+            self._status(rows[key]) if key in rows else FAILED for key in sorted(work)
+        ).line()
 
     async def _rows(self) -> dict[str, Any]:
         """doc_key -> LightRAG's status row, duplicate-attempt records left out."""
@@ -728,23 +734,26 @@ class LightRAGEngine:
 
     def neighbourhood(
         self, entity: str, *, depth: int = 1, limit: int = 50
-    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
-        """``entity`` (matched exactly, else the closest label LightRAG finds) and what
-        lies within ``depth`` hops of it, at most ``limit`` entities."""
+    ) -> Neighbourhood | None:
+        """``entity`` (its exact name, else the one name equal to it ignoring case) and
+        what lies within ``depth`` hops of it, at most ``limit`` entities; None when the
+        graph has no such entity."""
         return self._call(lambda: self._neighbourhood(entity, depth, limit))
 
-    async def _neighbourhood(
-        self, entity: str, depth: int, limit: int
-    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
+    async def _label(self, entity: str) -> str | None:
         graph = self._rag.chunk_entity_relation_graph
-        label = entity
-        if not await graph.has_node(label):
-            found = await graph.search_labels(entity, limit=1)
-            if not found:
-                return [], []
-            label = found[0]
+        if await graph.has_node(entity):
+            return entity
+        wanted = entity.casefold()
+        same = [label for label in await graph.get_all_labels() if label.casefold() == wanted]
+        return same[0] if len(same) == 1 else None
+
+    async def _neighbourhood(self, entity: str, depth: int, limit: int) -> Neighbourhood | None:
+        label = await self._label(entity)
+        if label is None:
+            return None
         kg = await self._rag.get_knowledge_graph(label, max_depth=depth, max_nodes=limit)
-        entities = [
+        entities = tuple(
             GraphEntity(
                 name=str(node.id),
                 type=str(node.properties.get("entity_type", "") or ""),
@@ -752,8 +761,8 @@ class LightRAGEngine:
                 doc_keys=_split_keys(node.properties.get("file_path")),
             )
             for node in kg.nodes
-        ]
-        relations = [
+        )
+        relations = tuple(
             GraphRelation(
                 source=str(edge.source),
                 target=str(edge.target),
@@ -763,8 +772,64 @@ class LightRAGEngine:
                 doc_keys=_split_keys(edge.properties.get("file_path")),
             )
             for edge in kg.edges
-        ]
-        return entities, relations
+        )
+        return Neighbourhood(label, entities, relations, bool(kg.is_truncated))
+
+    def entities(
+        self, query: str | None = None, *, limit: int = 50
+    ) -> tuple[list[EntitySummary], int]:
+        """Entities whose name contains ``query`` (ignoring case; names starting with it
+        first), or all, the most connected first, at most ``limit``; and the number of
+        entities in the graph."""
+        return self._call(lambda: self._entities(query, limit))
+
+    async def _entities(self, query: str | None, limit: int) -> tuple[list[EntitySummary], int]:
+        graph = self._rag.chunk_entity_relation_graph
+        labels = await graph.get_all_labels()
+        wanted = (query or "").strip().casefold()
+        matching = [label for label in labels if wanted in label.casefold()]
+        if not matching:
+            return [], len(labels)
+        degrees = await graph.node_degrees_batch(matching)
+
+        def rank(label: str) -> tuple[bool, int, str]:
+            starts = bool(wanted) and label.casefold().startswith(wanted)
+            return (not starts, -int(degrees.get(label) or 0), label.casefold())
+
+        chosen = sorted(matching, key=rank)[:limit]
+        nodes = await graph.get_nodes_batch(chosen)
+        found = []
+        for label in chosen:
+            node = nodes.get(label) or {}
+            found.append(
+                EntitySummary(
+                    name=label,
+                    type=str(node.get("entity_type", "") or ""),
+                    description=str(node.get("description", "") or ""),
+                    degree=int(degrees.get(label) or 0),
+                    doc_keys=_split_keys(node.get("file_path")),
+                )
+            )
+        return found, len(labels)
+
+    def day(self, doc_key: str) -> EngineDay | None:
+        """The transcript the engine was given for ``doc_key`` (its caption taken off)
+        and the day's status; None when the engine holds no such day."""
+        return self._call(lambda: self._day(doc_key))
+
+    async def _day(self, doc_key: str) -> EngineDay | None:
+        row = (await self._rows()).get(doc_key)
+        doc = await self._rag.full_docs.get_by_id(doc_key)
+        if row is None or not doc:
+            return None
+        content = str(doc.get("content", ""))
+        header = _HEADER_RE.match(content)
+        return EngineDay(
+            doc_key=doc_key,
+            text=content[header.end() :] if header else content,
+            status=self._status(row),
+            thread_name=header.group("thread") if header else "",
+        )
 
     def counts(self) -> tuple[int, int]:
         """(entities, relations) in the graph."""

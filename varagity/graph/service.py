@@ -30,12 +30,15 @@ from varagity.graph.base import (
     PROCESSED,
     PROCESSING,
     ApplyReport,
+    EngineDay,
     EngineFormat,
+    EntitySummary,
     GraphEngine,
     GraphEngineClosed,
+    Neighbourhood,
 )
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
-from varagity.graph.types import GraphDiff, GraphEntity, GraphRelation, GraphRetrieval
+from varagity.graph.types import GraphDiff, GraphRetrieval
 
 if TYPE_CHECKING:
     from varagity.models.chat import ChatClient
@@ -229,9 +232,22 @@ class GraphService:
 
     def neighbourhood(
         self, entity: str, *, depth: int = 1, limit: int = 50
-    ) -> tuple[list[GraphEntity], list[GraphRelation]]:
-        """``entity`` and what lies within ``depth`` hops of it (the graph view)."""
+    ) -> Neighbourhood | None:
+        """``entity`` and what lies within ``depth`` hops of it (the graph view); None
+        when the graph has no entity of that name."""
         return self._read(lambda engine: engine.neighbourhood(entity, depth=depth, limit=limit))
+
+    def entities(
+        self, query: str | None = None, *, limit: int = 50
+    ) -> tuple[list[EntitySummary], int]:
+        """Entities whose name contains ``query`` (or all), the most connected first, at
+        most ``limit``; and how many entities the graph holds (the graph view)."""
+        return self._read(lambda engine: engine.entities(query, limit=limit))
+
+    def day(self, doc_key: str) -> EngineDay | None:
+        """One transcript day as the engine holds it (text and status); None when the
+        graph holds no such day."""
+        return self._read(lambda engine: engine.day(doc_key))
 
     def statuses(self) -> dict[str, str]:
         """doc_key -> the engine's status of that transcript."""

@@ -19,12 +19,11 @@ from pathlib import Path
 from stat import S_ISREG
 from urllib.parse import unquote
 
+from varagity.records import RESERVED_DIR as RESERVED_DIR  # the backups folder: never corpus
 from varagity.records import doc_id_for, normalize_relative_path
 
 log = logging.getLogger(__name__)
 
-# The reserved folder for backups at the corpus root: never corpus.
-RESERVED_DIR = "varagity-exports"
 # Formats this build parses (text family); others are reported, not ingested.
 
 _KEY_UNSAFE = re.compile(r"%|[\x00-\x1f\x7f]|\.{3,}")

@@ -3,18 +3,36 @@
 
 A build resumes where a killed or failed one stopped (the engine's document statuses
 are the ledger), so *resume* is launching again. Progress is read from the run's log
-(the build's ``graph build: N/M transcripts processed ...`` lines); ``/events`` streams
-it as SSE: ``progress`` whenever it changes, then ``done``, or an in-band ``error``.
+(the build's ``graph build: N/M transcripts processed ...`` lines,
+:mod:`varagity.graph.progress`); ``/events`` streams it as SSE: ``progress`` whenever it
+changes, then ``done``, or an in-band ``error``.
 """
 
 from __future__ import annotations
 
-from varagity.config import Settings
-from fastapi import APIRouter, Depends, Query, Request
-from sse_starlette.sse import EventSourceResponse
+import asyncio
+import logging
+from collections.abc import AsyncIterator
 
-from varagity_api.deps import ServicesDep, SettingsDep, require_graph_enabled
+from fastapi import APIRouter, Depends, Query, Request
+from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings
+from varagity.dagster_client import DagsterClient, DagsterError
+from varagity.graph.archives import scan_archives
+from varagity.graph.sources.base import UnsupportedArchiveError
+from varagity.graph.sources.registry import is_companion, rejections
+from varagity.ingest.discovery import resolve_in_corpus
+from varagity.records import normalize_relative_path
+from varagity_api.deps import SettingsDep, require_graph_enabled
 from varagity_api.errors import ApiError
+from varagity_api.graph_runs import (
+    build_of,
+    dagster_client,
+    dagster_failure,
+    launch_builds,
+)
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.graph import (
     GraphBuild,
@@ -22,6 +40,7 @@ from varagity_api.schemas.graph import (
     GraphBuildRequest,
     GraphBuildsLaunched,
 )
+from varagity_api.sse import PING_SECONDS, sse_event
 
 router = APIRouter(
     prefix="/graph/builds",
@@ -29,22 +48,94 @@ router = APIRouter(
     dependencies=[Depends(require_graph_enabled)],
     responses={403: {"model": ErrorBody, "description": "GRAPH_ENABLED is false."}},
 )
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 1.0
+"""How often the event stream re-reads a build."""
 
 _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No graph build has this run id."}
 
 
-def launch_builds(settings: Settings, paths: list[str], *, source: str) -> GraphBuildsLaunched:
-    """Launch one ``build_message_graph`` run per archive path (relative to
-    ``GRAPH_DOCS_PATH``), tagged with ``source`` (api, upload); an archive whose build is
-    already queued or running is reported in ``in_flight`` instead. Blocking (call it
-    from a worker thread).
+def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
+    """The archives a build request targets, relative to ``GRAPH_DOCS_PATH`` and
+    sorted; a folder stands for the supported archives below it. Blocking (it reads
+    each candidate's header).
 
     Raises:
-        DagsterError: Dagster cannot be reached or refused a launch.
+        ApiError: 422 naming every path that is not a supported archive of the folder;
+            409 when the folder holds no supported archive at all.
     """
-    raise NotImplementedError("graph build launch")
+    root = settings.graph_docs_path
+    archives = {a.relative_path: a for a in scan_archives(root)}
+    verdicts: dict[str, str | None] = {}
+
+    def refused(rel: str) -> str | None:
+        if rel not in verdicts:
+            path = archives[rel].path
+            found = rejections(path)
+            verdicts[rel] = UnsupportedArchiveError(path, found).reason if found else None
+        return verdicts[rel]
+
+    if paths is None:
+        supported = [rel for rel in archives if refused(rel) is None]
+        if not supported:
+            raise ApiError(
+                409,
+                "no_archives",
+                f"Nothing to build: the message folder {root} holds no supported archive "
+                "(an iMessage chat.db, with its -wal and -shm).",
+            )
+        return sorted(supported)
+    chosen: dict[str, None] = {}
+    problems: list[str] = []
+    for raw in paths:
+        if "\x00" in raw:
+            problems.append(f"{raw!r}: a path cannot contain a NUL character")
+            continue
+        try:
+            rel = normalize_relative_path(raw)
+            absolute = resolve_in_corpus(root, rel)
+        except ValueError:
+            problems.append(f"{raw!r}: not a path inside the message folder {root}")
+            continue
+        if rel in archives:
+            why = refused(rel)
+            if why is None:
+                chosen[rel] = None
+            else:
+                problems.append(f"{raw!r}: {why}")
+            continue
+        try:
+            is_dir, is_file = absolute.is_dir(), absolute.is_file()
+        except OSError as exc:  # a name too long, a folder we may not enter...
+            problems.append(f"{raw!r}: cannot be read ({exc.strerror})")
+            continue
+        if is_dir:
+            below = [a for a in archives if a.startswith(f"{rel}/") and refused(a) is None]
+            if below:
+                chosen.update(dict.fromkeys(below))
+            else:
+                problems.append(f"{raw!r}: the folder holds no supported message archive")
+        elif is_file and is_companion(absolute):
+            problems.append(
+                f"{raw!r}: part of the archive beside it (build the database it belongs to)"
+            )
+        elif is_file:
+            problems.append(
+                f"{raw!r}: never read as an archive (hidden files and the varagity-exports "
+                "folder are not looked at)"
+            )
+        else:
+            problems.append(f"{raw!r}: no such archive or folder in {root}")
+    if problems:
+        raise ApiError(
+            422,
+            "invalid_paths",
+            f"{len(problems)} path(s) cannot be built: " + "; ".join(problems),
+        )
+    return sorted(chosen)
 
 
 @router.post(
@@ -58,10 +149,16 @@ def launch_builds(settings: Settings, paths: list[str], *, source: str) -> Graph
         503: _DAGSTER_DOWN,
     },
 )
-async def launch_graph_builds(body: GraphBuildRequest, settings: SettingsDep) -> GraphBuildsLaunched:
+async def launch_graph_builds(
+    body: GraphBuildRequest, settings: SettingsDep
+) -> GraphBuildsLaunched:
     """Build (or resume building) archives of ``GRAPH_DOCS_PATH``, one run each; an
     archive whose build is already queued or running is reported, not launched again."""
-    raise ApiError(501, "not_implemented", "graph build launch")
+    targets = await run_in_threadpool(build_targets, settings, body.paths)
+    try:
+        return await run_in_threadpool(launch_builds, settings, targets, source="api")
+    except DagsterError as exc:
+        raise dagster_failure(exc) from exc
 
 
 @router.get("", response_model=GraphBuildList, responses={502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN})
@@ -69,7 +166,20 @@ async def list_graph_builds(
     settings: SettingsDep, limit: int = Query(default=20, ge=1, le=100)
 ) -> GraphBuildList:
     """Recent build and removal runs, newest first."""
-    raise ApiError(501, "not_implemented", "graph build list")
+
+    def read() -> GraphBuildList:
+        client = dagster_client(settings)
+        runs = client.graph_runs(limit)
+        return GraphBuildList(builds=[build_of(client, run, settings.dagster_url) for run in runs])
+
+    try:
+        return await run_in_threadpool(read)
+    except DagsterError as exc:
+        raise dagster_failure(exc) from exc
+
+
+def _read_build(client: DagsterClient, run_id: str, dagster_url: str) -> GraphBuild:
+    return build_of(client, client.graph_run(run_id), dagster_url)
 
 
 @router.get(
@@ -79,7 +189,41 @@ async def list_graph_builds(
 )
 async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
     """A build's state, its days processed so far, and its error if it failed."""
-    raise ApiError(501, "not_implemented", "graph build")
+    try:
+        return await run_in_threadpool(
+            _read_build, dagster_client(settings), run_id, settings.dagster_url
+        )
+    except DagsterError as exc:
+        raise dagster_failure(exc) from exc
+
+
+async def _build_events(
+    request: Request, client: DagsterClient, dagster_url: str, first: GraphBuild
+) -> AsyncIterator[ServerSentEvent]:
+    """``progress`` on every change, then ``done``; a failure ends with ``error``."""
+    build, sent = first, ""
+    try:
+        while True:
+            if build.done:
+                yield sse_event("done", build)
+                return
+            text = build.model_dump_json()
+            if text != sent:
+                yield ServerSentEvent(event="progress", data=text)
+                sent = text
+            await asyncio.sleep(POLL_SECONDS)
+            if await request.is_disconnected():
+                log.info("graph build events for %s: client went away", build.run_id)
+                return
+            build = await run_in_threadpool(_read_build, client, build.run_id, dagster_url)
+    except DagsterError as exc:
+        failure = dagster_failure(exc)
+        yield sse_event("error", ErrorBody(code=failure.code, message=failure.message))
+    except Exception as exc:  # the stream must end with an event, never a torn connection
+        log.exception("graph build events failed")
+        yield sse_event(
+            "error", ErrorBody(code="internal_error", message=f"{type(exc).__name__}: {exc}")
+        )
 
 
 @router.get(
@@ -93,11 +237,18 @@ async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
     },
 )
 async def graph_build_events(
-    run_id: str, request: Request, services: ServicesDep
+    run_id: str, request: Request, settings: SettingsDep
 ) -> EventSourceResponse:
     """Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
     with the final state; ``error`` ends the stream if Dagster stops answering."""
-    raise ApiError(501, "not_implemented", "graph build events")
+    client = dagster_client(settings)
+    try:
+        first = await run_in_threadpool(_read_build, client, run_id, settings.dagster_url)
+    except DagsterError as exc:
+        raise dagster_failure(exc) from exc
+    return EventSourceResponse(
+        _build_events(request, client, settings.dagster_url, first), ping=PING_SECONDS
+    )
 
 
 @router.post(
@@ -112,4 +263,14 @@ async def graph_build_events(
 )
 async def kill_graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
     """Stop a queued or running build; launching it again later resumes it."""
-    raise ApiError(501, "not_implemented", "graph build kill")
+
+    def kill() -> GraphBuild:
+        client = dagster_client(settings)
+        run = client.terminate_graph_run(run_id)
+        log.info("graph build %s: termination requested (now %s)", run_id, run.status)
+        return build_of(client, run, settings.dagster_url)
+
+    try:
+        return await run_in_threadpool(kill)
+    except DagsterError as exc:
+        raise dagster_failure(exc) from exc

@@ -35,6 +35,7 @@ from varagity.graph.manifest import (
     update_after_apply,
     write_summary,
 )
+from varagity.graph.progress import PROGRESS_PREFIX
 from varagity.graph.service import BuildResult, GraphDisabled, GraphService
 from varagity.graph.sources.base import MessageSourceError
 from varagity.graph.sources.registry import read_archive
@@ -101,7 +102,7 @@ def build_graph(
     summary; returns the build, what was recorded, and the materialization's metadata."""
 
     def progress(line: str) -> None:
-        context.log.info(f"graph build: {line}")
+        context.log.info(PROGRESS_PREFIX + line)
 
     context.log.info(
         f"applying {len(diff.new)} new, {len(diff.changed)} changed and "
