@@ -310,6 +310,12 @@ class Settings(BaseSettings):
         description="The watched folder of message archives (an iMessage chat.db with its "
         "-wal/-shm), beside DOCS_PATH.",
     )
+    GRAPH_MAX_ARCHIVE_BYTES: int = Field(
+        default=4 * 1024**3,
+        ge=1,
+        description="Largest file of a message archive an upload takes (a chat.db and its "
+        "-wal reach gigabytes; MAX_FILE_BYTES is the documents' limit).",
+    )
     GRAPH_STORAGE_PATH: Path | None = Field(
         default=None,
         description="Where graph engines keep their working directories; defaults to "

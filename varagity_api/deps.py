@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, FastAPI, Request
 
 from varagity.config import Settings
 from varagity.services import Services
@@ -21,15 +21,20 @@ def get_services(request: Request) -> Services:
     return services
 
 
-def get_app_settings(request: Request) -> Settings:
+def app_settings(app: FastAPI) -> Settings:
     """The app's effective settings: the open services' (the environment's with the
     runtime overrides, kept current by ``PATCH /api/settings``), or the environment's
     while the stores are unavailable. One source: nothing copies them by hand."""
-    services: Services | None = getattr(request.app.state, "services", None)
+    services: Services | None = getattr(app.state, "services", None)
     if services is not None:
         return services.settings
-    settings: Settings = request.app.state.base_settings
+    settings: Settings = app.state.base_settings
     return settings
+
+
+def get_app_settings(request: Request) -> Settings:
+    """:func:`app_settings` of the request's app."""
+    return app_settings(request.app)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

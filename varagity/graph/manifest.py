@@ -10,7 +10,8 @@ it (content sha256, message guids, thread name, span, source archive). It is
   which survives restarts (:func:`provenance`).
 
 ``varagity_graph_summary.json`` caches the graph's size ({entities, relations,
-message_guids, docs, refreshed_at}) for the status route and the gauges.
+message_guids, docs, refreshed_at} and the engine's documents by status) for the status
+route and the gauges, which thus never open the engine.
 
 Both are written atomically (a temp file in the same folder, fsynced, then
 ``os.replace``), and both read as *absent* when missing, unreadable, or of another
@@ -91,6 +92,9 @@ class GraphSummary:
     message_guids: int
     docs: int
     refreshed_at: str  # ISO 8601, UTC
+    statuses: Mapping[str, int] | None = None
+    """The engine's documents by status (processed, pending, processing, failed) when
+    the summary was written; ``None`` in a summary written before it was recorded."""
 
 
 def write_json_atomic(path: Path, payload: object) -> None:
@@ -238,31 +242,49 @@ def provenance(workdir: Path, doc_key: str) -> ManifestEntry | None:
 
 
 def summarize(
-    manifest: Mapping[str, ManifestEntry], *, entities: int, relations: int
+    manifest: Mapping[str, ManifestEntry],
+    *,
+    entities: int,
+    relations: int,
+    statuses: Mapping[str, int] | None = None,
 ) -> GraphSummary:
-    """The summary of a graph with ``manifest`` and the engine's counts, stamped now."""
+    """The summary of a graph with ``manifest`` and the engine's counts (entities,
+    relations, and documents by status when given), stamped now."""
     return GraphSummary(
         entities=entities,
         relations=relations,
         message_guids=sum(len(e.message_guids) for e in manifest.values()),
         docs=len(manifest),
         refreshed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        statuses=dict(statuses) if statuses is not None else None,
     )
 
 
 def write_summary(workdir: Path, summary: GraphSummary) -> None:
     """Replace ``workdir``'s summary (atomically)."""
-    write_json_atomic(
-        workdir / SUMMARY_FILE,
-        {
-            "schema_version": SUMMARY_SCHEMA,
-            "entities": summary.entities,
-            "relations": summary.relations,
-            "message_guids": summary.message_guids,
-            "docs": summary.docs,
-            "refreshed_at": summary.refreshed_at,
-        },
-    )
+    payload: dict[str, object] = {
+        "schema_version": SUMMARY_SCHEMA,
+        "entities": summary.entities,
+        "relations": summary.relations,
+        "message_guids": summary.message_guids,
+        "docs": summary.docs,
+        "refreshed_at": summary.refreshed_at,
+    }
+    if summary.statuses is not None:
+        payload["statuses"] = dict(summary.statuses)
+    write_json_atomic(workdir / SUMMARY_FILE, payload)
+
+
+def _statuses(path: Path, value: object) -> dict[str, int] | None:
+    """A summary's optional ``statuses`` (an older summary has none)."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items()
+    ):
+        return dict(value)
+    log.warning("%s has malformed statuses; leaving them out", path)
+    return None
 
 
 def read_summary(workdir: Path) -> GraphSummary | None:
@@ -280,4 +302,5 @@ def read_summary(workdir: Path) -> GraphSummary | None:
         log.warning("%s is malformed (%s); treating it as absent", path, exc)
         return None
     entities, relations, message_guids, docs = counts
-    return GraphSummary(entities, relations, message_guids, docs, refreshed_at)
+    statuses = _statuses(path, payload.get("statuses"))
+    return GraphSummary(entities, relations, message_guids, docs, refreshed_at, statuses)

@@ -9,7 +9,6 @@ substrings in partition keys (``...`` is its range syntax; control characters), 
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
 import os
 import re
@@ -19,6 +18,8 @@ from pathlib import Path
 from stat import S_ISREG
 from urllib.parse import unquote
 
+from varagity.files import file_sha256 as file_sha256
+from varagity.files import prune_empty_folders as prune_empty_folders
 from varagity.records import RESERVED_DIR as RESERVED_DIR  # the backups folder: never corpus
 from varagity.records import doc_id_for, normalize_relative_path
 
@@ -57,15 +58,6 @@ def relative_path_for(partition_key: str) -> str:
     return unquote(partition_key)
 
 
-def file_sha256(path: Path, *, chunk_bytes: int = 1 << 20) -> str:
-    """Streamed sha256 of a file's bytes (the spec's ``content_hash``)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk_bytes):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def current_doc_ids(files: Iterable[CorpusFile]) -> dict[str, str]:
     """The ``doc_id`` of each file's current bytes, by relative path (a file that
     vanished while it was read is left out)."""
@@ -86,27 +78,6 @@ def resolve_in_corpus(docs_path: Path, relative_path: str) -> Path:
     if candidate != root and root not in candidate.parents:
         raise ValueError(f"{relative_path!r} resolves outside the corpus folder {root}")
     return candidate
-
-
-def prune_empty_folders(root: Path, folder: Path) -> list[str]:
-    """Remove ``folder`` and its ancestors while they are empty, stopping below ``root``.
-
-    Both are compared lexically (``folder`` must be spelled under ``root``); a symlinked
-    folder is never removed (``rmdir`` refuses it).
-
-    Returns:
-        The removed folders relative to ``root``, deepest first.
-    """
-    pruned: list[str] = []
-    current = folder
-    while current != root and root in current.parents:
-        try:
-            current.rmdir()
-        except OSError:  # not empty, a symlink, or gone: stop
-            break
-        pruned.append(current.relative_to(root).as_posix())
-        current = current.parent
-    return pruned
 
 
 def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:

@@ -1,15 +1,19 @@
-"""The Prometheus catalogue: per-stage latency, chat and ingest counters, corpus gauges.
+"""The Prometheus catalogue: per-stage latency, chat and ingest counters, corpus and
+message-graph gauges.
 
 Collectors live in the default registry, so ``/metrics`` serves them with anything
 else the process registers. The corpus gauges are computed at scrape time from
 Postgres (documents, chunks, the stale flag) by :class:`CorpusCollector`, so they are
-right even when ingest runs in Dagster's processes, not this one.
+right even when ingest runs in Dagster's processes, not this one; the graph gauges
+likewise from the graph's sidecars by :class:`GraphCollector` (the graph is built in
+Dagster's processes too).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -45,6 +49,12 @@ UPLOADED_FILES = Counter(
 )
 DELETED_DOCUMENTS = Counter(
     "varagity_deleted_documents_total", "Documents deleted through the API."
+)
+GRAPH_UPLOADED_FILES = Counter(
+    "varagity_graph_uploaded_files_total",
+    "Files uploaded into GRAPH_DOCS_PATH (message archives and their -wal/-shm) by outcome "
+    "(stored, replaced, unchanged, refused).",
+    ["outcome"],
 )
 
 
@@ -90,13 +100,66 @@ class CorpusCollector(Collector):
         )
 
 
+C = TypeVar("C", bound=Collector)
+
+
+def _register(collector: C, registry: CollectorRegistry) -> C:
+    """Register ``collector``, replacing one of its class a previous app registered."""
+    for existing in list(getattr(registry, "_collector_to_names", {})):
+        if type(existing) is type(collector):
+            registry.unregister(existing)
+    registry.register(collector)
+    return collector
+
+
 def register_corpus_collector(
     read: Callable[[], CorpusReading | None], registry: CollectorRegistry = REGISTRY
 ) -> CorpusCollector:
     """Register a corpus collector (replacing the one a previous app registered)."""
-    for existing in list(getattr(registry, "_collector_to_names", {})):
-        if isinstance(existing, CorpusCollector):
-            registry.unregister(existing)
-    collector = CorpusCollector(read)
-    registry.register(collector)
-    return collector
+    return _register(CorpusCollector(read), registry)
+
+
+#: documents by engine status (processed, pending, processing, failed), entities, relations
+GraphGaugeReading = tuple[Mapping[str, int], int, int]
+
+
+class GraphCollector(Collector):
+    """The message graph's size, read from its sidecars at scrape time."""
+
+    def __init__(self, read: Callable[[], GraphGaugeReading | None]) -> None:
+        """``read`` returns ``(documents by status, entities, relations)``, or None when
+        the graph is switched off (GRAPH_ENABLED=false) or unavailable."""
+        self._read = read
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        """Yield the three gauges (nothing while the graph is off or unreadable)."""
+        try:
+            reading = self._read()
+        except Exception as exc:  # a scrape must never fail because the graph is unreadable
+            log.warning("graph gauges unavailable: %s", exc)
+            return
+        if reading is None:
+            return
+        statuses, entities, relations = reading
+        documents = GaugeMetricFamily(
+            "varagity_graph_documents",
+            "Transcript days (conversation-days) in the message graph, by the engine's "
+            "document status, as of the last build.",
+            labels=["status"],
+        )
+        for status, count in statuses.items():
+            documents.add_metric([status], count)
+        yield documents
+        yield GaugeMetricFamily(
+            "varagity_graph_entities", "Entities in the message graph.", value=entities
+        )
+        yield GaugeMetricFamily(
+            "varagity_graph_relations", "Relations in the message graph.", value=relations
+        )
+
+
+def register_graph_collector(
+    read: Callable[[], GraphGaugeReading | None], registry: CollectorRegistry = REGISTRY
+) -> GraphCollector:
+    """Register a graph collector (replacing the one a previous app registered)."""
+    return _register(GraphCollector(read), registry)

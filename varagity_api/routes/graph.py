@@ -19,6 +19,7 @@ from varagity.graph.manifest import ManifestEntry, provenance, read_manifest
 from varagity.graph.service import GraphService
 from varagity_api.deps import ServicesDep, require_graph_enabled
 from varagity_api.errors import ApiError
+from varagity_api.graph_status import graph_status_of
 from varagity_api.schemas.common import ErrorBody, EvidenceEntity, EvidenceRelation
 from varagity_api.schemas.graph import (
     GraphDay,
@@ -41,7 +42,7 @@ router = APIRouter(
 async def graph_status(services: ServicesDep) -> GraphStatus:
     """The graph's size (entities, relations, days, messages), its days by engine
     status, the engine, the archives in ``GRAPH_DOCS_PATH`` and the builds in flight."""
-    raise ApiError(501, "not_implemented", "graph status")
+    return await graph_status_of(services)
 
 
 # --- the graph view: entities, an entity's neighbourhood, one day ----------------------

@@ -10,12 +10,45 @@ the sensor then takes its days out of the graph in a removal run.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+import logging
+from collections import Counter
+from functools import partial
 
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings
+from varagity.dagster_client import DagsterError
+from varagity.graph.folder import (
+    SourceNotFound,
+    list_sources,
+    remove_source,
+    store_archive_uploads,
+    written_archives,
+)
+from varagity.graph.manifest import read_manifest
+from varagity.graph.registry import workdir_for
+from varagity.observability.metrics import GRAPH_UPLOADED_FILES
+from varagity.uploads import UploadRefused
 from varagity_api.deps import ServicesDep, SettingsDep, require_graph_enabled
 from varagity_api.errors import ApiError
+from varagity_api.graph_runs import launch_builds
+from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
-from varagity_api.schemas.graph import GraphSourceList, GraphSourceRemoved, GraphUploadResponse
+from varagity_api.schemas.graph import (
+    GraphBuild,
+    GraphSourceInfo,
+    GraphSourceList,
+    GraphSourceRemoved,
+    GraphUploadResponse,
+    GraphUploadResult,
+)
+
+log = logging.getLogger(__name__)
+
+UPLOAD_SOURCE = "upload"
+"""The ``varagity/source`` tag of the builds an upload launches."""
+_FORM_FIELDS = ("folder",)
 
 router = APIRouter(
     prefix="/graph/sources",
@@ -53,7 +86,25 @@ _UPLOAD_BODY = {
 async def list_graph_sources(services: ServicesDep) -> GraphSourceList:
     """Every archive (and every file that is not one, with the reason) in
     ``GRAPH_DOCS_PATH``, with what the graph holds of it."""
-    raise ApiError(501, "not_implemented", "graph sources")
+    settings = services.settings
+    manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
+    listed = await run_in_threadpool(list_sources, settings.graph_docs_path, manifest)
+    return GraphSourceList(
+        root=str(settings.graph_docs_path),
+        sources=[GraphSourceInfo.model_validate(s, from_attributes=True) for s in listed],
+    )
+
+
+def _launch_builds(settings: Settings, paths: list[str]) -> list[GraphBuild]:
+    """Ask Dagster to build freshly stored archives now instead of at the graph-sources
+    sensor's next tick; when it cannot be reached the sensor builds them, so the upload
+    stands."""
+    try:
+        launched = launch_builds(settings, paths, source=UPLOAD_SOURCE)
+    except DagsterError as exc:
+        log.warning("uploaded archives wait for the graph-sources sensor: %s", exc)
+        return []
+    return [*launched.launched, *launched.in_flight]
 
 
 @router.post(
@@ -69,16 +120,74 @@ async def list_graph_sources(services: ServicesDep) -> GraphSourceList:
 async def upload_graph_sources(request: Request, settings: SettingsDep) -> GraphUploadResponse:
     """Store message archives in ``GRAPH_DOCS_PATH`` and launch their builds; a file that
     is not a supported archive (or a -wal/-shm without its database) is refused with
-    its reason, and the rest of the batch is stored."""
-    raise ApiError(501, "not_implemented", "graph upload")
+    its reason, and the rest of the batch is stored.
+
+    A database is recognised by its content, with its companions from the same upload
+    beside it; an archive's files are put in place together (companions first, the
+    database last), each file up to ``GRAPH_MAX_ARCHIVE_BYTES``.
+
+    With curl: ``curl -F files=@chat.db -F files=@chat.db-wal -F files=@chat.db-shm ...``.
+    """
+    async with receive_upload(
+        request, settings.home / "uploads", settings.GRAPH_MAX_ARCHIVE_BYTES, _FORM_FIELDS
+    ) as form:
+        try:
+            results = await run_in_threadpool(
+                partial(
+                    store_archive_uploads,
+                    settings.graph_docs_path,
+                    form.files,
+                    folder=form.one_field("folder"),
+                    sniff_dir=form.staging / "sniff",
+                )
+            )
+        except UploadRefused as exc:
+            raise ApiError(422, exc.code, exc.message) from exc
+    for r in results:
+        GRAPH_UPLOADED_FILES.labels(outcome=r.status).inc()
+    archives = written_archives(results)
+    builds = await run_in_threadpool(_launch_builds, settings, archives) if archives else []
+    return GraphUploadResponse(
+        results=[
+            GraphUploadResult(
+                index=r.index,
+                name=r.name,
+                status=r.status,
+                path=r.relative_path,
+                size_bytes=r.size_bytes,
+                code=r.code,
+                message=r.message,
+            )
+            for r in results
+        ],
+        counts=dict(Counter(r.status for r in results)),
+        builds=builds,
+    )
 
 
 @router.delete(
     "/{path:path}",
     response_model=GraphSourceRemoved,
-    responses={404: {"model": ErrorBody, "description": "No such archive."}},
+    responses={
+        404: {"model": ErrorBody, "description": "No such archive."},
+        422: {
+            "model": ErrorBody,
+            "description": "The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden "
+            "or reserved.",
+        },
+    },
 )
 async def delete_graph_source(path: str, services: ServicesDep) -> GraphSourceRemoved:
     """Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
     days leave the graph in the removal run the sensor then requests."""
-    raise ApiError(501, "not_implemented", "graph source delete")
+    settings = services.settings
+    manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
+    try:
+        removed = await run_in_threadpool(remove_source, settings.graph_docs_path, path, manifest)
+    except UploadRefused as exc:
+        raise ApiError(422, exc.code, exc.message) from exc
+    except SourceNotFound as exc:
+        raise ApiError(404, "not_found", str(exc)) from exc
+    return GraphSourceRemoved(
+        path=removed.path, removed_files=removed.removed_files, days=removed.days
+    )

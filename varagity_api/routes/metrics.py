@@ -6,7 +6,10 @@ from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from starlette.concurrency import run_in_threadpool
 
-from varagity.observability.metrics import CorpusReading
+from varagity.config import Settings
+from varagity.graph.registry import workdir_for
+from varagity.graph.status import read_graph
+from varagity.observability.metrics import CorpusReading, GraphGaugeReading
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
 
@@ -21,13 +24,23 @@ def corpus_reading(services: Services | None) -> CorpusReading | None:
     return documents, services.pg.count_chunks(), CorpusState(services.pg).stale() is not None
 
 
+def graph_gauges(settings: Settings) -> GraphGaugeReading | None:
+    """Documents by status, entities and relations from the graph's sidecars (no engine
+    is opened); None while GRAPH_ENABLED=false."""
+    if not settings.GRAPH_ENABLED:
+        return None
+    reading = read_graph(workdir_for(settings))
+    return reading.statuses, reading.entities, reading.relations
+
+
 @router.get(
     "/metrics",
     response_class=Response,
     responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
 )
 async def metrics() -> Response:
-    """Latency histograms, chat/ingest counters and corpus gauges (registered by the
-    app's lifespan, read from the stores at scrape time) for Prometheus."""
+    """Latency histograms, chat/ingest counters, corpus and graph gauges (registered by
+    the app's lifespan, read from the stores and the graph's sidecars at scrape time)
+    for Prometheus."""
     body = await run_in_threadpool(generate_latest, REGISTRY)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

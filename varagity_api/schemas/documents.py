@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from varagity.corpus import DocumentStatus
-from varagity.ingest.uploads import UploadStatus
+from varagity.uploads import UploadStatus
 
 
 class DocumentInfo(BaseModel):

@@ -70,9 +70,9 @@ class GraphUploadResult(BaseModel):
     path: str | None = Field(description="Where it is (or would have been) stored.")
     size_bytes: int | None
     code: str | None = Field(
-        description="Refusal reason: invalid_path, path_traversal, reserved_path, hidden_name, "
-        "invalid_name, not_an_archive, companion_without_database, too_large, duplicate_path, "
-        "write_failed."
+        description="Refusal reason: invalid_path, absolute_path, path_traversal, reserved_path, "
+        "hidden_name, invalid_name, outside_corpus, path_conflict, not_an_archive, "
+        "companion_without_database, too_large, duplicate_path, write_failed."
     )
     message: str | None
 

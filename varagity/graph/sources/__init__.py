@@ -12,6 +12,7 @@ from varagity.graph.sources.base import (
     UnsupportedArchiveError,
 )
 from varagity.graph.sources.registry import (
+    companion_owner,
     is_companion,
     message_sources,
     read_archive,
@@ -24,6 +25,7 @@ __all__ = [
     "MessageSource",
     "MessageSourceError",
     "UnsupportedArchiveError",
+    "companion_owner",
     "is_companion",
     "message_sources",
     "read_archive",

@@ -41,6 +41,9 @@ class MessageSource(Protocol):
     """One archive format."""
 
     name: str
+    #: Name endings of the files kept beside an archive that belong to it
+    #: (``("-wal", "-shm", "-journal")`` for a SQLite database); empty when none.
+    companion_suffixes: tuple[str, ...]
 
     def sniff(self, path: Path) -> bool:
         """Whether ``path`` is an archive of this format, judged by its content."""

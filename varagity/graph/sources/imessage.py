@@ -177,6 +177,7 @@ class IMessageSource:
     """A macOS Messages ``chat.db``."""
 
     name = "imessage"
+    companion_suffixes: tuple[str, ...] = COMPANION_SUFFIXES
 
     def rejection(self, path: Path) -> str | None:
         """Why ``path`` is not an iMessage database, read without writing a byte: the

@@ -51,6 +51,17 @@ def is_companion(path: Path) -> bool:
     return any(source.is_companion(path) for source in message_sources())
 
 
+def companion_owner(name: str) -> str | None:
+    """The file name a file called ``name`` would be a companion of, judged by its name
+    alone (``chat.db-wal`` -> ``chat.db``); ``None`` when no source keeps a companion
+    named like that. :func:`is_companion` says whether it is one on disk."""
+    for source in message_sources():
+        for suffix in source.companion_suffixes:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                return name[: -len(suffix)]
+    return None
+
+
 def read_archive(root: Path, relative_path: str, *, tz: tzinfo | None = None) -> list[ThreadDay]:
     """The thread-day transcripts of the archive ``root / relative_path``.
 

@@ -327,6 +327,12 @@ export interface paths {
          * @description Store message archives in ``GRAPH_DOCS_PATH`` and launch their builds; a file that
          *     is not a supported archive (or a -wal/-shm without its database) is refused with
          *     its reason, and the rest of the batch is stored.
+         *
+         *     A database is recognised by its content, with its companions from the same upload
+         *     beside it; an archive's files are put in place together (companions first, the
+         *     database last), each file up to ``GRAPH_MAX_ARCHIVE_BYTES``.
+         *
+         *     With curl: ``curl -F files=@chat.db -F files=@chat.db-wal -F files=@chat.db-shm ...``.
          */
         post: operations["upload_graph_sources_api_graph_sources_post"];
         delete?: never;
@@ -572,8 +578,9 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Latency histograms, chat/ingest counters and corpus gauges (registered by the
-         *     app's lifespan, read from the stores at scrape time) for Prometheus.
+         * @description Latency histograms, chat/ingest counters, corpus and graph gauges (registered by
+         *     the app's lifespan, read from the stores and the graph's sidecars at scrape time)
+         *     for Prometheus.
          */
         get: operations["metrics_metrics_get"];
         put?: never;
@@ -1576,7 +1583,7 @@ export interface components {
         GraphUploadResult: {
             /**
              * Code
-             * @description Refusal reason: invalid_path, path_traversal, reserved_path, hidden_name, invalid_name, not_an_archive, companion_without_database, too_large, duplicate_path, write_failed.
+             * @description Refusal reason: invalid_path, absolute_path, path_traversal, reserved_path, hidden_name, invalid_name, outside_corpus, path_conflict, not_an_archive, companion_without_database, too_large, duplicate_path, write_failed.
              */
             code: string | null;
             /**
@@ -3730,7 +3737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden or reserved. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,69 @@
+"""``GET /api/graph/status``'s answer: the graph's size from its sidecars, its days by
+the engine's live status, the engine, the archives in ``GRAPH_DOCS_PATH`` and the
+builds in flight.
+
+Nothing here fails the route for a part that is down: an engine that cannot open its
+working directory leaves the day statuses the last build recorded (with a warning in
+the log), and a Dagster that cannot be reached leaves ``building`` empty.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.concurrency import run_in_threadpool
+
+from varagity.config import Settings
+from varagity.dagster_client import DagsterError
+from varagity.graph.base import GraphEngineError
+from varagity.graph.folder import count_supported
+from varagity.graph.service import GraphService, workdir_stamp
+from varagity.graph.status import GraphReading, count_statuses, read_graph
+from varagity.services import Services
+from varagity_api.graph_runs import in_flight_builds
+from varagity_api.schemas.graph import DayCounts, GraphBuild, GraphEngineInfo, GraphStatus
+
+log = logging.getLogger(__name__)
+
+
+def day_statuses(graph: GraphService, reading: GraphReading) -> dict[str, int]:
+    """The engine's documents by status now; the last build's record when the engine
+    holds nothing yet (it is not opened then) or cannot be read."""
+    if not workdir_stamp(graph.workdir):
+        return reading.statuses
+    try:
+        return count_statuses(graph.statuses())
+    except GraphEngineError as exc:
+        log.warning("graph status: the engine cannot be read (%s); its last build's counts", exc)
+        return reading.statuses
+
+
+def _building(settings: Settings) -> list[GraphBuild]:
+    try:
+        return in_flight_builds(settings)
+    except DagsterError as exc:
+        log.warning("graph status: no builds listed, Dagster cannot be reached: %s", exc)
+        return []
+
+
+async def graph_status_of(services: Services) -> GraphStatus:
+    """The graph's status for ``services``' settings (see the module)."""
+    settings = services.settings
+    graph = services.graph
+    reading = await run_in_threadpool(read_graph, graph.workdir)
+    statuses = await run_in_threadpool(day_statuses, graph, reading)
+    engine = await run_in_threadpool(graph.engine_format)
+    sources = await run_in_threadpool(count_supported, settings.graph_docs_path)
+    building = await run_in_threadpool(_building, settings)
+    return GraphStatus(
+        engine=GraphEngineInfo(name=engine.name, package=engine.package, version=engine.version),
+        built=reading.days > 0 or statuses.get("processed", 0) > 0,
+        entities=reading.entities,
+        relations=reading.relations,
+        days=reading.days,
+        messages=reading.messages,
+        day_statuses=DayCounts(**statuses),
+        sources=sources,
+        refreshed_at=reading.refreshed_at,
+        building=building,
+    )
