@@ -114,7 +114,10 @@ def build_graph(
     manifest = update_after_apply(service.workdir, diff, recorded)
     size = result.size
     write_summary(
-        service.workdir, summarize(manifest, entities=size.entities, relations=size.relations)
+        service.workdir,
+        summarize(
+            manifest, entities=size.entities, relations=size.relations, statuses=size.statuses
+        ),
     )
     failed = recorded.failed or {}
     extracted = len(result.report.inserted)
