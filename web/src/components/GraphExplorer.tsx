@@ -149,7 +149,7 @@ export function GraphExplorer({ entity, day, version, onEntity, onDay }: GraphEx
             ))}
           </ul>
         ))}
-      {entities.state === "ready" && (
+      {entities.state === "ready" && entities.value.entities.length > 0 && (
         <p className="muted">
           {entities.value.entities.length} of {entities.value.total} entities shown.
         </p>

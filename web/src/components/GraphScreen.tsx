@@ -114,7 +114,14 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
           {status && statusLine(status)}
           {graph.state === "unknown" && ""}
         </p>
-        <button type="button" onClick={refresh} disabled={!enabled}>
+        <button
+          type="button"
+          onClick={() => {
+            refresh();
+            setGraphVersion((v) => v + 1);
+          }}
+          disabled={!enabled}
+        >
           Refresh
         </button>
       </div>

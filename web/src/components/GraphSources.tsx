@@ -118,6 +118,7 @@ export function GraphSources({ list, error, onChanged }: GraphSourcesProps) {
           {error}
         </p>
       )}
+      <h4 className="table-heading">In the message folder</h4>
       {list !== null && sources.length === 0 ? (
         <p className="muted">No archive yet: upload one above, or drop it into the folder.</p>
       ) : (
