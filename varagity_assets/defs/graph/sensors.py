@@ -2,8 +2,8 @@
 changes and run requests. It only reads and requests; the graph is written in runs.
 
 The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
-"sha256": ...}}, "skipped": {relative_path: {"stat": ..., "reason": ...}},
-"generation": n}``. Each tick:
+"sha256": ..., "waiting": true?}}, "skipped": {relative_path: {"stat": ..., "reason":
+...}}, "generation": n}``. Each tick:
 
 * every candidate file (an archive with its companions, :mod:`.archives`) whose stat
   signature moved is judged again: a supported archive is hashed (database, ``-wal``
@@ -12,6 +12,13 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   content hash changed gets a build run (the run key is the archive's content
   signature, so a re-export with the same bytes requests nothing, and the diff of a
   grown one re-extracts only its changed days);
+* an archive whose partition already has a build run in flight (an upload, or the
+  build routes, launched it) gets no second one. A run that has not started yet, or
+  that started after the archive's files last changed (their ``ctime``, which no copy
+  tool can set back), reads the archive as it is now, so that content counts as
+  requested; a run that started before the change may have read the older bytes, so
+  the archive is kept ``waiting`` and its build is requested once that run has ended
+  (without hashing it again);
 * an archive gone from the folder loses its partition, and a ``remove_graph_sources``
   run takes its days out of the graph. One that is still there but no longer reads as
   an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
@@ -25,16 +32,18 @@ skips the tick, saying so, with the cursor left as it was.
 
 import hashlib
 import json
+import math
 from typing import Any
 
 import dagster as dg
 
-from varagity.graph.archives import scan_archives
+from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.sources.registry import rejections
-from varagity.pipeline import GRAPH_BUILD_JOB, GRAPH_PARTITIONS, GRAPH_REMOVE_JOB
+from varagity.pipeline import GRAPH_BUILD_JOB, GRAPH_PARTITIONS, GRAPH_REMOVE_JOB, PARTITION_TAG
 from varagity_assets.defs.graph.assets import graph_removed_sources
 from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
 from varagity_assets.defs.graph.partitions import archive_key, graph_sources_partitions
+from varagity_assets.defs.ingest.partitions import IN_FLIGHT
 from varagity_assets.resources import VaragityResource
 
 #: Like the folder sensor: below the daemon's 5-s loop, so it ticks on every loop.
@@ -48,6 +57,43 @@ def _build_request(rel: str, sha256: str, generation: int) -> dg.RunRequest:
         run_key=f"graph:{key}:{sha256}:g{generation}",
         partition_key=key,
     )
+
+
+#: In-flight statuses of a run that has not begun its work: it reads the archive later.
+_NOT_STARTED = {
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+}
+#: A run must have started this long after an archive's last change to count as
+#: reading it (the run worker's clock against the file system's).
+_CLOCK_MARGIN_S = 1.0
+
+
+def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
+    """Partition key -> the latest moment an in-flight build run of it reads its archive
+    from (infinity for a run yet to start, else when it started), for the partitions a
+    build run is queued for or running."""
+    records = instance.get_run_records(
+        filters=dg.RunsFilter(job_name=GRAPH_BUILD_JOB, statuses=IN_FLIGHT)
+    )
+    busy: dict[str, float] = {}
+    for record in records:
+        run = record.dagster_run
+        key = run.tags.get(PARTITION_TAG)
+        if key:
+            reads_from = math.inf if run.status in _NOT_STARTED else record.start_time or 0.0
+            busy[key] = max(busy.get(key, -math.inf), reads_from)
+    return busy
+
+
+def _changed_at(candidate: ArchiveFiles) -> float:
+    """When any file of the archive last changed (its newest ``ctime``); infinity when
+    one cannot be read."""
+    try:
+        return max(path.stat().st_ctime for path in candidate.paths)
+    except OSError:
+        return math.inf
 
 
 def _remove_request(paths: list[str], generation: int) -> dg.RunRequest:
@@ -89,8 +135,8 @@ def graph_sources_sensor(
     archives: dict[str, dict[str, Any]] = {}
     skipped: dict[str, dict[str, Any]] = {}
     changed: list[str] = []
-    for candidate in scan_archives(root):
-        rel = candidate.relative_path
+    candidates = {c.relative_path: c for c in scan_archives(root)}
+    for rel, candidate in candidates.items():
         try:
             stat = candidate.stat_signature()
         except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
@@ -124,12 +170,31 @@ def graph_sources_sensor(
                 archives[rel] = before
             continue
         archives[rel] = {"stat": stat, "sha256": digest}
+        if before is not None and before.get("waiting"):  # still owed a build
+            archives[rel]["waiting"] = True
         if before is None or before["sha256"] != digest:
             changed.append(rel)
 
     existing = set(context.instance.get_dynamic_partitions(GRAPH_PARTITIONS))
     new = sorted(rel for rel in archives if archive_key(rel) not in existing)
-    to_build = sorted(set(changed) | set(new))
+    waiting = {rel for rel, entry in archives.items() if entry.get("waiting")}
+    to_build = sorted(set(changed) | set(new) | waiting)
+    busy = builds_in_flight(context.instance) if to_build else {}
+    for rel in [r for r in to_build if archive_key(r) in busy]:
+        to_build.remove(rel)
+        entry = {k: v for k, v in archives[rel].items() if k != "waiting"}
+        if busy[archive_key(rel)] > _changed_at(candidates[rel]) + _CLOCK_MARGIN_S:
+            context.log.info(f"{rel}: a build of it is in flight already; not requesting another")
+        else:
+            entry["waiting"] = True
+            if rel not in waiting:
+                context.log.info(
+                    f"{rel} changed while a build of it runs; its next build is requested "
+                    "once that run has ended"
+                )
+        archives[rel] = entry
+    for rel in to_build:
+        archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
     removed = sorted(set(previous) - set(archives))
     to_delete = [archive_key(rel) for rel in removed if archive_key(rel) in existing]
 
