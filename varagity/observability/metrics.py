@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -69,25 +69,45 @@ def count_chat_turn(engine: str, method: str, outcome: str) -> None:
     CHAT_TURNS.labels(engine=engine, method=method, outcome=outcome).inc()
 
 
-CorpusReading = tuple[int, int, bool]
+R = TypeVar("R")
 
 
-class CorpusCollector(Collector):
-    """Documents, chunks and the stale flag, read from the stores at scrape time."""
+class _ScrapeCollector(Collector, Generic[R]):
+    """Gauges computed from a reading taken at scrape time; a reading that fails (a
+    store down, a file unreadable) or is None yields nothing, never a failed scrape."""
 
-    def __init__(self, read: Callable[[], CorpusReading | None]) -> None:
-        """``read`` returns ``(documents, chunks, stale)``, or None while unavailable."""
+    #: What the gauges are of, for the log line of a failed reading.
+    subject = ""
+
+    def __init__(self, read: Callable[[], R | None]) -> None:
         self._read = read
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        """Yield the three gauges (nothing while the stores are unavailable)."""
+        """Yield the gauges of a fresh reading (nothing while it is unavailable)."""
         try:
             reading = self._read()
-        except Exception as exc:  # a scrape must never fail because a store is down
-            log.warning("corpus gauges unavailable: %s", exc)
+        except Exception as exc:  # a scrape must never fail because a reading does
+            log.warning("%s gauges unavailable: %s", self.subject, exc)
             return
-        if reading is None:
-            return
+        if reading is not None:
+            yield from self.gauges(reading)
+
+    def gauges(self, reading: R) -> Iterator[GaugeMetricFamily]:
+        """The gauges of one reading."""
+        raise NotImplementedError
+
+
+CorpusReading = tuple[int, int, bool]
+
+
+class CorpusCollector(_ScrapeCollector[CorpusReading]):
+    """Documents, chunks and the stale flag, read from the stores at scrape time
+    (``read`` returns ``(documents, chunks, stale)``, or None while unavailable)."""
+
+    subject = "corpus"
+
+    def gauges(self, reading: CorpusReading) -> Iterator[GaugeMetricFamily]:
+        """The three corpus gauges."""
         documents, chunks, stale = reading
         yield GaugeMetricFamily(
             "varagity_corpus_documents", "Documents in the index.", value=documents
@@ -123,23 +143,15 @@ def register_corpus_collector(
 GraphGaugeReading = tuple[Mapping[str, int], int, int]
 
 
-class GraphCollector(Collector):
-    """The message graph's size, read from its sidecars at scrape time."""
+class GraphCollector(_ScrapeCollector[GraphGaugeReading]):
+    """The message graph's size, read from its sidecars at scrape time (``read`` returns
+    ``(documents by status, entities, relations)``, or None while the graph is switched
+    off)."""
 
-    def __init__(self, read: Callable[[], GraphGaugeReading | None]) -> None:
-        """``read`` returns ``(documents by status, entities, relations)``, or None when
-        the graph is switched off (GRAPH_ENABLED=false) or unavailable."""
-        self._read = read
+    subject = "graph"
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        """Yield the three gauges (nothing while the graph is off or unreadable)."""
-        try:
-            reading = self._read()
-        except Exception as exc:  # a scrape must never fail because the graph is unreadable
-            log.warning("graph gauges unavailable: %s", exc)
-            return
-        if reading is None:
-            return
+    def gauges(self, reading: GraphGaugeReading) -> Iterator[GaugeMetricFamily]:
+        """Documents by status, entities and relations."""
         statuses, entities, relations = reading
         documents = GaugeMetricFamily(
             "varagity_graph_documents",
