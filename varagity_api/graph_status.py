@@ -15,10 +15,10 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.dagster_client import DagsterError
-from varagity.graph.base import GraphEngineError
 from varagity.graph.folder import count_supported
+from varagity.graph.progress import BuildProgress
 from varagity.graph.service import GraphService, workdir_stamp
-from varagity.graph.status import GraphReading, count_statuses, read_graph
+from varagity.graph.status import GraphReading, read_graph
 from varagity.services import Services
 from varagity_api.graph_runs import in_flight_builds
 from varagity_api.schemas.graph import DayCounts, GraphBuild, GraphEngineInfo, GraphStatus
@@ -26,16 +26,17 @@ from varagity_api.schemas.graph import DayCounts, GraphBuild, GraphEngineInfo, G
 log = logging.getLogger(__name__)
 
 
-def day_statuses(graph: GraphService, reading: GraphReading) -> dict[str, int]:
+def day_statuses(graph: GraphService, reading: GraphReading) -> DayCounts:
     """The engine's documents by status now; the last build's record when the engine
     holds nothing yet (it is not opened then) or cannot be read."""
-    if not workdir_stamp(graph.workdir):
-        return reading.statuses
-    try:
-        return count_statuses(graph.statuses())
-    except GraphEngineError as exc:
-        log.warning("graph status: the engine cannot be read (%s); its last build's counts", exc)
-        return reading.statuses
+    if workdir_stamp(graph.workdir):
+        try:
+            return DayCounts.model_validate(
+                BuildProgress.of(graph.statuses().values()), from_attributes=True
+            )
+        except Exception as exc:  # the status of an unreadable graph is still a status
+            log.warning("graph status: the engine cannot be read (%s); last build's counts", exc)
+    return DayCounts(**reading.statuses)
 
 
 def _building(settings: Settings) -> list[GraphBuild]:
@@ -56,13 +57,13 @@ async def graph_status_of(services: Services) -> GraphStatus:
     sources = await run_in_threadpool(count_supported, settings.graph_docs_path)
     building = await run_in_threadpool(_building, settings)
     return GraphStatus(
-        engine=GraphEngineInfo(name=engine.name, package=engine.package, version=engine.version),
-        built=reading.days > 0 or statuses.get("processed", 0) > 0,
+        engine=GraphEngineInfo.model_validate(engine, from_attributes=True),
+        built=reading.days > 0 or statuses.processed > 0,
         entities=reading.entities,
         relations=reading.relations,
         days=reading.days,
         messages=reading.messages,
-        day_statuses=DayCounts(**statuses),
+        day_statuses=statuses,
         sources=sources,
         refreshed_at=reading.refreshed_at,
         building=building,

@@ -368,6 +368,11 @@ def test_status_and_gauges_of_an_empty_then_a_built_graph(api: tuple[str, Settin
     assert status["day_statuses"] == {"processed": 4, "pending": 0, "processing": 0, "failed": 1}
     assert status["sources"] == 1
     assert status["refreshed_at"] is not None
+    # the engine's files cannot be read: the status still answers, with the build's counts
+    (workdir / "kv_store_doc_status.json").write_text("{ not json")
+    r = httpx.get(f"{base}/api/graph/status", timeout=120)
+    assert r.status_code == 200, r.text
+    assert r.json()["day_statuses"] == status["day_statuses"]
     assert _graph_gauges(base) == {
         ("varagity_graph_documents", (("status", "processed"),)): 4,
         ("varagity_graph_documents", (("status", "pending"),)): 0,

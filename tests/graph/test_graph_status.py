@@ -33,7 +33,7 @@ def test_nothing_built_reads_as_zeros(tmp_path: Path) -> None:
     reading = read_graph(tmp_path / "missing")
     assert (reading.entities, reading.relations, reading.days, reading.messages) == (0, 0, 0, 0)
     assert reading.statuses == {"processed": 0, "pending": 0, "processing": 0, "failed": 0}
-    assert reading.refreshed_at is None and reading.built is False
+    assert reading.refreshed_at is None
 
 
 def test_the_summary_carries_documents_by_status(tmp_path: Path) -> None:
@@ -45,7 +45,7 @@ def test_the_summary_carries_documents_by_status(tmp_path: Path) -> None:
     reading = read_graph(tmp_path)
     assert (reading.entities, reading.relations, reading.days, reading.messages) == (11, 6, 4, 7)
     assert reading.statuses == {"processed": 4, "pending": 1, "processing": 0, "failed": 2}
-    assert reading.built and reading.refreshed_at is not None
+    assert reading.refreshed_at is not None
 
 
 @pytest.mark.parametrize("statuses", [None, {"processed": -1}, {"processed": "4"}, [4]])

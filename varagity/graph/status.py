@@ -31,14 +31,6 @@ def status_counts(statuses: Mapping[str, int] | None = None) -> dict[str, int]:
     return {status: int(given.get(status, 0)) for status in STATUSES}
 
 
-def count_statuses(statuses: Mapping[str, str]) -> dict[str, int]:
-    """doc_key -> status, counted per status (:func:`status_counts` shape)."""
-    counts = status_counts()
-    for status in statuses.values():
-        counts[status] = counts.get(status, 0) + 1
-    return counts
-
-
 @dataclass(frozen=True)
 class GraphReading:
     """The graph's size as its sidecars record it."""
@@ -49,11 +41,6 @@ class GraphReading:
     messages: int
     statuses: dict[str, int]
     refreshed_at: datetime | None
-
-    @property
-    def built(self) -> bool:
-        """At least one transcript day is in the graph."""
-        return self.days > 0 or self.statuses.get(PROCESSED, 0) > 0
 
 
 def read_graph(workdir: Path) -> GraphReading:
