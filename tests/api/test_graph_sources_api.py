@@ -268,6 +268,14 @@ def test_uploads_refuse_what_is_not_an_archive_and_store_the_rest(
     assert sorted(p.name for p in tmp_path.iterdir()) == outside  # nothing escaped the folder
     assert not Path("/tmp/abs.db").exists()
 
+    # one file of an archive that cannot be placed keeps the whole archive out
+    (root / "clash" / "chat.db-wal").mkdir(parents=True)
+    r = _upload(base, _archive_files(archive), folder="clash")
+    results = r.json()["results"]
+    assert [x["code"] for x in results] == ["write_failed", "path_conflict", "write_failed"]
+    assert "clash/chat.db-wal" in results[0]["message"]
+    assert _tree(root / "clash") == []
+
     # a folder that is unsafe refuses the whole batch, and stores nothing
     for folder, code in (("..", "path_traversal"), (RESERVED_DIR, "reserved_path")):
         r = _upload(base, _archive_files(archive), folder=folder)

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.manifest import ManifestEntry
@@ -192,11 +193,7 @@ def _folder_companions(target: Path) -> list[Path]:
         names = os.listdir(target.parent)
     except OSError:
         return []
-    return sorted(
-        target.parent / n
-        for n in names
-        if n.startswith(target.name) and companion_owner(n) == target.name
-    )
+    return sorted(target.parent / n for n in names if companion_owner(n) == target.name)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
@@ -221,14 +218,10 @@ class _Batch:
             index, self.files[index].filename, "refused", self.paths.get(index), None, code, message
         )
 
-    def done(self, index: int, status: str) -> None:
+    def done(self, index: int, status: Literal["stored", "replaced", "unchanged"]) -> None:
         staged = self.files[index]
         self.results[index] = UploadResult(
-            index,
-            staged.filename,
-            status,  # type: ignore[arg-type]
-            self.paths[index],
-            staged.size,
+            index, staged.filename, status, self.paths[index], staged.size
         )
 
     def sniff(self, archive: _Archive) -> str | None:
@@ -251,17 +244,16 @@ class _Batch:
         place: companions first, the database last. One refused file refuses the
         archive's other files of the batch too, and nothing of it is written."""
         prepared: list[tuple[int, Placement | None]] = []
-        try:
-            for rel, index in archive.members():
+        for rel, index in archive.members():
+            try:
                 prepared.append((index, prepare_upload(self.root, rel, self.files[index], None)))
-        except UploadRefused as refused:
-            for _, placement in prepared:
-                if placement is not None:
-                    placement.abort()
-            failed = next(i for rel, i in archive.members() if i not in dict(prepared))
-            self.refuse(failed, refused.code, refused.message)
-            self._refuse_rest(archive, failed, refused.message)
-            return
+            except UploadRefused as refused:
+                for _, placement in prepared:
+                    if placement is not None:
+                        placement.abort()
+                self.refuse(index, refused.code, refused.message)
+                self._refuse_rest(archive, index, refused.message)
+                return
         database = prepared[-1][1] if archive.index is not None else None
         if database is not None and database.replacing:
             # a new database must not be read with the old one's -wal/-shm
