@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from dataclasses import asdict
 from functools import partial
 
 from fastapi import APIRouter, Depends, Request
@@ -149,15 +150,7 @@ async def upload_graph_sources(request: Request, settings: SettingsDep) -> Graph
     builds = await run_in_threadpool(_launch_builds, settings, archives) if archives else []
     return GraphUploadResponse(
         results=[
-            GraphUploadResult(
-                index=r.index,
-                name=r.name,
-                status=r.status,
-                path=r.relative_path,
-                size_bytes=r.size_bytes,
-                code=r.code,
-                message=r.message,
-            )
+            GraphUploadResult.model_validate({**asdict(r), "path": r.relative_path})
             for r in results
         ],
         counts=dict(Counter(r.status for r in results)),
