@@ -112,3 +112,16 @@ def test_an_archive_changed_under_a_running_build_is_built_once_that_run_ends(
     assert _sha(root) in (build.run_key or "")
     assert "waiting" not in _entry(h)
     assert requests(h.tick()) == []  # requested once
+
+
+def test_an_archive_whose_partition_an_upload_just_added_waits_a_tick(root: Path) -> None:
+    """The upload adds the partition, then launches the build: a tick in between must
+    not request a second one; if no run comes, the next tick builds it."""
+    write_chat_db(root / "phone", days=1)
+    h = GraphHarness()
+    h.instance.add_dynamic_partitions(pipeline.GRAPH_PARTITIONS, [PHONE])
+
+    assert requests(h.tick()) == []
+    [build] = requests(h.tick())  # no run came (Dagster refused the launch): built now
+    assert build.partition_key == PHONE and _sha(root) in (build.run_key or "")
+    assert requests(h.tick()) == []

@@ -18,7 +18,9 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   tool can set back), reads the archive as it is now, so that content counts as
   requested; a run that started before the change may have read the older bytes, so
   the archive is kept ``waiting`` and its build is requested once that run has ended
-  (without hashing it again);
+  (without hashing it again). An archive never seen here whose partition exists already
+  (the upload route adds it just before it launches the build) is looked at again on
+  the next tick, when that run is in flight;
 * an archive gone from the folder loses its partition, and a ``remove_graph_sources``
   run takes its days out of the graph. One that is still there but no longer reads as
   an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
@@ -193,6 +195,12 @@ def graph_sources_sensor(
                     "once that run has ended"
                 )
         archives[rel] = entry
+    # never seen here, yet its partition exists: the upload route adds the partition just
+    # before it launches the build, so look again next tick (a placeholder entry: hashed
+    # again then, built unless that run covers it)
+    for rel in [r for r in to_build if r not in previous and archive_key(r) in existing]:
+        to_build.remove(rel)
+        archives[rel] = {"stat": [], "sha256": ""}
     for rel in to_build:
         archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
     removed = sorted(set(previous) - set(archives))
