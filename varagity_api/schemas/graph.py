@@ -45,8 +45,12 @@ class GraphSourceInfo(BaseModel):
     )
     size_bytes: int = Field(description="Bytes of the database and its companions together.")
     modified_at: datetime = Field(description="The newest modification time of those files.")
-    supported: bool = Field(description="Recognised by a message source (e.g. an iMessage chat.db).")
-    kind: str | None = Field(description="The message source that reads it (imessage); null if none.")
+    supported: bool = Field(
+        description="Recognised by a message source (e.g. an iMessage chat.db)."
+    )
+    kind: str | None = Field(
+        description="The message source that reads it (imessage); null if none."
+    )
     reason: str | None = Field(description="Why it is not a supported archive; null when it is.")
     days: int = Field(description="Its transcript days the graph holds (from the build manifest).")
     threads: int = Field(description="Its conversations the graph holds days of.")
