@@ -215,4 +215,5 @@ def test_the_message_graph_in_the_browser(stack: Stack, tmp_path: Path) -> None:
         "08-entity-graph.png",
         "09-recentred.png",
         "10-transcript.png",
+        "11-narrow.png",
     }

@@ -12,12 +12,12 @@
 // chosen in the composer, a question about the archive, its answer with day cards and
 // the day-grain footer; a reload keeps the choice and restores the evidence. The
 // entity graph: the most connected entity's neighbourhood, a node clicked (the view
-// re-centres on it), one of its days drilled into (the transcript). Any console error
-// fails the run. Screenshots and report.json go to E2E_OUT.
+// re-centres on it), one of its days drilled into (the transcript); the 375px layout.
+// Any console error fails the run. Screenshots and report.json go to E2E_OUT.
 import assert from "node:assert/strict";
 import { basename, delimiter } from "node:path";
 
-import { required, withBrowser } from "./browser.mjs";
+import { overflow, required, withBrowser } from "./browser.mjs";
 
 const SCRIPT = "e2e/graph.mjs";
 const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
@@ -235,6 +235,12 @@ async function entityGraph(session) {
   assert.match(String(report.transcript), /\[\d\d:\d\d\] /);
   await page.locator(".transcript-view").scrollIntoViewIfNeeded();
   await session.shot(page, "10-transcript", "drill-down: the conversation day the entity was extracted from");
+
+  await page.setViewportSize({ width: 375, height: 812 });
+  await page.locator("pre.transcript").waitFor();
+  const wider = await overflow(page);
+  assert.ok(wider <= 0, `the Graph screen is ${wider}px wider than a 375px screen`);
+  await session.shot(page, "11-narrow", "375px wide: the Graph screen in one column");
   await page.close();
 }
 

@@ -70,9 +70,12 @@ export function EntityGraph({ elements, center, onSelect }: EntityGraphProps) {
             concentric: (node) => 10 - Number(node.data("level")),
             levelWidth: () => 1,
             minNodeSpacing: 36,
+            padding: 30,
             animate: false,
           },
-          wheelSensitivity: 0.3,
+          // a neighbourhood of two or three nodes must not be blown up to fill the canvas
+          minZoom: 0.3,
+          maxZoom: 1.3,
         });
         cy.on("tap", "node", (event) => select.current(String(event.target.id())));
         // where each node is drawn, for tests that click one (pixels inside the container)
@@ -89,8 +92,17 @@ export function EntityGraph({ elements, center, onSelect }: EntityGraphProps) {
           );
         cy.on("render", publish);
         publish();
+        // a narrower window (or the side panel folding under) re-fits the drawing
+        const resized = new ResizeObserver(() => {
+          cy.resize();
+          cy.fit(undefined, 30);
+        });
+        resized.observe(el);
         el.setAttribute("data-ready", "true");
-        destroy = () => cy.destroy();
+        destroy = () => {
+          resized.disconnect();
+          cy.destroy();
+        };
       },
       (exc: unknown) => {
         if (!destroyed) setError(`Cannot load the graph view: ${String(exc)}`);
