@@ -183,6 +183,7 @@ def _deepest_existing(root: Path, folder: Path) -> Path:
     return root
 
 
+@dataclass
 class Placement:
     """A staged upload copied beside its target under a hidden temporary name, ready
     to be renamed over the target (:meth:`commit`) or dropped (:meth:`abort`).
@@ -192,21 +193,13 @@ class Placement:
     companions are put in place together.
     """
 
-    def __init__(
-        self,
-        root: Path,
-        relative_path: str,
-        target: Path,
-        tmp: Path,
-        existing: Path,
-        replacing: bool,
-    ) -> None:
-        self.root = root
-        self.relative_path = relative_path
-        self.target = target
-        self.tmp = tmp
-        self._existing = existing
-        self.replacing = replacing
+    relative_path: str
+    target: Path
+    tmp: Path
+    replacing: bool
+    existed: Path
+    """The deepest folder on the way to the target that existed before (what
+    :meth:`abort` prunes stops there)."""
 
     def commit(self) -> Literal["stored", "replaced"]:
         """Rename the temporary file over the target.
@@ -226,7 +219,7 @@ class Placement:
     def abort(self) -> None:
         """Remove the temporary file and the folders made for it."""
         self.tmp.unlink(missing_ok=True)
-        prune_empty_folders(self._existing, self.target.parent)
+        prune_empty_folders(self.existed, self.target.parent)
 
 
 def _write_beside(staged: StagedFile, folder: Path) -> Path:
@@ -306,7 +299,7 @@ def prepare_upload(
             "path_conflict" if conflict else "write_failed",
             f"{relative_path}: cannot write it: {exc.strerror or exc}",
         ) from exc
-    return Placement(root, relative_path, target, tmp, existing, replacing)
+    return Placement(relative_path, target, tmp, replacing, existing)
 
 
 def place_upload(
