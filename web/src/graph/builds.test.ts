@@ -28,7 +28,10 @@ describe("graph builds", () => {
       ),
     ).toBe("1 of 3 days processed \u00b7 1 pending \u00b7 1 failed");
     expect(progressLine(graphBuild({ progress: null }))).toBe("reading the archive");
-    expect(progressLine(graphBuild({ progress: null, done: true }))).toBe("no day needed extracting");
+    const nothing = graphBuild({ progress: null, done: true, state: "succeeded" });
+    expect(progressLine(nothing)).toBe("no day needed extracting");
+    const killed = graphBuild({ progress: null, done: true, state: "canceled" });
+    expect(progressLine(killed)).toBe("stopped before extracting any day");
     expect(progressLine(graphBuild({ kind: "remove", path: null, progress: null }))).toMatch(/removed days/);
     expect(buildHeadline(graphBuild())).toBe("Build of chat.db running");
     expect(buildHeadline(graphBuild({ state: "canceled", done: true }))).toBe("Build of chat.db killed");

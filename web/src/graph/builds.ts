@@ -17,7 +17,8 @@ export function progressLine(build: GraphBuild): string {
   const p = build.progress;
   if (p === null) {
     if (build.kind === "remove") return "taking removed days out of the graph";
-    return build.done ? "no day needed extracting" : "reading the archive";
+    if (!build.done) return "reading the archive";
+    return build.state === "succeeded" ? "no day needed extracting" : "stopped before extracting any day";
   }
   const parts = [`${p.processed} of ${p.total} day${p.total === 1 ? "" : "s"} processed`];
   if (p.processing > 0) parts.push(`${p.processing} processing`);
