@@ -10,6 +10,7 @@ import { AnswerText } from "./Answer";
 import { Composer } from "./Composer";
 import { EvidencePanel } from "./EvidencePanel";
 import { GraphBuilds } from "./GraphBuilds";
+import { GraphScreen } from "./GraphScreen";
 import { GraphSources } from "./GraphSources";
 import { UploadResults } from "./UploadResults";
 
@@ -194,5 +195,17 @@ describe("the Graph screen's parts", () => {
     expect(page).toContain('<tr class="upload-refused" data-name="notes.txt"><td>notes.txt</td>');
     expect(page).toContain("<code>not_an_archive</code> not an SQLite database");
     expect(page).toContain("<td><code>chat.db</code></td>");
+  });
+
+  it("says the graph is switched off instead of showing its sections", () => {
+    const off = { state: "disabled", message: "GRAPH_ENABLED is false on this server." } as const;
+    const page = html(
+      <GraphScreen graph={off} onChanged={() => {}} entity={null} day={null} onNavigate={() => {}} />,
+    );
+    expect(page).toContain(
+      "<strong>The message graph is switched off.</strong> GRAPH_ENABLED is false on this server.",
+    );
+    expect(page).not.toContain("Message archives");
+    expect(page).not.toContain("Build the graph");
   });
 });
