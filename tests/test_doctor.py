@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.records import DIM, stored_chunks
 from varagity.doctor import check_stores
-from varagity.ingest.discovery import file_sha256
+from varagity.files import file_sha256
 from varagity.records import doc_id_for
 from varagity.stores.bm25 import BM25Document
 from varagity.stores.bm25.tantivy_store import TantivyBM25Store

@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from varagity.ingest.discovery import CorpusFile, prune_empty_folders, scan
+from varagity.files import prune_empty_folders
+from varagity.ingest.discovery import CorpusFile, scan
 from varagity.ingest.stages import purge_documents
 from varagity.records import normalize_relative_path
 from varagity.stores.bm25 import BM25Store

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from varagity.files import file_sha256
+
 log = logging.getLogger(__name__)
 
 _CHUNK = 4 << 20
@@ -265,21 +267,12 @@ def _locate_parts(model: LocalModel) -> list[Path]:
     return paths
 
 
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in 4 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _verify_whole(model: LocalModel, path: Path) -> str | None:
     """None when ``path`` has the model's size and sha256, else what differs."""
     size = path.stat().st_size
     if size != model.size:
         return f"{size:,} bytes, expected {model.size:,}"
-    sha = file_sha256(path)
+    sha = file_sha256(path, chunk_bytes=_CHUNK)
     if sha != model.sha256:
         return f"sha256 {sha}, expected {model.sha256}"
     return None

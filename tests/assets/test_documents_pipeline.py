@@ -23,7 +23,8 @@ from tests.support.relay import RestartingRelay
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.corpus import list_corpus
-from varagity.ingest.discovery import file_sha256, partition_key_for
+from varagity.files import file_sha256
+from varagity.ingest.discovery import partition_key_for
 from varagity.records import doc_id_for
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState

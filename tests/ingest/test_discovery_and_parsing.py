@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from varagity.config import load_settings
-from varagity.ingest.discovery import RESERVED_DIR, file_sha256, resolve_in_corpus, scan
+from varagity.files import file_sha256
+from varagity.ingest.discovery import RESERVED_DIR, resolve_in_corpus, scan
 from varagity.ingest.parsers import ParseError
 from varagity.ingest.parsing import parse_file
 from varagity.records import content_hash, doc_id_for

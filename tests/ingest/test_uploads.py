@@ -6,15 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from varagity.ingest.uploads import (
-    StagedFile,
-    UploadRefused,
-    parse_mtime_ms,
-    place_upload,
-    store_uploads,
-    target_folder,
-    upload_path,
-)
+from varagity.ingest.uploads import parse_mtime_ms, store_uploads, upload_path
+from varagity.uploads import StagedFile, UploadRefused, place_upload, target_folder
 
 MTIME_MS = 1_600_000_000_123  # 2020-09-13, with milliseconds
 

@@ -155,7 +155,8 @@ def ensure_ingested(
         suite: The suite whose corpus (``services.settings.docs_path``) is ingested.
         progress: Called with a line per ingested file.
     """
-    from varagity.ingest.discovery import file_sha256, scan
+    from varagity.files import file_sha256
+    from varagity.ingest.discovery import scan
     from varagity.ingest.stages import ingest_file, purge_path
     from varagity.records import doc_id_for
 

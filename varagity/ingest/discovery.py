@@ -18,8 +18,7 @@ from pathlib import Path
 from stat import S_ISREG
 from urllib.parse import unquote
 
-from varagity.files import file_sha256 as file_sha256
-from varagity.files import prune_empty_folders as prune_empty_folders
+from varagity.files import file_sha256
 from varagity.records import RESERVED_DIR as RESERVED_DIR  # the backups folder: never corpus
 from varagity.records import doc_id_for, normalize_relative_path
 

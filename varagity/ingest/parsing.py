@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from varagity.config import Settings
-from varagity.ingest.discovery import file_sha256, resolve_in_corpus
+from varagity.files import file_sha256
+from varagity.ingest.discovery import resolve_in_corpus
 from varagity.ingest.parsers.base import (
     PAGE_SEPARATOR,
     PageSpan,

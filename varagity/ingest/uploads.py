@@ -22,17 +22,6 @@ from varagity.uploads import (
     target_folder,
 )
 
-__all__ = [
-    "StagedFile",
-    "UploadRefused",
-    "UploadResult",
-    "parse_mtime_ms",
-    "place_upload",
-    "store_uploads",
-    "target_folder",
-    "upload_path",
-]
-
 # File.lastModified is milliseconds since the epoch; refuse what no filesystem stores.
 _MAX_MTIME_MS = 253402300799000  # 9999-12-31T23:59:59Z
 

@@ -21,9 +21,10 @@ from varagity.config import Settings
 from varagity.corpus import delete_documents, list_corpus
 from varagity.dagster_client import DagsterClient, DagsterError
 from varagity.ingest.discovery import partition_key_for
-from varagity.ingest.uploads import UploadRefused, store_uploads
+from varagity.ingest.uploads import store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
+from varagity.uploads import UploadRefused
 from varagity_api.deps import ServicesDep, SettingsDep
 from varagity_api.errors import ApiError
 from varagity_api.multipart import receive_upload

@@ -29,7 +29,7 @@ from varagity.eval.suite import (
     load_suite,
     load_thresholds,
 )
-from varagity.ingest.discovery import file_sha256
+from varagity.files import file_sha256
 from varagity_assets.defs.ingest.assets import indexed_document
 from varagity_assets.resources import VaragityResource
 

@@ -23,8 +23,9 @@ from typing import Generic, TypeVar
 
 import dagster as dg
 
+from varagity.files import file_sha256
 from varagity.ingest import stages
-from varagity.ingest.discovery import file_sha256, relative_path_for
+from varagity.ingest.discovery import relative_path_for
 from varagity.ingest.parsers import ParsedDocument
 from varagity.ingest.parsing import locate, parse_file
 from varagity.models.protocols import PassageEmbedder

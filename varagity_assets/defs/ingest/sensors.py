@@ -46,7 +46,8 @@ from typing import Any
 
 import dagster as dg
 
-from varagity.ingest.discovery import file_sha256, partition_key_for, relative_path_for, scan
+from varagity.files import file_sha256
+from varagity.ingest.discovery import partition_key_for, relative_path_for, scan
 from varagity.pipeline import (
     BATCH_TAG,
     DOCUMENTS_PARTITIONS,
