@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 DAGSTER_TIMEOUT_S = 10.0
 """Longest wait for one GraphQL answer before the route gives up with a 503."""
+
 #: Dagster run status -> the build's state.
 _STATES: dict[str, BuildState] = {
     "QUEUED": "queued",
