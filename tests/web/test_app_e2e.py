@@ -196,8 +196,9 @@ def test_the_message_graph_in_the_browser(stack: Stack, tmp_path: Path) -> None:
     assert set(report["dayCards"]) == cited_keys
 
     assert "not_an_archive" in report["refusal"]
-    assert report["progress"], "no live progress was shown"
-    assert report["buildFinal"].startswith("Build of chat.db finished")
+    # the build was followed live, day by day, to its end
+    assert any("of 2 days processed" in line for line in report["progress"]), report["progress"]
+    assert "finished: 2 of 2 days processed" in report["buildFinal"], report["progress"]
     assert report["degraded"] is False
     assert report["corpusAfterReload"] == "graph"
     assert report["recentred"] != report["firstCenter"]

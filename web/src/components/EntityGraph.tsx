@@ -90,7 +90,7 @@ export function EntityGraph({ elements, center, onSelect }: EntityGraphProps) {
               })),
             ),
           );
-        cy.on("render", publish);
+        cy.on("render viewport resize", publish);
         publish();
         // a narrower window (or the side panel folding under) re-fits the drawing
         const resized = new ResizeObserver(() => {

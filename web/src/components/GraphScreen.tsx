@@ -9,11 +9,16 @@ import { describeError } from "../api/client";
 import { listGraphBuilds, listGraphSources } from "../api/resources";
 import type { GraphBuildList, GraphSourceList, GraphStatus, GraphUploadResponse } from "../api/types";
 import type { GraphAvailability } from "../graph/availability";
-import { liveBuild } from "../graph/builds";
+import { liveBuild, shouldSwitch } from "../graph/builds";
 import { useGraphBuild } from "../graph/useGraphBuild";
 import { GraphBuilds } from "./GraphBuilds";
 import { GraphExplorer } from "./GraphExplorer";
 import { GraphSources } from "./GraphSources";
+
+/** How often the builds are re-read while one is under way or expected. */
+const BUILDS_POLL_MS = 3000;
+/** How long a build is expected after an upload that launched none. */
+const EXPECT_MS = 90_000;
 
 function statusLine(status: GraphStatus): string {
   const d = status.day_statuses;
@@ -78,9 +83,10 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
       (list) => {
         setBuilds(list);
         setBuildsError(null);
-        // a build already under way (the sensor's, another tab's) is followed at once
+        // a build already under way (the sensor's, another tab's) is followed at once,
+        // and a running one rather than one waiting behind it
         const live = liveBuild(list.builds);
-        if (live && (followed === null || followed.done)) follow(live);
+        if (live && shouldSwitch(followed, live)) follow(live);
       },
       (exc: unknown) => {
         if (!abort.signal.aborted) setBuildsError(`Cannot list the builds: ${describeError(exc)}`);
@@ -90,16 +96,21 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
     // re-read on demand only; `followed` is read as of that moment
   }, [enabled, version]);
 
-  // a followed build's progress changes what the lists show: re-read them when it moves on
-  const progressKey = followed ? `${followed.run_id}:${followed.state}:${followed.progress?.processed}` : "";
+  // builds are re-read while one is under way or one is expected (the sensor starts the
+  // build of an upload Dagster could not be asked for): a build started elsewhere shows
+  const [expectUntil, setExpectUntil] = useState(0);
+  const anyLive = (builds?.builds ?? []).some((b) => !b.done);
   useEffect(() => {
-    if (followed && !followed.done) setVersion((v) => v + 1);
-  }, [progressKey]);
+    if (!enabled || (!anyLive && Date.now() > expectUntil)) return;
+    const timer = window.setTimeout(() => setVersion((v) => v + 1), BUILDS_POLL_MS);
+    return () => window.clearTimeout(timer);
+  }, [enabled, anyLive, expectUntil, builds]);
 
   const uploaded = (answer: GraphUploadResponse | null) => {
     refresh();
     const launched = answer?.builds[0];
     if (launched) follow(launched);
+    else if (answer?.results.some((r) => r.status !== "refused")) setExpectUntil(Date.now() + EXPECT_MS);
   };
 
   const status = graph.state === "enabled" ? graph.status : null;

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 
 import { graphBuild } from "../test/fixtures";
-import { buildHeadline, formatBytes, liveBuild, parseBuildEvent, progressLine, resumable } from "./builds";
+import {
+  buildHeadline,
+  formatBytes,
+  liveBuild,
+  parseBuildEvent,
+  progressLine,
+  resumable,
+  shouldSwitch,
+} from "./builds";
 
 describe("graph builds", () => {
   it("reads progress, done and error events; refuses a payload that is not a build", () => {
@@ -47,6 +55,22 @@ describe("graph builds", () => {
     const live = graphBuild({ run_id: "live" });
     expect(liveBuild([old])).toBeNull();
     expect(liveBuild([live, old])?.run_id).toBe("live");
+    // a queued build waits for the running one, which is the one to watch
+    const queued = graphBuild({ run_id: "queued", state: "queued", status: "QUEUED", progress: null });
+    expect(liveBuild([queued, live, old])?.run_id).toBe("live");
+    expect(liveBuild([queued, old])?.run_id).toBe("queued");
+  });
+
+  it("switches to the running build when the followed one only waits in the queue", () => {
+    const queued = graphBuild({ run_id: "queued", state: "queued", status: "QUEUED", progress: null });
+    const running = graphBuild({ run_id: "running" });
+    const ended = graphBuild({ run_id: "ended", state: "succeeded", done: true });
+    expect(shouldSwitch(null, running)).toBe(true);
+    expect(shouldSwitch(ended, queued)).toBe(true);
+    expect(shouldSwitch(queued, running)).toBe(true);
+    expect(shouldSwitch(running, queued)).toBe(false);
+    expect(shouldSwitch(running, running)).toBe(false);
+    expect(shouldSwitch(queued, null)).toBe(false);
   });
 
   it("formats byte counts", () => {

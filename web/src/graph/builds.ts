@@ -46,9 +46,22 @@ export function resumable(build: GraphBuild): boolean {
   return build.done && build.kind === "build" && build.path !== null && build.state !== "succeeded";
 }
 
-/** The build to follow on the screen: the newest one still running or queued. */
+/**
+ * The build to follow on the screen: the newest running one, else the newest queued
+ * one (a queued build waits for the running one: the graph has a single writer).
+ */
 export function liveBuild(builds: readonly GraphBuild[]): GraphBuild | null {
-  return builds.find((b) => !b.done) ?? null;
+  return builds.find((b) => b.state === "running") ?? builds.find((b) => !b.done) ?? null;
+}
+
+/**
+ * Whether the screen should follow `live` instead of `followed`: nothing is followed
+ * (or it ended), or the followed build only waits in the queue while `live` runs.
+ */
+export function shouldSwitch(followed: GraphBuild | null, live: GraphBuild | null): boolean {
+  if (live === null || live.run_id === followed?.run_id) return false;
+  if (followed === null || followed.done) return true;
+  return followed.state === "queued" && live.state === "running";
 }
 
 /** A byte count as people read it ("1.4 MB"). */
