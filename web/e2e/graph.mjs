@@ -212,9 +212,17 @@ async function entityGraph(session) {
     `the neighbourhood of ${report.firstCenter}, drawn by Cytoscape`,
   );
 
-  // click the node on the canvas (scrolled into view): the view re-centres on it, and the
-  // URL names it
-  await page.locator(".graph-canvas").click({ position: { x: other.x, y: other.y } });
+  // click the node on the canvas: the view re-centres on it, and the URL names it. The
+  // canvas is scrolled into view first, and the click waits for the scroll event (two
+  // frames) that makes Cytoscape read its container's new place
+  const graph = page.locator(".graph-canvas");
+  await graph.scrollIntoViewIfNeeded();
+  await page.evaluate(
+    () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(null)))),
+  );
+  const box = await graph.boundingBox();
+  assert.ok(box);
+  await page.mouse.click(box.x + other.x, box.y + other.y);
   await page.waitForFunction(
     (name) => document.querySelector("#entity-heading")?.textContent === name,
     other.id,
