@@ -159,6 +159,9 @@ async function askTheMessages(session) {
     await page.locator(".evidence .day-card.is-focused").waitFor();
     report.citationFollowed = true;
   }
+  // tall enough for the whole evidence panel (a sticky column as high as the window):
+  // its day cards, the graph's findings and the day-grain footer
+  await page.setViewportSize({ width: 1280, height: 1400 });
   await session.shot(
     page,
     "05-chat-messages",
@@ -171,6 +174,7 @@ async function askTheMessages(session) {
   );
 
   // a reload keeps the choice and restores the evidence from the saved turn
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.reload();
   await page.locator(".turn[data-status=done]").waitFor();
   report.corpusAfterReload = await page.locator('input[name="corpus"]:checked').getAttribute("value");
