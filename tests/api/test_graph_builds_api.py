@@ -11,6 +11,7 @@ that build mid-way and launches it again.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -262,6 +263,16 @@ def test_a_killed_build_resumes_when_launched_again(
     # a second request while it is queued or running launches nothing
     again = _launch(api, {})
     assert again["launched"] == [] and [b["run_id"] for b in again["in_flight"]] == [run_id]
+
+    # another archive's build waits for the graph pool's one slot: killing it cancels it
+    shutil.copytree(first_build.archive.path.parent, dagster_stack.graph_docs_path / "other")
+    waiting = _launch(api, {"paths": ["other/chat.db"]})["launched"][0]
+    assert waiting["state"] == "queued" and waiting["path"] == "other/chat.db"
+    r = httpx.post(f"{api}/api/graph/builds/{waiting['run_id']}/kill", timeout=60)
+    assert r.status_code == 200, r.text
+    canceled = _wait_done(api, waiting["run_id"])
+    assert canceled["state"] == "canceled" and canceled["progress"] is None
+    shutil.rmtree(dagster_stack.graph_docs_path / "other")
 
     events = _events(api, run_id, until_extracting=True)
     assert events[-1][0] == "progress", events  # extraction under way, not done

@@ -114,6 +114,12 @@ EXTRACT_PROMPT_TOKENS = 1700
 #: How often a build reports progress (it reads the document statuses).
 _PROGRESS_POLL_S = 1.0
 
+#: How long closing waits for LightRAG's cancelled tasks. One cancelled mid-extraction
+#: (a killed build) can wait for its LLM reply for minutes: the run worker must end
+#: well before Dagster gives up on the cancel (its monitoring daemon marks a run
+#: canceled after 180 s, freeing the graph pool for the next writer).
+_CANCEL_WAIT_S = 10.0
+
 #: The reply LightRAG's JSON extraction parses, for GRAPH_EXTRACT_FORMAT=json_schema
 #: (llama.cpp turns it into a grammar the reply must follow). Item counts are bounded so
 #: a small model's reply ends; string lengths are not (a bounded string becomes one
@@ -383,7 +389,14 @@ class LightRAGEngine:
 
     # --- the event-loop thread ------------------------------------------------
     def _submit(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result()
+        except BaseException:
+            # interrupted (a killed build's run worker): stop the coroutine at its next
+            # await, so that closing does not race an extraction still under way
+            future.cancel()
+            raise
 
     def _call(self, make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         """Run one engine call on the loop thread; refused once closed."""
@@ -417,7 +430,14 @@ class LightRAGEngine:
         tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=_CANCEL_WAIT_S)
+        if pending:  # waiting on an LLM reply in a worker thread: left to end with the process
+            log.warning(
+                "closing the graph engine with %d LightRAG task(s) still winding down",
+                len(pending),
+            )
 
     async def _start(self) -> LightRAG:
         from lightrag import LightRAG
