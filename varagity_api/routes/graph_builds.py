@@ -10,12 +10,10 @@ changes, then ``done``, or an in-band ``error``.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Depends, Query, Request
-from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
@@ -40,7 +38,7 @@ from varagity_api.schemas.graph import (
     GraphBuildRequest,
     GraphBuildsLaunched,
 )
-from varagity_api.sse import PING_SECONDS, sse_event
+from varagity_api.sse import PING_SECONDS, follow_job
 
 router = APIRouter(
     prefix="/graph/builds",
@@ -49,9 +47,6 @@ router = APIRouter(
     responses={403: {"model": ErrorBody, "description": "GRAPH_ENABLED is false."}},
 )
 log = logging.getLogger(__name__)
-
-POLL_SECONDS = 1.0
-"""How often the event stream re-reads a build."""
 
 _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
@@ -197,35 +192,6 @@ async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
         raise dagster_failure(exc) from exc
 
 
-async def _build_events(
-    request: Request, client: DagsterClient, dagster_url: str, first: GraphBuild
-) -> AsyncIterator[ServerSentEvent]:
-    """``progress`` on every change, then ``done``; a failure ends with ``error``."""
-    build, sent = first, ""
-    try:
-        while True:
-            if build.done:
-                yield sse_event("done", build)
-                return
-            text = build.model_dump_json()
-            if text != sent:
-                yield ServerSentEvent(event="progress", data=text)
-                sent = text
-            await asyncio.sleep(POLL_SECONDS)
-            if await request.is_disconnected():
-                log.info("graph build events for %s: client went away", build.run_id)
-                return
-            build = await run_in_threadpool(_read_build, client, build.run_id, dagster_url)
-    except DagsterError as exc:
-        failure = dagster_failure(exc)
-        yield sse_event("error", ErrorBody(code=failure.code, message=failure.message))
-    except Exception as exc:  # the stream must end with an event, never a torn connection
-        log.exception("graph build events failed")
-        yield sse_event(
-            "error", ErrorBody(code="internal_error", message=f"{type(exc).__name__}: {exc}")
-        )
-
-
 @router.get(
     "/{run_id}/events",
     response_class=EventSourceResponse,
@@ -246,9 +212,21 @@ async def graph_build_events(
         first = await run_in_threadpool(_read_build, client, run_id, settings.dagster_url)
     except DagsterError as exc:
         raise dagster_failure(exc) from exc
-    return EventSourceResponse(
-        _build_events(request, client, settings.dagster_url, first), ping=PING_SECONDS
+    url = settings.dagster_url
+
+    async def read(build: GraphBuild) -> GraphBuild:
+        return await run_in_threadpool(_read_build, client, build.run_id, url)
+
+    events = follow_job(
+        request,
+        first,
+        read,
+        view=lambda build: build,
+        done=lambda build: build.done,
+        failure=dagster_failure,
+        what=f"graph build events for {run_id}",
     )
+    return EventSourceResponse(events, ping=PING_SECONDS)
 
 
 @router.post(

@@ -13,12 +13,10 @@ whichever of the two sees it first does the work and the other finds nothing lef
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 from fastapi import APIRouter, Query, Request
-from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
@@ -47,15 +45,13 @@ from varagity_api.schemas.ingest import (
     job_url,
     progress_from,
 )
-from varagity_api.sse import PING_SECONDS, sse_event
+from varagity_api.sse import PING_SECONDS, follow_job
 
 router = APIRouter(tags=["ingest"])
 log = logging.getLogger(__name__)
 
 DAGSTER_TIMEOUT_S = 10.0
 """Longest wait for one GraphQL answer before the route gives up with a 503."""
-POLL_SECONDS = 1.0
-"""How often the event stream re-reads a job's progress."""
 
 _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
@@ -233,37 +229,6 @@ async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
     return progress_from(progress, services.settings.dagster_url)
 
 
-async def _progress_events(
-    request: Request, client: DagsterClient, services: Services, first: BackfillProgress
-) -> AsyncIterator[ServerSentEvent]:
-    """``progress`` on every change, then ``done``; a failure ends with ``error``."""
-    url = services.settings.dagster_url
-    progress, sent = first, ""
-    try:
-        while True:
-            payload = progress_from(progress, url)
-            if progress.done:
-                yield sse_event("done", payload)
-                return
-            text = payload.model_dump_json()
-            if text != sent:
-                yield ServerSentEvent(event="progress", data=text)
-                sent = text
-            await asyncio.sleep(POLL_SECONDS)
-            if await request.is_disconnected():
-                log.info("ingest events for %s: client went away", progress.backfill_id)
-                return
-            progress = await _progress(client, services, progress.backfill_id)
-    except DagsterError as exc:
-        failure = _dagster_failure(exc)
-        yield sse_event("error", ErrorBody(code=failure.code, message=failure.message))
-    except Exception as exc:  # the stream must end with an event, never a torn connection
-        log.exception("ingest events failed")
-        yield sse_event(
-            "error", ErrorBody(code="internal_error", message=f"{type(exc).__name__}: {exc}")
-        )
-
-
 @router.get(
     "/ingest/{job_id}/events",
     response_class=EventSourceResponse,
@@ -284,6 +249,18 @@ async def ingest_job_events(
         first = await _progress(client, services, job_id)
     except DagsterError as exc:
         raise _dagster_failure(exc) from exc
-    return EventSourceResponse(
-        _progress_events(request, client, services, first), ping=PING_SECONDS
+    url = services.settings.dagster_url
+
+    async def read(progress: BackfillProgress) -> BackfillProgress:
+        return await _progress(client, services, progress.backfill_id)
+
+    events = follow_job(
+        request,
+        first,
+        read,
+        view=lambda progress: progress_from(progress, url),
+        done=lambda progress: progress.done,
+        failure=_dagster_failure,
+        what=f"ingest events for {job_id}",
     )
+    return EventSourceResponse(events, ping=PING_SECONDS)
