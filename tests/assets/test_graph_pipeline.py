@@ -127,6 +127,7 @@ def test_the_sensor_diffs_the_folder(graph_settings: Settings) -> None:
     assert h.partitions() == {"phone/chat.db"}
     [build] = requests(first)
     assert (build.job_name, build.partition_key) == (pipeline.GRAPH_BUILD_JOB, "phone/chat.db")
+    assert build.tags[pipeline.SOURCE_TAG] == "sensor"  # the builds list names who asked
     skipped = json.loads(h.cursor or "{}")["skipped"]
     assert set(skipped) == {"notes.txt"}
     assert "imessage" in skipped["notes.txt"]["reason"]
@@ -151,6 +152,7 @@ def test_the_sensor_diffs_the_folder(graph_settings: Settings) -> None:
     assert isinstance(removed, dg.SensorResult)
     [purge] = requests(removed)
     assert purge.job_name == pipeline.GRAPH_REMOVE_JOB
+    assert purge.tags[pipeline.SOURCE_TAG] == "sensor"
     assert purge.run_config["ops"]["graph_removed_sources"]["config"]["relative_paths"] == [
         "phone/chat.db"
     ]

@@ -41,13 +41,21 @@ import dagster as dg
 
 from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.sources.registry import rejections
-from varagity.pipeline import GRAPH_BUILD_JOB, GRAPH_PARTITIONS, GRAPH_REMOVE_JOB, PARTITION_TAG
+from varagity.pipeline import (
+    GRAPH_BUILD_JOB,
+    GRAPH_PARTITIONS,
+    GRAPH_REMOVE_JOB,
+    PARTITION_TAG,
+    SOURCE_TAG,
+)
 from varagity_assets.defs.graph.assets import graph_removed_sources
 from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
 from varagity_assets.defs.graph.partitions import archive_key, graph_sources_partitions
 from varagity_assets.defs.ingest.partitions import IN_FLIGHT
 from varagity_assets.resources import VaragityResource
 
+#: The ``varagity/source`` of the runs this sensor requests (the builds list shows it).
+SENSOR_SOURCE = "sensor"
 #: Like the folder sensor: below the daemon's 5-s loop, so it ticks on every loop.
 _SENSOR_INTERVAL_S = 4
 
@@ -58,6 +66,7 @@ def _build_request(rel: str, sha256: str, generation: int) -> dg.RunRequest:
         job_name=GRAPH_BUILD_JOB,
         run_key=f"graph:{key}:{sha256}:g{generation}",
         partition_key=key,
+        tags={SOURCE_TAG: SENSOR_SOURCE},
     )
 
 
@@ -103,6 +112,7 @@ def _remove_request(paths: list[str], generation: int) -> dg.RunRequest:
     return dg.RunRequest(
         job_name=GRAPH_REMOVE_JOB,
         run_key=f"graph-remove:{digest}:g{generation}",
+        tags={SOURCE_TAG: SENSOR_SOURCE},
         run_config={"ops": {graph_removed_sources.op.name: {"config": {"relative_paths": paths}}}},
     )
 
