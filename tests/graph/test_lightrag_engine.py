@@ -35,7 +35,13 @@ from tests.support.graph_days import (
 )
 from varagity.config import Settings, load_settings
 from varagity.graph.base import PROCESSED
-from varagity.graph.lightrag_engine import EXTRACT_PROMPT_TOKENS, document_text
+from varagity.graph.lightrag_engine import (
+    EXTRACT_PROMPT_TOKENS,
+    caption_day,
+    clean_description,
+    clean_keywords,
+    document_text,
+)
 from varagity.graph.registry import workdir_for
 from varagity.graph.service import BuildResult, GraphService, workdir_stamp
 from varagity.graph.types import GraphDiff, ThreadDay
@@ -254,9 +260,26 @@ def test_retrieval_cites_real_days_and_reads_nothing_new(built: Built) -> None:
     assert workdir_stamp(service.workdir) == before  # a reader writes nothing
 
 
+def test_a_caption_entity_is_its_day_and_the_view_reads_clean_text() -> None:
+    day = GRAPH_DAYS[0]
+    caption = document_text(day).split("\n", 1)[0].rstrip(":")
+    assert caption_day(caption) == "Friday 2024-05-03"
+    assert caption_day(caption.split(", ", 1)[1]) == "Friday 2024-05-03"
+    assert caption_day("Messages of 2026-03-02") == "Monday 2026-03-02"
+    for real in ("Maya Chen", "Lisbon", "2024-05-03", "Messages app", "messages of 2024-13-45"):
+        assert caption_day(real) is None, real
+    merged = "A city in Portugal<SEP> Where Maya flies to <SEP>A city in Portugal"
+    assert clean_description(merged) == "A city in Portugal\nWhere Maya flies to"
+    assert clean_description(None) == ""
+    assert clean_keywords("['messages'],['Lisbon']") == "messages, Lisbon"
+    assert clean_keywords('["trip", "flight"]<SEP>trip; booking') == "trip, flight, booking"
+
+
 def test_entities_are_listed_and_searched(built: Built) -> None:
     service = built.service
     everything, total = service.entities(limit=500)
+    assert not [e.name for e in everything if caption_day(e.name) not in (None, e.name)]
+    assert all("<SEP>" not in e.description for e in everything)
     assert total == built.result.size.entities == len(everything)
     degrees = [e.degree for e in everything]
     assert degrees == sorted(degrees, reverse=True)  # the most connected first

@@ -41,6 +41,7 @@ import re
 import threading
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -95,6 +96,39 @@ FIELD_SEP = "<SEP>"
 #: as a caption: "Conversation: ... / Date: ..." lines were extracted as entities.
 _HEADER = "{thread}, messages of {span}:\n\n"
 _HEADER_RE = re.compile(r"\A(?P<thread>[^\n]*), messages of [^\n]*:\n\n")
+#: An entity named after the caption ("messages of Monday 2026-03-02", or the whole
+#: caption): a small model extracts it from nearly every day and links that day's
+#: people and places to it. What it stands for is the day itself.
+_CAPTION_ENTITY_RE = re.compile(r"\bmessages of\b.*?(?P<day>\d{4}-\d{2}-\d{2})", re.IGNORECASE)
+
+
+def caption_day(name: str) -> str | None:
+    """The day an entity named after a transcript's caption stands for (``Monday
+    2026-03-02``), or None when ``name`` is not such an entity."""
+    found = _CAPTION_ENTITY_RE.search(name)
+    if found is None:
+        return None
+    try:
+        date.fromisoformat(found["day"])
+    except ValueError:
+        return None
+    return weekday_of(found["day"])
+
+
+def clean_description(value: object) -> str:
+    """An entity's or relation's description: LightRAG joins those merged from several
+    days with ``<SEP>``; each said once, one per line."""
+    parts = [part.strip() for part in str(value or "").split(FIELD_SEP)]
+    return "\n".join(dict.fromkeys(part for part in parts if part))
+
+
+def clean_keywords(value: object) -> str:
+    """A relation's keywords as ``a, b``: a small model writes them as a list's text
+    (``['messages'],['Lisbon']``) as often as plain words; merged ones are joined with
+    ``<SEP>``."""
+    words = re.split(r"[,;]|<SEP>", re.sub(r"[\[\]\"']", "", str(value or "")))
+    return ", ".join(dict.fromkeys(word.strip() for word in words if word.strip()))
+
 
 #: What the extraction prompt offers the model to classify entities as: the things
 #: conversations are about (LightRAG's default list is for documents).
@@ -598,6 +632,7 @@ class LightRAGEngine:
         finally:
             if watcher is not None:
                 watcher.cancel()
+        await self._name_caption_days()
         after = await self._rows()
         inserted = []
         for key, row in after.items():
@@ -617,6 +652,26 @@ class LightRAGEngine:
             deleted=tuple(sorted(removed)),
             failed=failed or None,
         )
+
+    async def _name_caption_days(self) -> None:
+        """Rename each entity named after a transcript's caption to the day it stands for
+        (:func:`caption_day`), a Date entity, merged into that day's entity when one
+        exists; its relations (who wrote or spoke of what that day) stay. A later
+        extraction that makes one again is renamed the same way at the end of its build."""
+        labels = await self._rag.chunk_entity_relation_graph.get_all_labels()
+        for label in labels:
+            day = caption_day(label)
+            if day is None or day == label:
+                continue
+            try:
+                await self._rag.aedit_entity(
+                    label,
+                    {"entity_name": day, "entity_type": "date"},
+                    allow_rename=True,
+                    allow_merge=True,
+                )
+            except Exception as exc:  # the graph stays usable with the caption's name
+                log.warning("could not rename caption entity %r to %r: %s", label, day, exc)
 
     async def _report_progress(
         self, progress: Callable[[str], None] | None, work: set[str]
@@ -690,7 +745,7 @@ class LightRAGEngine:
             GraphEntity(
                 name=str(e.get("entity_name", "")),
                 type=str(e.get("entity_type", "") or ""),
-                description=str(e.get("description", "") or ""),
+                description=clean_description(e.get("description")),
                 doc_keys=_split_keys(e.get("file_path")),
             )
             for e in data.get("entities", ())
@@ -699,8 +754,8 @@ class LightRAGEngine:
             GraphRelation(
                 source=str(r.get("src_id", "")),
                 target=str(r.get("tgt_id", "")),
-                description=str(r.get("description", "") or ""),
-                keywords=str(r.get("keywords", "") or ""),
+                description=clean_description(r.get("description")),
+                keywords=clean_keywords(r.get("keywords")),
                 weight=float(r.get("weight") or 1.0),
                 doc_keys=_split_keys(r.get("file_path")),
             )
@@ -777,7 +832,7 @@ class LightRAGEngine:
             GraphEntity(
                 name=str(node.id),
                 type=str(node.properties.get("entity_type", "") or ""),
-                description=str(node.properties.get("description", "") or ""),
+                description=clean_description(node.properties.get("description")),
                 doc_keys=_split_keys(node.properties.get("file_path")),
             )
             for node in kg.nodes
@@ -786,8 +841,8 @@ class LightRAGEngine:
             GraphRelation(
                 source=str(edge.source),
                 target=str(edge.target),
-                description=str(edge.properties.get("description", "") or ""),
-                keywords=str(edge.properties.get("keywords", "") or ""),
+                description=clean_description(edge.properties.get("description")),
+                keywords=clean_keywords(edge.properties.get("keywords")),
                 weight=float(edge.properties.get("weight") or 1.0),
                 doc_keys=_split_keys(edge.properties.get("file_path")),
             )
@@ -825,7 +880,7 @@ class LightRAGEngine:
                 EntitySummary(
                     name=label,
                     type=str(node.get("entity_type", "") or ""),
-                    description=str(node.get("description", "") or ""),
+                    description=clean_description(node.get("description")),
                     degree=int(degrees.get(label) or 0),
                     doc_keys=_split_keys(node.get("file_path")),
                 )
