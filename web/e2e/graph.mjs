@@ -4,7 +4,7 @@
 //
 //   VARAGITY_URL=http://127.0.0.1:8000 E2E_OUT=/tmp/shots \
 //   E2E_ARCHIVE=/tmp/a/chat.db:/tmp/a/chat.db-wal:/tmp/a/chat.db-shm E2E_REFUSED=/tmp/a/notes.txt \
-//   E2E_QUESTION="Who is going on the Lisbon trip?" node e2e/graph.mjs
+//   E2E_QUESTION="When is the flight to Lisbon?" node e2e/graph.mjs
 //
 // The Graph screen: upload the archive (its database with -wal and -shm, which the
 // API stores) and E2E_REFUSED (refused with its reason); its build, launched by the
