@@ -22,6 +22,7 @@ import httpx
 from varagity.graph.progress import BuildProgress, parse_progress
 from varagity.ingest.discovery import relative_path_for
 from varagity.pipeline import (
+    ARCHIVE_TAG,
     BATCH_TAG,
     DOCUMENTS_PARTITIONS,
     FILES_TAG,
@@ -852,12 +853,19 @@ class DagsterClient:
         sensor may not have seen a new archive yet); return the added keys."""
         return self._add_partitions(GRAPH_PARTITIONS, GRAPH_ASSETS[0], partition_keys)
 
-    def launch_graph_build(self, partition_key: str, *, source: str) -> str:
+    def launch_graph_build(
+        self, partition_key: str, *, source: str, archive_sha256: str | None = None
+    ) -> str:
         """Launch a ``build_message_graph`` run of one archive's partition (added first
-        when missing), tagged with ``source``; its run id. A build of an archive a
-        killed or failed run left half done resumes it."""
+        when missing), tagged with ``source`` and, when given, the archive's content
+        signature (which tells the graph-sources sensor these bytes are being built);
+        its run id. A build of an archive a killed or failed run left half done resumes
+        it."""
         self.add_graph_partitions([partition_key])
-        return self._launch_run(GRAPH_BUILD_JOB, {SOURCE_TAG: source, PARTITION_TAG: partition_key})
+        tags = {SOURCE_TAG: source, PARTITION_TAG: partition_key}
+        if archive_sha256:
+            tags[ARCHIVE_TAG] = archive_sha256
+        return self._launch_run(GRAPH_BUILD_JOB, tags)
 
     def _graph_runs(self, run_filter: dict[str, Any], limit: int | None) -> list[GraphRun]:
         result = self.query(_GRAPH_RUNS, {"filter": run_filter, "limit": limit})["runsOrError"]

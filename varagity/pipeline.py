@@ -64,6 +64,10 @@ STAGE_GRAPH = "graph"
 REINGEST_TAG = "varagity/reingest"
 # Who launched a backfill ("api", "cli"); the job listing shows the backfills carrying it.
 SOURCE_TAG = "varagity/source"
+# On a message-graph build: the content signature of the archive (database, -wal, -shm)
+# when the build was asked for, so the graph-sources sensor can tell that a build of
+# exactly these bytes was already launched (by an upload, the API or itself).
+ARCHIVE_TAG = "varagity/archive_sha256"
 # On a sensor run over several new files: ``true``, and how many files it covers.
 BATCH_TAG = "varagity/batch"
 FILES_TAG = "varagity/files"

@@ -12,6 +12,7 @@ import logging
 import threading
 from collections import OrderedDict
 from datetime import UTC, datetime
+from pathlib import Path
 
 from varagity.config import Settings
 from varagity.dagster_client import (
@@ -23,6 +24,7 @@ from varagity.dagster_client import (
     RunEnded,
     RunNotFound,
 )
+from varagity.graph.archives import scan_archives
 from varagity.ingest.discovery import partition_key_for
 from varagity_api.errors import ApiError
 from varagity_api.schemas.graph import (
@@ -154,12 +156,28 @@ def launch_builds(settings: Settings, paths: list[str], *, source: str) -> Graph
             busy.setdefault(run.partition_key, run)
     launched: list[GraphBuild] = []
     waiting: list[GraphBuild] = []
+    signatures = _signatures(settings.graph_docs_path, paths)
     for rel in dict.fromkeys(paths):
         key = partition_key_for(rel)
         if key in busy:
             waiting.append(build_of(client, busy[key], settings.dagster_url))
             continue
-        run_id = client.launch_graph_build(key, source=source)
+        run_id = client.launch_graph_build(key, source=source, archive_sha256=signatures.get(rel))
         log.info("graph build %s launched for %s (%s)", run_id, rel, source)
         launched.append(build_of(client, client.graph_run(run_id), settings.dagster_url))
     return GraphBuildsLaunched(launched=launched, in_flight=waiting)
+
+
+def _signatures(root: Path, paths: list[str]) -> dict[str, str]:
+    """Each archive's content signature as it is now (what the graph-sources sensor
+    compares, so it requests no second build of the same bytes); an archive that cannot
+    be read is left out, and its build is launched untagged."""
+    wanted = set(paths)
+    signatures: dict[str, str] = {}
+    for archive in scan_archives(root):
+        if archive.relative_path in wanted:
+            try:
+                signatures[archive.relative_path] = archive.content_sha256()
+            except OSError as exc:
+                log.warning("cannot read %s for its signature: %s", archive.relative_path, exc)
+    return signatures

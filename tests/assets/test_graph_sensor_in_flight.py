@@ -36,16 +36,22 @@ def root(make_settings: SettingsFactory, pg_url: str, tmp_path: Path) -> Path:
     return settings.graph_docs_path
 
 
-def _launched_build(h: GraphHarness, *, started_at: float | None = None) -> dg.DagsterRun:
+def _launched_build(
+    h: GraphHarness, *, started_at: float | None = None, sha256: str | None = None
+) -> dg.DagsterRun:
     """A build of PHONE launched outside the sensor (its partition added first, as the
-    launch does): queued, or started at ``started_at``."""
+    launch does): queued, or started at ``started_at``; tagged with the archive's
+    signature when given (as the upload and build routes tag theirs)."""
     h.instance.add_dynamic_partitions(pipeline.GRAPH_PARTITIONS, [PHONE])
+    tags = {pipeline.PARTITION_TAG: PHONE, pipeline.SOURCE_TAG: "upload"}
+    if sha256 is not None:
+        tags[pipeline.ARCHIVE_TAG] = sha256
     run = h.instance.create_run_for_job(
         DEFS.resolve_job_def(pipeline.GRAPH_BUILD_JOB),
         status=dg.DagsterRunStatus.NOT_STARTED
         if started_at is None
         else dg.DagsterRunStatus.STARTING,
-        tags={pipeline.PARTITION_TAG: PHONE, pipeline.SOURCE_TAG: "upload"},
+        tags=tags,
     )
     if started_at is not None:
         start = dg.DagsterEvent(
@@ -53,6 +59,15 @@ def _launched_build(h: GraphHarness, *, started_at: float | None = None) -> dg.D
         )
         h.instance.report_dagster_event(start, run.run_id, timestamp=started_at)
     return run
+
+
+def _succeeded(h: GraphHarness, run: dg.DagsterRun) -> None:
+    success = dg.DagsterEvent(
+        event_type_value=dg.DagsterEventType.RUN_SUCCESS.value, job_name=run.job_name
+    )
+    h.instance.report_dagster_event(success, run.run_id)
+    stored = h.instance.get_run_by_id(run.run_id)
+    assert stored is not None and stored.status == dg.DagsterRunStatus.SUCCESS
 
 
 def _entry(h: GraphHarness) -> dict[str, Any]:
@@ -125,3 +140,39 @@ def test_an_archive_whose_partition_an_upload_just_added_waits_a_tick(root: Path
     [build] = requests(h.tick())  # no run came (Dagster refused the launch): built now
     assert build.partition_key == PHONE and _sha(root) in (build.run_key or "")
     assert requests(h.tick()) == []
+
+
+def test_a_finished_build_of_the_same_bytes_is_not_requested_again(root: Path) -> None:
+    """An upload placed the archive and launched its build, which ended before the
+    sensor's first look: the run's signature tag says these bytes are built."""
+    archive = write_chat_db(root / "phone", days=1)
+    h = GraphHarness()
+    failed = _launched_build(h, started_at=time.time(), sha256=_sha(root))
+    h.instance.report_run_failed(failed)  # a failed build does not count ...
+    assert requests(h.tick()) == []  # (a partition an upload added waits a tick)
+    [retry] = requests(h.tick())
+    assert retry.tags[pipeline.ARCHIVE_TAG] == _sha(root)
+
+    grow_chat_db(archive)  # a new export, uploaded and built before the next tick
+    _succeeded(h, _launched_build(h, started_at=time.time(), sha256=_sha(root)))
+    assert requests(h.tick()) == []  # ... a successful one does
+    assert requests(h.tick()) == []
+
+
+def test_a_build_of_the_same_bytes_before_they_were_put_back_does_not_count(root: Path) -> None:
+    """The same export removed and put back: the build launched for it before is older
+    than the files, and their days left the graph with the removal."""
+    write_chat_db(root / "phone", days=1)
+    h = GraphHarness()
+    _succeeded(h, _launched_build(h, started_at=time.time(), sha256=_sha(root)))
+    assert requests(h.tick()) == []
+    saved = {p.name: p.read_bytes() for p in (root / "phone").iterdir()}
+    for path in (root / "phone").iterdir():
+        path.unlink()
+    [removal] = requests(h.tick())
+    assert removal.job_name == pipeline.GRAPH_REMOVE_JOB
+    time.sleep(1.1)  # past the clock margin: the files come back later than that build
+    for name, data in saved.items():
+        (root / "phone" / name).write_bytes(data)
+    [again] = requests(h.tick())
+    assert again.job_name == pipeline.GRAPH_BUILD_JOB and again.partition_key == PHONE

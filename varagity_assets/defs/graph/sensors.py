@@ -12,8 +12,12 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   content hash changed gets a build run (the run key is the archive's content
   signature, so a re-export with the same bytes requests nothing, and the diff of a
   grown one re-extracts only its changed days);
-* an archive whose partition already has a build run in flight (an upload, or the
-  build routes, launched it) gets no second one. A run that has not started yet, or
+* an archive whose exact bytes a build was launched for since it last changed (an
+  upload, or the build routes, tag the run with the archive's signature, as this
+  sensor does) gets no second one, whether that run is queued, running or done; one
+  that failed or was canceled does not count;
+* an archive whose partition already has a build run in flight without that tag (the
+  Dagster UI launched it) gets no second one either. A run that has not started yet, or
   that started after the archive's files last changed (their ``ctime``, which no copy
   tool can set back), reads the archive as it is now, so that content counts as
   requested; a run that started before the change may have read the older bytes, so
@@ -42,6 +46,7 @@ import dagster as dg
 from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.sources.registry import rejections
 from varagity.pipeline import (
+    ARCHIVE_TAG,
     GRAPH_BUILD_JOB,
     GRAPH_PARTITIONS,
     GRAPH_REMOVE_JOB,
@@ -66,7 +71,7 @@ def _build_request(rel: str, sha256: str, generation: int) -> dg.RunRequest:
         job_name=GRAPH_BUILD_JOB,
         run_key=f"graph:{key}:{sha256}:g{generation}",
         partition_key=key,
-        tags={SOURCE_TAG: SENSOR_SOURCE},
+        tags={SOURCE_TAG: SENSOR_SOURCE, ARCHIVE_TAG: sha256},
     )
 
 
@@ -96,6 +101,27 @@ def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
             reads_from = math.inf if run.status in _NOT_STARTED else record.start_time or 0.0
             busy[key] = max(busy.get(key, -math.inf), reads_from)
     return busy
+
+
+#: Statuses of a run that did not (and will not) build what it was asked for.
+_NOT_BUILT = {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+
+def asked_for(instance: dg.DagsterInstance, key: str, sha256: str, changed_at: float) -> bool:
+    """Whether a build of exactly these bytes (its ``varagity/archive_sha256`` tag) was
+    launched since the archive last changed and has not failed or been canceled: an
+    upload or the build routes launched it, and a second would find nothing to do."""
+    records = instance.get_run_records(
+        filters=dg.RunsFilter(
+            job_name=GRAPH_BUILD_JOB, tags={PARTITION_TAG: key, ARCHIVE_TAG: sha256}
+        ),
+        limit=10,
+    )
+    return any(
+        record.dagster_run.status not in _NOT_BUILT
+        and record.create_timestamp.timestamp() >= changed_at - _CLOCK_MARGIN_S
+        for record in records
+    )
 
 
 def _changed_at(candidate: ArchiveFiles) -> float:
@@ -191,6 +217,12 @@ def graph_sources_sensor(
     new = sorted(rel for rel in archives if archive_key(rel) not in existing)
     waiting = {rel for rel, entry in archives.items() if entry.get("waiting")}
     to_build = sorted(set(changed) | set(new) | waiting)
+    for rel in [r for r in to_build if r in candidates and archives[r].get("sha256")]:
+        key, digest = archive_key(rel), archives[rel]["sha256"]
+        if asked_for(context.instance, key, digest, _changed_at(candidates[rel])):
+            to_build.remove(rel)
+            archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
+            context.log.info(f"{rel}: a build of these bytes was launched already")
     busy = builds_in_flight(context.instance) if to_build else {}
     for rel in [r for r in to_build if archive_key(r) in busy]:
         to_build.remove(rel)
