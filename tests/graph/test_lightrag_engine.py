@@ -41,6 +41,7 @@ from varagity.graph.lightrag_engine import (
     clean_description,
     clean_keywords,
     document_text,
+    name_caption_days,
 )
 from varagity.graph.registry import workdir_for
 from varagity.graph.service import BuildResult, GraphService, workdir_stamp
@@ -268,6 +269,20 @@ def test_a_caption_entity_is_its_day_and_the_view_reads_clean_text() -> None:
     assert caption_day("Messages of 2026-03-02") == "Monday 2026-03-02"
     for real in ("Maya Chen", "Lisbon", "2024-05-03", "Messages app", "messages of 2024-13-45"):
         assert caption_day(real) is None, real
+    reply = (  # as the packaged 0.5B model wrote it for the Lisbon day
+        '{"entities": [{"name": "Lisbon", "type": "Location", "description": "A city"},'
+        ' {"name": "messages of Monday 2026-03-02", "type": "Event", "description":'
+        ' "Messages of 2026-03-02 from a person"}], "relationships": [{"source": "Lisbon",'
+        ' "target" : "messages of Monday 2026-03-02", "keywords": ["Lisbon"],'
+        ' "description": "The person is talking about a specific date"}]}'
+    )
+    renamed = json.loads(name_caption_days(reply))
+    assert [e["name"] for e in renamed["entities"]] == ["Lisbon", "Monday 2026-03-02"]
+    assert renamed["entities"][1]["description"] == "Messages of 2026-03-02 from a person"
+    assert renamed["relationships"][0]["target"] == "Monday 2026-03-02"
+    assert name_caption_days('{"high_level_keywords": ["messages of 2026-03-02"]}') == (
+        '{"high_level_keywords": ["messages of 2026-03-02"]}'
+    )
     merged = "A city in Portugal<SEP> Where Maya flies to <SEP>A city in Portugal"
     assert clean_description(merged) == "A city in Portugal\nWhere Maya flies to"
     assert clean_description(None) == ""

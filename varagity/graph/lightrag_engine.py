@@ -115,6 +115,23 @@ def caption_day(name: str) -> str | None:
     return weekday_of(found["day"])
 
 
+#: A name in an extraction reply: an entity's ``name``, a relation's ``source``/``target``.
+_REPLY_NAME_RE = re.compile(r'("(?:name|source|target)"\s*:\s*)"((?:[^"\\\n]|\\.)*)"')
+
+
+def name_caption_days(reply: str) -> str:
+    """An extraction reply with every entity named after a transcript's caption
+    (:func:`caption_day`) named as the day it stands for, before LightRAG reads it: the
+    day becomes an entity like any other (its relations say who wrote or spoke of what
+    that day), tracked by the engine from the start."""
+
+    def rename(found: re.Match[str]) -> str:
+        day = caption_day(found[2])
+        return found[0] if day is None else f'{found[1]}"{day}"'
+
+    return _REPLY_NAME_RE.sub(rename, reply)
+
+
 def clean_description(value: object) -> str:
     """An entity's or relation's description: LightRAG joins those merged from several
     days with ``<SEP>``; each said once, one per line."""
@@ -544,11 +561,12 @@ class LightRAGEngine:
             messages.append({"role": "system", "content": system_prompt})
         messages.extend(history_messages or ())
         messages.append({"role": "user", "content": prompt})
-        return await asyncio.to_thread(
+        reply = await asyncio.to_thread(
             lambda: self._chat.complete(
                 messages, self.options.extract_max_tokens, 0.0, decoding=decoding
             )
         )
+        return name_caption_days(reply)
 
     async def _embed(self, texts: list[str], context: str | None = None, **_: Any) -> np.ndarray:
         if context == "query":
@@ -632,7 +650,6 @@ class LightRAGEngine:
         finally:
             if watcher is not None:
                 watcher.cancel()
-        await self._name_caption_days()
         after = await self._rows()
         inserted = []
         for key, row in after.items():
@@ -652,26 +669,6 @@ class LightRAGEngine:
             deleted=tuple(sorted(removed)),
             failed=failed or None,
         )
-
-    async def _name_caption_days(self) -> None:
-        """Rename each entity named after a transcript's caption to the day it stands for
-        (:func:`caption_day`), a Date entity, merged into that day's entity when one
-        exists; its relations (who wrote or spoke of what that day) stay. A later
-        extraction that makes one again is renamed the same way at the end of its build."""
-        labels = await self._rag.chunk_entity_relation_graph.get_all_labels()
-        for label in labels:
-            day = caption_day(label)
-            if day is None or day == label:
-                continue
-            try:
-                await self._rag.aedit_entity(
-                    label,
-                    {"entity_name": day, "entity_type": "date"},
-                    allow_rename=True,
-                    allow_merge=True,
-                )
-            except Exception as exc:  # the graph stays usable with the caption's name
-                log.warning("could not rename caption entity %r to %r: %s", label, day, exc)
 
     async def _report_progress(
         self, progress: Callable[[str], None] | None, work: set[str]
