@@ -292,9 +292,14 @@ def _die_with_parent() -> None:
     dies, so a supervisor killed with -9 leaves no unsupervised children behind.
 
     The signal follows the parent *thread*; the supervisor starts children from its
-    main thread only.
+    main thread only. SIGTERM is unblocked and its default action restored first: a
+    blocked or ignored signal survives exec, and a supervisor started from a process
+    that blocks or ignores it (measured: a test run whose earlier tests left it so)
+    would have children that outlive it.
     """
     if _LIBC is not None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 

@@ -93,10 +93,21 @@ def test_the_stack_of_a_live_supervisor_is_left_alone(tmp_path: Path) -> None:
         proc.wait()
 
 
-def test_children_die_with_a_killed_supervisor(tmp_path: Path) -> None:
+# what the supervisor may inherit from whoever started it: a blocked or ignored SIGTERM
+# also survives exec into its children, where it would defeat the parent-death signal
+_INHERITED = {
+    "plain": "",
+    "blocked": "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n",
+    "ignored": "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n",
+}
+
+
+@pytest.mark.parametrize("sigterm", sorted(_INHERITED))
+def test_children_die_with_a_killed_supervisor(tmp_path: Path, sigterm: str) -> None:
     script = (
-        "import sys, time\n"
-        "from varagity_stack.model_servers import ManagedProcess\n"
+        "import signal, sys, time\n"
+        + _INHERITED[sigterm]
+        + "from varagity_stack.model_servers import ManagedProcess\n"
         f"p = ManagedProcess('sleeper', ['sleep', '300'], log_dir={str(tmp_path)!r}).start()\n"
         "print(p.pid, flush=True)\n"
         "time.sleep(300)\n"
