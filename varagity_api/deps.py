@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 
 from varagity.config import Settings
+from varagity.dagster_client import DagsterClient
 from varagity.services import Services
 from varagity.stores.conversation_store import ConversationStore
 from varagity_api.errors import ApiError
@@ -35,6 +36,15 @@ def app_settings(app: FastAPI) -> Settings:
 def get_app_settings(request: Request) -> Settings:
     """:func:`app_settings` of the request's app."""
     return app_settings(request.app)
+
+
+DAGSTER_TIMEOUT_S = 10.0
+"""Longest wait for one GraphQL answer before a route gives up (a 503, or the sensor)."""
+
+
+def dagster_client(settings: Settings) -> DagsterClient:
+    """A client of the stack's Dagster webserver that gives up after DAGSTER_TIMEOUT_S."""
+    return DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -26,6 +26,7 @@ from varagity.dagster_client import (
 )
 from varagity.graph.archives import scan_archives
 from varagity.ingest.discovery import partition_key_for
+from varagity_api.deps import dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.schemas.graph import (
     BuildState,
@@ -35,9 +36,6 @@ from varagity_api.schemas.graph import (
 )
 
 log = logging.getLogger(__name__)
-
-DAGSTER_TIMEOUT_S = 10.0
-"""Longest wait for one GraphQL answer before the route gives up with a 503."""
 
 #: Dagster run status -> the build's state.
 _STATES: dict[str, BuildState] = {
@@ -55,11 +53,6 @@ _STATES: dict[str, BuildState] = {
 _ENDED_KEPT = 500
 _ended: OrderedDict[tuple[str, str], tuple[GraphRunLog, str | None]] = OrderedDict()
 _ended_lock = threading.Lock()
-
-
-def dagster_client(settings: Settings) -> DagsterClient:
-    """A client of the stack's Dagster webserver that gives up after DAGSTER_TIMEOUT_S."""
-    return DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
 
 
 def dagster_failure(exc: DagsterError) -> ApiError:

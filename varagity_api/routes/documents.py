@@ -19,13 +19,13 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.corpus import delete_documents, list_corpus
-from varagity.dagster_client import DagsterClient, DagsterError
+from varagity.dagster_client import DagsterError
 from varagity.ingest.discovery import partition_key_for
 from varagity.ingest.uploads import store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
 from varagity.uploads import UploadRefused
-from varagity_api.deps import ServicesDep, SettingsDep
+from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
@@ -44,8 +44,6 @@ log = logging.getLogger(__name__)
 
 UPLOAD_SOURCE = "upload"
 """The ``varagity/source`` tag of the ingest runs an upload launches."""
-DAGSTER_TIMEOUT_S = 10.0
-"""Longest wait for one GraphQL answer when launching an upload's ingest runs."""
 
 _FORM_FIELDS = ("paths", "mtimes", "folder")
 
@@ -110,7 +108,7 @@ async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteRespo
 def _launch_ingest(settings: Settings, relative_paths: list[str]) -> None:
     """Ask Dagster to ingest freshly written files now instead of at the sensor's next
     tick; on failure the sensor still finds them, so the upload stands."""
-    client = DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
+    client = dagster_client(settings)
     try:
         client.launch_ingest_runs(
             [partition_key_for(p) for p in relative_paths],

@@ -23,11 +23,10 @@ from varagity.graph.sources.base import UnsupportedArchiveError
 from varagity.graph.sources.registry import is_companion, rejections
 from varagity.ingest.discovery import resolve_in_corpus
 from varagity.records import normalize_relative_path
-from varagity_api.deps import SettingsDep, require_graph_enabled
+from varagity_api.deps import SettingsDep, dagster_client, require_graph_enabled
 from varagity_api.errors import ApiError
 from varagity_api.graph_runs import (
     build_of,
-    dagster_client,
     dagster_failure,
     launch_builds,
 )

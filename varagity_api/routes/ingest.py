@@ -32,7 +32,7 @@ from varagity.observability.metrics import INGEST_REQUESTS
 from varagity.records import normalize_relative_path
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
-from varagity_api.deps import ServicesDep, SettingsDep
+from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.ingest import (
@@ -50,16 +50,10 @@ from varagity_api.sse import PING_SECONDS, follow_job
 router = APIRouter(tags=["ingest"])
 log = logging.getLogger(__name__)
 
-DAGSTER_TIMEOUT_S = 10.0
-"""Longest wait for one GraphQL answer before the route gives up with a 503."""
 
 _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No job has this id."}
-
-
-def _client(settings: Settings) -> DagsterClient:
-    return DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
 
 
 def _dagster_failure(exc: DagsterError) -> ApiError:
@@ -137,7 +131,7 @@ def _targets(settings: Settings, paths: list[str] | None, *, reingest: bool) -> 
 
 def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
     """Add the targets' missing partitions and launch the backfill; its id."""
-    client = _client(settings)
+    client = dagster_client(settings)
     keys = [partition_key_for(rel) for rel in targets]
     if reingest:
         client.add_document_partitions(keys)
@@ -191,7 +185,7 @@ async def list_ingest_jobs(
 ) -> IngestJobList:
     """Recent ingest and reingest jobs launched through the API or the CLI, newest first."""
     try:
-        jobs = await run_in_threadpool(_client(settings).recent_jobs, limit)
+        jobs = await run_in_threadpool(dagster_client(settings).recent_jobs, limit)
     except DagsterError as exc:
         raise _dagster_failure(exc) from exc
     return IngestJobList(jobs=[job_from(j, settings.dagster_url) for j in jobs])
@@ -223,7 +217,7 @@ async def _progress(client: DagsterClient, services: Services, job_id: str) -> B
 async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
     """A job's status, file counts per stage, runs, and failed files with their errors."""
     try:
-        progress = await _progress(_client(services.settings), services, job_id)
+        progress = await _progress(dagster_client(services.settings), services, job_id)
     except DagsterError as exc:
         raise _dagster_failure(exc) from exc
     return progress_from(progress, services.settings.dagster_url)
@@ -244,7 +238,7 @@ async def ingest_job_events(
 ) -> EventSourceResponse:
     """Stream a job's progress: ``progress`` events as it changes, then ``done`` with the
     final state; an ``error`` event ends the stream if Dagster stops answering."""
-    client = _client(services.settings)
+    client = dagster_client(services.settings)
     try:
         first = await _progress(client, services, job_id)
     except DagsterError as exc:
