@@ -20,7 +20,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 LLAMA_CPP := llama-cpp-python==0.3.36
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test web-e2e
+.PHONY: install up test lint typecheck unit bench env-example openapi dashboards clean web web-test web-e2e
 
 install: $(STAMP) $(WEB_BUILD)
 
@@ -98,6 +98,11 @@ env-example: install
 openapi: install
 	$(BIN)/python -m varagity_api.openapi
 	cd web && npm run gen:api
+
+# the Grafana dashboards' JSON from deploy/grafana/generate.py (tests/test_dashboards.py
+# fails while the committed files differ)
+dashboards: install
+	$(BIN)/python deploy/grafana/generate.py
 
 clean:
 	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
