@@ -22,6 +22,7 @@ from varagity.observability.metrics import (
     register_pipeline_collector,
 )
 from varagity.services import Services
+from varagity.stores.migrate import MigrationError
 from varagity_api.contract import document_contract
 from varagity_api.deps import app_settings
 from varagity_api.errors import install_error_handlers
@@ -71,7 +72,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.startup_error = None
         try:
             app.state.services = await run_in_threadpool(Services.open, app.state.base_settings)
-        except Exception as exc:  # serve health and a clear 503 instead of dying
+        except MigrationError as exc:  # the schema is wrong: serving it would corrupt data
+            log.critical("database migration failed, not starting: %s", exc)
+            raise
+        except Exception as exc:  # Postgres down: serve health and a clear 503 meanwhile
             log.error("stores unavailable at startup: %s", exc)
             app.state.startup_error = f"{type(exc).__name__}: {exc}"
         register_corpus_collector(lambda: corpus_reading(app.state.services))

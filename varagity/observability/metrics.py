@@ -89,6 +89,11 @@ class _ScrapeCollector(Collector, Generic[R]):
     def __init__(self, read: Callable[[], R | None]) -> None:
         self._read = read
 
+    def describe(self) -> list[GaugeMetricFamily]:
+        """Nothing: without it, registering would take a reading (store queries, model
+        server probes, a Dagster query) at startup just to learn the metric names."""
+        return []
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """Yield the gauges of a fresh reading (nothing while it is unavailable)."""
         try:
