@@ -242,10 +242,12 @@ class TurnDone:
 
 @dataclass(frozen=True, slots=True)
 class TurnError:
-    """A failure; nothing follows it."""
+    """A failure; nothing follows it. ``cause``: the exception behind it, for callers
+    that act on its kind (a batch job retries after a transient model error)."""
 
     code: ErrorCode
     message: str
+    cause: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 TurnEvent = TurnRetrieval | TurnQueued | ReasoningDelta | TokenDelta | TurnDone | TurnError
@@ -308,7 +310,7 @@ def run_turn(services: TurnServices, request: TurnRequest) -> Generator[TurnEven
     try:
         yield from _run(services, request, started)
     except ModelError as exc:
-        yield TurnError("model_unavailable", str(exc))
+        yield TurnError("model_unavailable", str(exc), exc)
     except ValueError as exc:
         yield TurnError("invalid_request", str(exc))
     except Exception as exc:  # every turn ends with an event, never a torn stream
