@@ -1,8 +1,9 @@
 """One chat turn end to end, as typed events: the runner every front end shares.
 
 The SSE chat route (``POST /api/chat``), the OpenAI-compatible route
-(``/v1/chat/completions``) and ``varagity ask`` are adapters over :func:`run_turn`:
-each builds a :class:`TurnRequest` and renders the events it yields.
+(``/v1/chat/completions``), ``varagity ask`` and ``varagity chat`` are adapters over
+:func:`run_turn`: each builds a :class:`TurnRequest` and renders the events it yields
+(the two that keep conversations share :mod:`varagity.chat.conversation`).
 
 Event order: one :class:`TurnRetrieval` (the evidence, numbered as the answer cites
 it, and the query that found it), then :class:`TurnQueued` whenever the turn waits in
