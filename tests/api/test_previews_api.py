@@ -92,8 +92,8 @@ def test_what_cannot_be_previewed_answers_with_a_reason(
         assert "report.pdf" in gone.json()["message"]
 
         unknown = client.get("/api/chunks/0123456789abcdef::7/preview")
-        assert unknown.status_code == 404
-        assert unknown.json()["code"] == "not_found"
+        assert unknown.status_code == 200
+        assert (unknown.json()["available"], unknown.json()["reason"]) == (False, "not_indexed")
 
         for url in (
             "/api/previews/" + "0" * 64 + "/p1-" + "0" * 16 + ".png",

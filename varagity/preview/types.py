@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 UnavailableReason = Literal[
+    "not_indexed",
     "not_paged",
     "outside_corpus",
     "file_missing",

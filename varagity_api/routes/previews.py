@@ -2,9 +2,10 @@
 
 ``GET /api/chunks/{chunk_id}/preview`` locates and renders the chunk's page on first
 call (cached on disk after that) and answers ``available: false`` with a reason for
-anything a document can do wrong - never a 5xx. ``GET /api/previews/{hash}/{name}``
-serves the rendered PNG; its name hashes the file's bytes and the chunk, so the image
-is immutable and cached by the browser for a year.
+anything a document can do wrong - never a 5xx - including a chunk no longer indexed
+(a saved conversation's evidence outlives a removed or reindexed file).
+``GET /api/previews/{hash}/{name}`` serves the rendered PNG; its name hashes the file's
+bytes and the chunk, so the image is immutable and cached by the browser for a year.
 """
 
 from __future__ import annotations
@@ -55,7 +56,16 @@ def _envelope(record: ChunkRecord, page: PagePreview) -> ChunkPreview:
 def _preview(services: Services, chunk_id: str) -> ChunkPreview:
     record = services.pg.get_chunk(chunk_id)
     if record is None:
-        raise ApiError(404, "not_found", f"No chunk {chunk_id!r} is indexed")
+        # an answer kept in a conversation outlives its chunks (the file was removed or
+        # changed and reindexed since): the card keeps its saved text
+        PAGE_PREVIEWS.labels(outcome="not_indexed").inc()
+        return ChunkPreview(
+            chunk_id=chunk_id,
+            available=False,
+            reason="not_indexed",
+            message="this passage is no longer indexed: its file was removed or has "
+            "changed since this answer",
+        )
     try:
         page = preview_chunk(services.settings, record)
     except PreviewUnavailable as exc:
@@ -76,11 +86,7 @@ def _preview(services: Services, chunk_id: str) -> ChunkPreview:
     return _envelope(record, page)
 
 
-@router.get(
-    "/chunks/{chunk_id}/preview",
-    response_model=ChunkPreview,
-    responses={404: {"model": ErrorBody, "description": "No such chunk."}},
-)
+@router.get("/chunks/{chunk_id}/preview", response_model=ChunkPreview)
 async def chunk_preview(chunk_id: str, services: ServicesDep) -> ChunkPreview:
     """The page the chunk came from, rendered with its text highlighted, or
     ``available: false`` with the reason the evidence panel shows instead."""

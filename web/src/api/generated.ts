@@ -872,7 +872,7 @@ export interface components {
              * Reason
              * @description Why no page is shown (only when available is false).
              */
-            reason?: ("not_paged" | "outside_corpus" | "file_missing" | "file_changed" | "converter_missing" | "conversion_failed" | "unreadable" | "ocr_unavailable" | "page_not_found") | null;
+            reason?: ("not_indexed" | "not_paged" | "outside_corpus" | "file_missing" | "file_changed" | "converter_missing" | "conversion_failed" | "unreadable" | "ocr_unavailable" | "page_not_found") | null;
             /**
              * Width
              * @description The image's width in pixels.
@@ -2647,15 +2647,6 @@ export interface operations {
             };
             /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such chunk. */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ type Reason = NonNullable<ChunkPreview["reason"]>;
 
 /** A short heading per reason; the service's message says the specifics. */
 const REASON_TITLES: Record<Reason, string> = {
+  not_indexed: "The passage is no longer indexed",
   not_paged: "No pages in this format",
   outside_corpus: "The file lies outside the corpus",
   file_missing: "The file is gone",
