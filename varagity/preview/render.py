@@ -2,8 +2,10 @@
 
 Locating (no ingest-time provenance needed): every page is scored by the share of the
 chunk's word trigrams it holds, starting at the page the chunk was recorded to start
-on and moving outwards; a page holding :data:`STRONG_MATCH` of them ends the search,
-otherwise the best page holding at least :data:`MIN_MATCH` wins. A page reads as the
+on and moving outwards; a page holding :data:`STRONG_MATCH` of them ends the search
+(a chunk's trigrams are split between the pages it spans, so a page holding half of
+them holds more than any other), otherwise the best page holding at least
+:data:`MIN_MATCH` wins. A page reads as the
 ingest read it: its text layer when it has one, otherwise OCR (cached per page, since
 OCR takes seconds).
 
@@ -41,7 +43,7 @@ from varagity.ingest.parsers.pdf import (
 from varagity.preview.normalize import find_runs, overlap, phrases, shingles, words
 from varagity.preview.types import Box, PreviewUnavailable
 
-STRONG_MATCH = 0.8
+STRONG_MATCH = 0.5
 MIN_MATCH = 0.25
 RENDER_DPI = 144
 HIGHLIGHT_FILL = (255, 214, 0, 96)
