@@ -14,7 +14,8 @@ chunk (a miss is searched again in halves, so a line the page wraps or hyphenate
 differently is still found in parts) and reports the rectangles of the characters it
 matched; on an OCR page, the OCR words whose trigrams the chunk holds are boxed.
 
-Every PDFium call holds the parsers' global lock (PDFium is not thread-safe).
+Every PDFium call holds the parsers' global lock (PDFium is not thread-safe); OCR runs
+one page at a time, outside it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import io
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,9 @@ MIN_MATCH = 0.25
 RENDER_DPI = 144
 HIGHLIGHT_FILL = (255, 214, 0, 96)
 HIGHLIGHT_EDGE = (230, 140, 0, 255)
+# One OCR at a time: an engine object is shared by the process, and two pages read at
+# once on the same cores take as long as one after the other.
+_OCR_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +213,8 @@ def _ocr_page(
     try:
         engine = get_ocr_engine(settings)
         image = render_page(pdf, index, settings.OCR_DPI)
-        found = tuple(engine.words(image))
+        with _OCR_LOCK:
+            found = tuple(engine.words(image))
     except OcrUnavailableError as exc:
         raise PreviewUnavailable(
             "ocr_unavailable", f"page {index + 1} of {name} is a scan and needs OCR, but {exc}"

@@ -67,9 +67,11 @@ async function waitForAnswer(page) {
  * @param {import("playwright-core").Page} page
  * @param {string} name
  */
-function card(page, name) {
-  const titles = page.locator(".evidence .source h3", { hasText: name });
-  return page.locator(".evidence .source").filter({ has: titles }).first();
+async function card(page, name) {
+  const source = page.locator(".evidence .source").filter({ has: page.locator("h3", { hasText: name }) });
+  const titles = await page.locator(".evidence .source h3").allInnerTexts();
+  assert.ok((await source.count()) > 0, `${name} is not among the sources: ${titles.join(" | ")}`);
+  return source.first();
 }
 
 /**
@@ -78,23 +80,23 @@ function card(page, name) {
  */
 async function shownPage(source) {
   const figure = source.locator(".page-preview");
-  await figure.waitFor({ timeout: PREVIEW_TIMEOUT });
+  const note = source.locator(".page-unavailable");
+  await figure.or(note).waitFor({ timeout: PREVIEW_TIMEOUT });
+  if (await note.isVisible()) throw new Error(`no page shown: ${await note.innerText()}`);
   const image = figure.locator("img");
-  await image.evaluate((img) =>
-    img.complete && img.naturalWidth > 0
-      ? null
-      : new Promise((resolve, reject) => {
-          img.addEventListener("load", resolve, { once: true });
-          img.addEventListener("error", () => reject(new Error("the page image failed to load")), {
-            once: true,
-          });
-        }),
-  );
+  await image.evaluate((element) => {
+    const img = /** @type {HTMLImageElement} */ (element);
+    if (img.complete && img.naturalWidth > 0) return null;
+    return new Promise((resolve, reject) => {
+      img.addEventListener("load", resolve, { once: true });
+      img.addEventListener("error", () => reject(new Error("the page image failed to load")), { once: true });
+    });
+  });
   return {
     page: Number(await figure.getAttribute("data-page")),
     caption: await figure.locator("figcaption").innerText(),
     marks: await figure.locator(".page-mark").count(),
-    naturalWidth: await image.evaluate((img) => img.naturalWidth),
+    naturalWidth: await image.evaluate((element) => /** @type {HTMLImageElement} */ (element).naturalWidth),
     alt: (await image.getAttribute("alt")) ?? "",
     besideText: await source.locator(".source-body .content").isVisible(),
   };
@@ -137,7 +139,7 @@ await withBrowser(OUT, report, async (session) => {
   const page = await session.page();
 
   await ask(page, PDF_QUESTION);
-  const pdf = card(page, PDF);
+  const pdf = await card(page, PDF);
   report.pdf = await shownPage(pdf);
   await pdf.scrollIntoViewIfNeeded();
   await session.shot(pdf, "01-pdf-page", `the ${PDF} passage beside its highlighted page`);
@@ -145,21 +147,21 @@ await withBrowser(OUT, report, async (session) => {
   report.pdfZoom = await zoom(session, page, pdf, "03-pdf-zoomed", "the PDF page zoomed to 200%");
 
   await ask(page, DECK_QUESTION);
-  const deck = card(page, DECK);
+  const deck = await card(page, DECK);
   report.deck = await shownPage(deck);
   await deck.scrollIntoViewIfNeeded();
   await session.shot(deck, "04-deck-slide", `the ${DECK} passage beside its highlighted slide`);
   report.deckZoom = await zoom(session, page, deck, "05-deck-zoomed", "the slide zoomed to 200%");
 
   await ask(page, GONE_QUESTION);
-  const before = card(page, GONE);
+  const before = await card(page, GONE);
   report.goneBefore = await shownPage(before);
   report.conversationUrl = new URL(page.url()).hash;
   // the file disappears after indexing; the reloaded answer still has its evidence
   unlinkSync(GONE_PATH);
   await page.reload();
   await waitForAnswer(page);
-  const after = card(page, GONE);
+  const after = await card(page, GONE);
   const note = after.locator(".page-unavailable");
   await note.waitFor({ timeout: PREVIEW_TIMEOUT });
   report.goneReason = await note.getAttribute("data-reason");

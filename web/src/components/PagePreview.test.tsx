@@ -52,7 +52,9 @@ describe("PageFigure", () => {
       <PageFigure state={{ status: "unavailable", preview: gone }} fileName="report.pdf" onZoom={() => {}} />,
     );
     expect(page).toContain('role="note" data-reason="file_missing"');
-    expect(page).toContain("<strong>The file is gone.</strong> report.pdf is no longer in the corpus folder");
+    expect(page).toContain(
+      "<strong>The file is gone.</strong> report.pdf is no longer in the corpus folder (deleted or moved). The",
+    );
     expect(page).toContain("text is shown instead");
     expect(page).not.toContain("<img");
   });

@@ -51,7 +51,11 @@ export function PageFigure({
     const note = previewNote(state.preview);
     if (note === null) return null;
     return (
-      <p className="notice page-unavailable" role="note" data-reason={state.preview.reason ?? undefined}>
+      <p
+        className="notice notice-warn page-unavailable"
+        role="note"
+        data-reason={state.preview.reason ?? undefined}
+      >
         <strong>{note.title}.</strong> {note.message} The passage&apos;s text is shown instead.
       </p>
     );

@@ -21,7 +21,7 @@ describe("previewNote", () => {
         message: "a.pdf is no longer in the corpus folder",
       }),
     );
-    expect(gone).toEqual({ title: "The file is gone", message: "a.pdf is no longer in the corpus folder" });
+    expect(gone).toEqual({ title: "The file is gone", message: "a.pdf is no longer in the corpus folder." });
     expect(previewNote(preview({ available: false, reason: "file_changed" }))?.title).toBe(
       "The file changed since it was indexed",
     );

@@ -25,7 +25,11 @@ const REASON_TITLES: Record<Reason, string> = {
 export function previewNote(preview: ChunkPreview): { title: string; message: string } | null {
   if (preview.available || preview.reason === "not_paged") return null;
   const reason = preview.reason ?? "unreadable";
-  return { title: REASON_TITLES[reason], message: preview.message ?? "" };
+  const message = (preview.message ?? "").trim();
+  return {
+    title: REASON_TITLES[reason],
+    message: message && !/[.!?]$/.test(message) ? `${message}.` : message,
+  };
 }
 
 /** A highlight box as CSS percentages of the page image. */
