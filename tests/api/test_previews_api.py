@@ -91,9 +91,10 @@ def test_what_cannot_be_previewed_answers_with_a_reason(
         assert gone.json()["reason"] == "file_missing"
         assert "report.pdf" in gone.json()["message"]
 
-        unknown = client.get("/api/chunks/0123456789abcdef::7/preview")
-        assert unknown.status_code == 200
-        assert (unknown.json()["available"], unknown.json()["reason"]) == (False, "not_indexed")
+        for chunk_id in ("0123456789abcdef::7", "%00", "x" * 5000):
+            unknown = client.get(f"/api/chunks/{chunk_id}/preview")
+            assert unknown.status_code == 200, chunk_id
+            assert (unknown.json()["available"], unknown.json()["reason"]) == (False, "not_indexed")
 
         for url in (
             "/api/previews/" + "0" * 64 + "/p1-" + "0" * 16 + ".png",

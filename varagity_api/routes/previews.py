@@ -27,6 +27,7 @@ from varagity_api.schemas.previews import ChunkPreview, HighlightBox
 router = APIRouter(tags=["previews"])
 log = logging.getLogger(__name__)
 
+MAX_CHUNK_ID = 256
 IMMUTABLE = "private, max-age=31536000, immutable"
 """Private: with API_KEY set the images are not for shared caches."""
 
@@ -54,7 +55,9 @@ def _envelope(record: ChunkRecord, page: PagePreview) -> ChunkPreview:
 
 
 def _preview(services: Services, chunk_id: str) -> ChunkPreview:
-    record = services.pg.get_chunk(chunk_id)
+    # no stored id holds a NUL (Postgres refuses one in a query) or runs this long
+    plausible = "\x00" not in chunk_id and len(chunk_id) <= MAX_CHUNK_ID
+    record = services.pg.get_chunk(chunk_id) if plausible else None
     if record is None:
         # an answer kept in a conversation outlives its chunks (the file was removed or
         # changed and reindexed since): the card keeps its saved text
