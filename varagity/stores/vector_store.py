@@ -132,6 +132,12 @@ class PgVectorStore:
             row = conn.execute("SHOW server_version").fetchone()
         return f"postgres {row[0] if row else '?'} at {redact(self.url)}"
 
+    def database_bytes(self) -> int:
+        """On-disk size of the database (tables, indexes, TOAST)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row else 0
+
     def _check_dim(self, chunk: EmbeddedChunk) -> None:
         if len(chunk.embedding) != self.embedding_dim:
             raise ValueError(

@@ -619,9 +619,9 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Latency histograms, chat/ingest counters, corpus and graph gauges (registered by
-         *     the app's lifespan, read from the stores and the graph's sidecars at scrape time)
-         *     for Prometheus.
+         * @description Latency histograms, chat/ingest counters, and the corpus, pipeline, infrastructure
+         *     and graph gauges (registered by the app's lifespan, read from the stores, Dagster,
+         *     the model servers and the graph's sidecars at scrape time) for Prometheus.
          */
         get: operations["metrics_metrics_get"];
         put?: never;
