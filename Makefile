@@ -26,12 +26,13 @@ install: $(STAMP) $(WEB_BUILD)
 
 # Debian packages (root installs directly, others via sudo): tesseract for
 # OCR_ENGINE=tesseract, chromium for the web client's end-to-end tests, prometheus for
-# the test that runs every dashboard panel and alert expression against a live stack
+# the test that runs every dashboard panel and alert expression against a live stack,
+# LibreOffice Impress (soffice) for the evidence panel's PowerPoint page previews
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus
+DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus libreoffice-impress
 
 $(STAMP): pyproject.toml Makefile
-	@{ command -v tesseract && command -v chromium && command -v prometheus; } >/dev/null 2>&1 || { \
+	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice; } >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -442,6 +442,28 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_previews(args: argparse.Namespace) -> int:
+    """Page-preview latency per format: first render, next page, cached."""
+    from varagity_bench.previews import bench_previews
+
+    result = bench_previews(args.pages)
+    labels = {
+        "text_pdf": "text PDF",
+        "scanned_pdf": f"scanned PDF (OCR {result['ocr_engine']})",
+        "pptx": "PowerPoint (LibreOffice)",
+    }
+    for key, label in labels.items():
+        if key in result:
+            t = result[key]
+            print(
+                f"{label}: first {t['first_ms']} ms, next page {t['next_page_ms']} ms, "
+                f"cached {t['cached_ms']} ms ({args.pages} pages)"
+            )
+    for key, reason in result["unavailable"].items():
+        print(f"{labels[key]}: not measured ({reason})")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """List the local chat models, make one's GGUF ready, or measure them."""
     from varagity.local_models import LOCAL_MODELS, part_path
@@ -735,6 +757,13 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_argument("--files", type=int, default=10, help="files per office format")
     parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
     parsing.set_defaults(func=cmd_bench_parsing)
+
+    previews = sub.add_parser(
+        "bench-previews",
+        help="evidence page-preview latency: text PDF, scanned PDF, PowerPoint (first, cached)",
+    )
+    previews.add_argument("--pages", type=int, default=6, help="pages per generated file")
+    previews.set_defaults(func=cmd_bench_previews)
 
     models = sub.add_parser(
         "models", help="local chat models: list them, prepare (assemble + verify) or bench"

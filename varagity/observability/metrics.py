@@ -57,6 +57,12 @@ UPLOADED_FILES = Counter(
 DELETED_DOCUMENTS = Counter(
     "varagity_deleted_documents_total", "Documents deleted through the API."
 )
+PAGE_PREVIEWS = Counter(
+    "varagity_page_previews_total",
+    "Evidence page previews asked for, by outcome: shown, or the reason none was "
+    "(not_paged, file_missing, file_changed, converter_missing, ...).",
+    ["outcome"],
+)
 GRAPH_UPLOADED_FILES = Counter(
     "varagity_graph_uploaded_files_total",
     "Files uploaded into GRAPH_DOCS_PATH (message archives and their -wal/-shm) by outcome "

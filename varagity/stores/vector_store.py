@@ -306,6 +306,14 @@ class PgVectorStore:
             rows = tx.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s", (doc_id,))
             return {r[0] for r in rows.fetchall()}
 
+    def get_chunk(self, chunk_id: str) -> ChunkRecord | None:
+        """The stored record of one chunk, if it exists."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT metadata FROM chunks WHERE chunk_id = %s", (chunk_id,)
+            ).fetchone()
+        return ChunkRecord.model_validate(row[0]) if row else None
+
     def chunks_of(self, doc_id: str) -> list[ChunkRecord]:
         """A document's chunks in order."""
         with self._pool.connection() as conn:

@@ -14,6 +14,7 @@ from varagity_api.routes import (
     ingest,
     metrics,
     openai_compat,
+    previews,
     search,
     settings,
 )
@@ -26,6 +27,7 @@ for _module in (
     conversations,
     settings,
     documents,
+    previews,
     ingest,
     graph,
     graph_sources,

@@ -1,7 +1,8 @@
 /** The REST resources the screens use, one typed function per endpoint. */
-import { getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
+import { getBlob, getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
 import type { SseMessage } from "./sse";
 import type {
+  ChunkPreview,
   ConversationDetail,
   ConversationPatch,
   ConversationSummary,
@@ -185,4 +186,16 @@ export function getGraphDay(docKey: string, signal?: AbortSignal): Promise<Graph
 /** A path under a watched folder as URL path segments (its slashes kept). */
 function pathSegments(path: string): string {
   return path.split("/").map(seg).join("/");
+}
+
+// --- page previews of evidence ------------------------------------------------------
+
+/** The page a chunk came from (image URL and highlight boxes), or why there is none. */
+export function getChunkPreview(chunkId: string, signal?: AbortSignal): Promise<ChunkPreview> {
+  return getJson<ChunkPreview>(`/api/chunks/${seg(chunkId)}/preview`, signal);
+}
+
+/** A rendered page (the envelope's `image_url`), fetched with the API key. */
+export function getPreviewImage(imageUrl: string, signal?: AbortSignal): Promise<Blob> {
+  return getBlob(imageUrl, signal);
 }
