@@ -243,6 +243,20 @@ def query_dashboard() -> Dashboard:
                 "short",
             )
         )
+        .with_panel(
+            series(
+                "Page previews by outcome",
+                "Evidence-panel page previews a second: shown, or unavailable by reason "
+                "(file gone, changed since indexing, not a paged format, ...).",
+                [
+                    Query(
+                        f"sum by (outcome) (rate(varagity_page_previews_total[{RATE}]))",
+                        "{{outcome}}",
+                    )
+                ],
+                "reqps",
+            )
+        )
     )
 
 
