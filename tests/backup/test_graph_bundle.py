@@ -4,20 +4,15 @@ restored by a swap, with the model servers unreachable during the restore."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.backup.worker import PAUSED
+from tests.backup.worker import kill9, start_worker
 from tests.support.graph_build import guard_pipmaster
 from tests.support.graph_days import GRAPH_DAYS
 from varagity.backup.bundle import BundleError, verify_bundle
@@ -230,54 +225,6 @@ def test_export_and_restore_wait_for_no_build(graph_settings: Settings) -> None:
 
 
 # --- kill -9 ----------------------------------------------------------------------------
-def worker_env(settings: Settings) -> dict[str, str]:
-    names = (
-        "VARAGITY_HOME",
-        "DOCS_PATH",
-        "GRAPH_DOCS_PATH",
-        "GRAPH_STORAGE_PATH",
-        "DATABASE_URL",
-        "EMBEDDING_DIM",
-        "LLM_BASE_URL",
-        "EMBEDDING_BASE_URL",
-    )
-    return {n: str(getattr(settings, n)) for n in names if getattr(settings, n) is not None}
-
-
-def start_worker(
-    settings: Settings, action: str, *, bundle: Path | None = None, pause: str = ""
-) -> tuple[subprocess.Popen[str], str]:
-    spec = Path(settings.home) / f"worker-{action}-{pause}.json"
-    spec.parent.mkdir(parents=True, exist_ok=True)
-    spec.write_text(
-        json.dumps(
-            {
-                "settings": worker_env(settings),
-                "action": action,
-                "bundle": str(bundle or ""),
-                "pause": pause,
-            }
-        )
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.backup.worker", str(spec)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ},
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line.startswith(PAUSED):
-        proc.kill()
-        raise AssertionError(f"the worker ended without pausing: {line!r}")
-    return proc, line.strip()
-
-
-def kill9(proc: subprocess.Popen[Any]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-
-
 @pytest.mark.parametrize("point", ["extract", "swapped"])
 def test_a_killed_restore_leaves_the_old_graph_or_the_new_one(
     graph_settings: Settings, point: str

@@ -12,10 +12,15 @@ and ``hold-graph`` take a corpus lock and pause holding it.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from varagity.config import Settings
 
 PAUSED = "PAUSED"
 
@@ -77,6 +82,55 @@ def main(spec_path: str) -> None:
     else:
         raise SystemExit(f"unknown action {action}")
     print("DONE", flush=True)
+
+
+# --- the test side ---------------------------------------------------------------------
+def worker_env(settings: Settings) -> dict[str, str]:
+    names = (
+        "VARAGITY_HOME",
+        "DOCS_PATH",
+        "GRAPH_DOCS_PATH",
+        "GRAPH_STORAGE_PATH",
+        "DATABASE_URL",
+        "EMBEDDING_DIM",
+        "LLM_BASE_URL",
+        "EMBEDDING_BASE_URL",
+    )
+    return {n: str(getattr(settings, n)) for n in names if getattr(settings, n) is not None}
+
+
+def start_worker(
+    settings: Settings, action: str, *, bundle: Path | None = None, pause: str = ""
+) -> tuple[subprocess.Popen[str], str]:
+    spec = Path(settings.home) / f"worker-{action}-{pause}.json"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text(
+        json.dumps(
+            {
+                "settings": worker_env(settings),
+                "action": action,
+                "bundle": str(bundle or ""),
+                "pause": pause,
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.backup.worker", str(spec)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith(PAUSED):
+        proc.kill()
+        raise AssertionError(f"the worker ended without pausing: {line!r}")
+    return proc, line.strip()
+
+
+def kill9(proc: subprocess.Popen[Any]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
 
 
 if __name__ == "__main__":
