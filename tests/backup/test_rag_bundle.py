@@ -196,3 +196,14 @@ def test_an_empty_corpus_round_trips(other_stack: Stack, backup_settings: Any) -
     restore_rag(exported.path, other_stack.settings, other_stack.pg, other_stack.bm25)
     assert other_stack.pg.count_chunks() == 0
     assert isinstance(exported.path, Path)
+
+
+def test_the_benchmark_measures_both_ways(stack: Stack, other_stack: Stack) -> None:
+    from varagity_bench.backup import measure_backup
+
+    figures = measure_backup(stack.settings, stack.pg, stack.bm25, other_stack.pg, other_stack.bm25)
+    assert figures.chunks == 84 and figures.bundle_bytes > 84 * DIM * 4
+    assert set(figures.restore_phases) == {"rows", "vector index", "bm25"}
+    text = "\n".join(figures.lines())
+    assert "chunks/s" in text and "per 1,000 chunks" in text
+    assert other_stack.pg.count_chunks() == 84

@@ -328,6 +328,19 @@ def _copy_chunks(
     return n
 
 
+def _drop_vector_indexes(conn: psycopg.Connection) -> list[str]:
+    """Drop the chunks' vector indexes (HNSW, IVFFlat) in this transaction; returns the
+    statements that create them again exactly as they were."""
+    rows = conn.execute(
+        "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam"
+        " WHERE i.indrelid = 'chunks'::regclass AND am.amname IN ('hnsw', 'ivfflat')"
+    ).fetchall()
+    for name, _ in rows:
+        conn.execute(f"DROP INDEX {name}")
+    return [str(ddl) for _, ddl in rows]
+
+
 @contextlib.contextmanager
 def _faults(*readers: HashingReader) -> Iterator[None]:
     """Report what went wrong while rows streamed in: a damaged member (its digest) before
@@ -390,6 +403,10 @@ def restore_rag(
             with psycopg.connect(pg.url, connect_timeout=10) as conn:
                 register_vector(conn)
                 with conn.transaction():
+                    # the vector index is built once over the restored rows (much faster
+                    # than growing it row by row); readers wait for the commit meanwhile,
+                    # as the API answers corpus_restoring to them anyway
+                    indexes = _drop_vector_indexes(conn)
                     conn.execute("DELETE FROM chunks")
                     conn.execute("DELETE FROM documents")
                     report("documents", 0, manifest.counts["documents"])
@@ -419,6 +436,10 @@ def restore_rag(
                             f"the bundle holds {n_docs} documents and {n_chunks} chunks but "
                             f"{manifest.counts} are recorded",
                         )
+                    report("vector index", 0, len(indexes))
+                    for ddl in indexes:
+                        conn.execute(ddl)
+                    report("vector index", len(indexes), len(indexes))
                     conn.execute(
                         "SELECT setval('chunk_original_index_seq',"
                         " GREATEST((SELECT max(original_index) + 1 FROM chunks), 0), false)"
