@@ -168,3 +168,33 @@ def test_the_graph_lock_is_exclusive_and_dies_with_its_holder(
         with corpus_write_lock(backup_settings, "rag", exclusive=True, holder="restore of y"):
             assert corpus_restoring(backup_settings, "rag") == "restore of y"
     assert corpus_restoring(backup_settings, "graph") is None
+
+
+def test_a_graph_service_is_one_writer_across_processes(backup_settings: Settings) -> None:
+    from varagity.graph.service import GraphService
+    from varagity.models.chat import ChatClient
+    from varagity.models.embeddings import EmbeddingClient
+
+    chat = ChatClient.from_settings(backup_settings)
+    embedder = EmbeddingClient.from_settings(backup_settings)
+    service = GraphService(backup_settings, chat, embedder)
+    try:
+        with service.writing("a graph build of chat.db"), service.writing():  # re-entrant
+            with (
+                pytest.raises(CorpusBusy) as caught,
+                corpus_write_lock(backup_settings, "graph", exclusive=True, holder="export"),
+            ):
+                pass
+            assert "a graph build of chat.db" in caught.value.holder
+        proc, _ = start_worker(backup_settings, "hold-graph")
+        try:
+            with pytest.raises(CorpusBusy), service.writing():
+                pass
+        finally:
+            kill9(proc)
+        with service.writing():
+            pass
+    finally:
+        service.close()
+        chat.close()
+        embedder.close()
