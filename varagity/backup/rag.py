@@ -55,7 +55,7 @@ from varagity.backup.bundle import (
 )
 from varagity.backup.locks import restore_holder
 from varagity.config import Settings
-from varagity.corpus_lock import CorpusBusy, rag_lock
+from varagity.corpus_lock import NO_HOLDER, CorpusBusy, rag_lock
 from varagity.records import ChunkRecord
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY, ingest_settings
@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 BM25_REBUILD_KEY = "_bm25_rebuild_pending"
 _BATCH = 500
 _PROGRESS_EVERY = 500
+_HEAL_ATTEMPTS = 10
 
 
 def _noop(phase: str, done: int, total: int) -> None:
@@ -490,18 +491,25 @@ def rebuild_bm25(pg: PgVectorStore, bm25: BM25Store, *, progress: Progress | Non
 
 def heal_rag_index(pg: PgVectorStore, bm25: BM25Store) -> bool:
     """Finish the BM25 rebuild of a restore that was killed after its commit; True when
-    one was done. Cheap when there is nothing to heal (one query); skipped while another
-    process holds the corpus (a restore in flight finishes its own rebuild)."""
+    one was done. Cheap when there is nothing to heal (one query); skipped while a live
+    process holds the corpus (a restore in flight finishes its own rebuild). A killed
+    holder's session ends a moment after its process, so a lock held by nobody the
+    catalog can name is tried again a few times first."""
     with pg.connection() as conn:
         row = conn.execute(
             "SELECT value FROM app_settings WHERE key = %s", (BM25_REBUILD_KEY,)
         ).fetchone()
     if row is None:
         return False
-    try:
-        with rag_lock(pg.url, exclusive=True, holder=restore_holder(f"{row[0]} (healing)")):
-            n = rebuild_bm25(pg, bm25)
-    except CorpusBusy:
-        return False
+    for attempt in range(_HEAL_ATTEMPTS):
+        try:
+            with rag_lock(pg.url, exclusive=True, holder=restore_holder(f"{row[0]} (healing)")):
+                n = rebuild_bm25(pg, bm25)
+            break
+        except CorpusBusy as busy:
+            if busy.holder != NO_HOLDER or attempt == _HEAL_ATTEMPTS - 1:
+                log.warning("the BM25 index needs a rebuild but %s holds the corpus", busy.holder)
+                return False
+            time.sleep(0.2)
     log.warning("rebuilt the BM25 index (%d chunks) left unfinished by a killed restore", n)
     return True
