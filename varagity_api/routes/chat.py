@@ -51,6 +51,7 @@ from varagity.stores.conversation_store import (
     ConversationStore,
     new_id,
 )
+from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ConversationStoreDep, ServicesDep
 from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.chat import (
@@ -200,6 +201,7 @@ async def _save(
             "done (DoneEvent) or error (ErrorEvent).",
         },
         404: {"model": ErrorBody, "description": "Unknown conversation_id."},
+        503: {"model": ErrorBody, "description": "The corpus is being restored."},
     },
 )
 async def chat(
@@ -207,6 +209,7 @@ async def chat(
 ) -> EventSourceResponse:
     """Stream the evidence, reasoning and answer deltas, then ``done`` with the saved ids."""
     settings = services.settings
+    await run_in_threadpool(refuse_while_restoring, settings, body.corpus, status=503)
     if body.conversation_id is None:
         conversation_id, pairs = new_id(), []
     else:

@@ -31,6 +31,7 @@ from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import workdir_for
 from varagity.observability.metrics import GRAPH_UPLOADED_FILES
 from varagity.uploads import UploadRefused
+from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ServicesDep, SettingsDep, require_graph_enabled
 from varagity_api.errors import ApiError
 from varagity_api.graph_runs import launch_builds
@@ -88,6 +89,7 @@ async def list_graph_sources(services: ServicesDep) -> GraphSourceList:
     """Every archive (and every file that is not one, with the reason) in
     ``GRAPH_DOCS_PATH``, with what the graph holds of it."""
     settings = services.settings
+    await run_in_threadpool(refuse_while_restoring, settings, "graph", status=409)
     manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
     listed = await run_in_threadpool(list_sources, settings.graph_docs_path, manifest)
     return GraphSourceList(
@@ -102,7 +104,7 @@ def _launch_builds(settings: Settings, paths: list[str]) -> list[GraphBuild]:
     stands."""
     try:
         launched = launch_builds(settings, paths, source=UPLOAD_SOURCE)
-    except DagsterError as exc:
+    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy (an export or restore)
         log.warning("uploaded archives wait for the graph-sources sensor: %s", exc)
         return []
     return [*launched.launched, *launched.in_flight]
@@ -163,6 +165,7 @@ async def upload_graph_sources(request: Request, settings: SettingsDep) -> Graph
     response_model=GraphSourceRemoved,
     responses={
         404: {"model": ErrorBody, "description": "No such archive."},
+        409: {"model": ErrorBody, "description": "The graph is being restored."},
         422: {
             "model": ErrorBody,
             "description": "The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden "
