@@ -536,12 +536,7 @@ def run_scale_benchmark(
             for doc, records in _records(corpus, settings.docs_path, indexes, settings, model):
                 vecs = vectors[row_i : row_i + len(records)]
                 row_i += len(records)
-                bm25_docs.extend(
-                    BM25Document(
-                        r.chunk_id, r.doc_id, r.original_index, r.content, r.contextualized_content
-                    )
-                    for r in records
-                )
+                bm25_docs.extend(BM25Document.of(r) for r in records)
                 if product_chunks < _PRODUCT_SAMPLE:  # the product's own writer, timed
                     t = time.perf_counter()
                     pg.write_document(

@@ -258,7 +258,7 @@ def store_documents(
             dropped |= pg.chunk_ids_of(doc.parsed.doc_id, conn=conn) - {r.chunk_id for r in rows}
         if dropped:
             bm25.delete_chunks(sorted(dropped))
-        entries = [_bm25_document(r) for rows in records for r in rows]
+        entries = [BM25Document.of(r) for rows in records for r in rows]
         if entries:
             bm25.index(entries)
         for doc, rows in zip(documents, records, strict=True):
@@ -285,16 +285,6 @@ def store_documents(
         results.append(StoreResult(doc.parsed.doc_id, len(rows), stale))
     purge_documents([s for r in results for s in r.replaced_doc_ids], pg=pg, bm25=bm25)
     return results
-
-
-def _bm25_document(record: ChunkRecord) -> BM25Document:
-    return BM25Document(
-        chunk_id=record.chunk_id,
-        doc_id=record.doc_id,
-        original_index=record.original_index,
-        content=record.content,
-        contextualized_content=record.contextualized_content,
-    )
 
 
 def purge_documents(doc_ids: Sequence[str], *, pg: PgVectorStore, bm25: BM25Store) -> list[str]:
@@ -382,7 +372,7 @@ def store_contexts(
             )
             fresh.append(EmbeddedChunk(updated, vector))
         if fresh:
-            bm25.index([_bm25_document(c.record) for c in fresh])
+            bm25.index([BM25Document.of(c.record) for c in fresh])
             pg.update_contexts(conn, fresh)
     return [c.record.chunk_id for c in fresh]
 

@@ -3,7 +3,9 @@
 Writers of one document (ingest, the deferred blurb stage, purges) serialize on a
 per-document lock (:meth:`PgVectorStore.document_lock`) held across their BM25 write
 and their Postgres transaction, so a blurb landing while its document is deleted or
-replaced can never write the document back into either store.
+replaced can never write the document back into either store. The same transaction
+holds the corpus lock shared (:mod:`varagity.corpus_lock`): a restore, which
+holds it exclusive, never interleaves with a store write.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pgvector.psycopg import register_vector
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from varagity.corpus_lock import rag_shared_xact_lock
 from varagity.records import ChunkRecord
 from varagity.stores.migrate import apply_migrations
 from varagity.stores.postgres import connect, redact
@@ -182,10 +185,15 @@ class PgVectorStore:
         """A transaction holding the write lock of each document until it ends.
 
         The locks are transaction-scoped advisory locks taken in ``doc_id`` order (no
-        deadlock between two writers of overlapping sets). Writes passed the yielded
-        connection commit with the block, the locks released in the same instant.
+        deadlock between two writers of overlapping sets), after the corpus lock shared.
+        Writes passed the yielded connection commit with the block, the locks released
+        in the same instant.
+
+        Raises:
+            CorpusBusy: A restore holds the corpus.
         """
         with self._pool.connection() as conn, conn.transaction():
+            rag_shared_xact_lock(conn)
             for doc_id in sorted(set(doc_ids)):
                 conn.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from varagity.records import ChunkRecord
+
 
 @dataclass(frozen=True, slots=True)
 class BM25Document:
@@ -22,6 +24,18 @@ class BM25Document:
     original_index: int
     content: str
     contextualized_content: str
+
+    @classmethod
+    def of(cls, record: ChunkRecord) -> BM25Document:
+        """The index's copy of a stored chunk (every field is a chunks column, so the
+        index can always be rebuilt from the rows)."""
+        return cls(
+            chunk_id=record.chunk_id,
+            doc_id=record.doc_id,
+            original_index=record.original_index,
+            content=record.content,
+            contextualized_content=record.contextualized_content,
+        )
 
 
 @dataclass(frozen=True, slots=True)
