@@ -9,11 +9,17 @@ from datetime import datetime
 import dagster as dg
 import pytest
 
+from tests.conftest import SettingsFactory
+from tests.support.api_server import index_files
 from tests.support.pipeline import DEFS
 from varagity import pipeline
-from varagity.config import reset_settings
+from varagity.config import Settings, reset_settings
+from varagity.services import Services
 from varagity_assets.defs.backup.assets import VERIFY_CHECK
 from varagity_assets.defs.backup.schedules import SCHEDULE_NAME, backup_schedules
+from varagity_assets.resources import VaragityResource
+
+pytestmark = pytest.mark.integration
 
 
 def test_backup_definitions() -> None:
@@ -57,3 +63,80 @@ def test_the_schedule_exists_only_when_a_cron_is_set(monkeypatch: pytest.MonkeyP
         monkeypatch.delenv("BACKUP_SCHEDULE")
         monkeypatch.delenv("GRAPH_ENABLED")
         reset_settings()
+
+
+def _restore(name: str, corpus: str = "rag") -> dg.ExecuteInProcessResult:
+    job = DEFS.resolve_job_def(pipeline.RESTORE_JOB)
+    return job.execute_in_process(
+        run_config={"ops": {"restore_corpus": {"config": {"corpus": corpus, "name": name}}}},
+        resources={"varagity": VaragityResource()},
+        raise_on_error=False,
+    )
+
+
+def _chunk_ids(settings: Settings) -> list[str]:
+    services = Services.open(settings)
+    try:
+        return sorted(
+            c.chunk_id
+            for d in services.pg.list_documents()
+            for c in services.pg.chunks_of(d.doc_id)
+        )
+    finally:
+        services.close()
+
+
+def _failure(result: dg.ExecuteInProcessResult) -> str:
+    [event] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    return str(event.step_failure_data.error)  # type: ignore[union-attr]
+
+
+def test_a_bundle_is_a_verified_materialization_and_restores(stack_settings: Settings) -> None:
+    """Export the documents as the UI would (the rag partition), then restore the bundle
+    with the job: the same rows come back; a missing or damaged bundle fails the run
+    with its reason and leaves the corpus as it was."""
+    index_files(stack_settings)
+    export = DEFS.resolve_job_def(pipeline.BACKUP_JOB)
+    result = export.execute_in_process(
+        partition_key="rag", resources={"varagity": VaragityResource()}
+    )
+    assert result.success
+    [check] = result.get_asset_check_evaluations()
+    assert (check.check_name, check.passed) == (VERIFY_CHECK, True)
+    [mat] = result.get_asset_materialization_events()
+    meta = {k: v.value for k, v in mat.materialization.metadata.items()}
+    name = str(meta["bundle"])
+    assert meta["counts"] == {"documents": 3, "chunks": 3}
+    folder = stack_settings.docs_path / "varagity-exports"
+    assert (folder / name).stat().st_size == meta["size_bytes"]
+
+    before = _chunk_ids(stack_settings)
+    services = Services.open(stack_settings)
+    try:  # the corpus changes after the export; the restore puts the exported rows back
+        services.pg.delete_documents([services.pg.list_documents()[0].doc_id])
+    finally:
+        services.close()
+    assert len(_chunk_ids(stack_settings)) == len(before) - 1
+    restored = _restore(name)
+    assert restored.success
+    assert _chunk_ids(stack_settings) == before
+
+    missing = _restore("varagity-rag-19990101-0000.zip")
+    assert not missing.success and "bundle_not_found" in _failure(missing)
+    damaged = folder / "varagity-rag-20000101-0000.zip"
+    damaged.write_bytes((folder / name).read_bytes()[:-200])  # truncated
+    refused = _restore(damaged.name)
+    assert not refused.success and "bundle_invalid" in _failure(refused)
+    assert _chunk_ids(stack_settings) == before
+
+
+def test_the_graph_partition_refuses_while_the_graph_is_switched_off(
+    make_settings: SettingsFactory, pg_url: str
+) -> None:
+    make_settings(DATABASE_URL=pg_url, GRAPH_ENABLED="false")
+    export = DEFS.resolve_job_def(pipeline.BACKUP_JOB)
+    result = export.execute_in_process(
+        partition_key="graph", resources={"varagity": VaragityResource()}, raise_on_error=False
+    )
+    assert not result.success and "graph_disabled" in _failure(result)
+    assert not result.get_asset_materialization_events()

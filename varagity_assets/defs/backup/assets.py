@@ -116,7 +116,7 @@ def backup_bundle(
     size = result.path.stat().st_size
     context.log.info(f"{result.path.name} written in {result.seconds:.1f} s; verifying it")
     started = time.monotonic()
-    verdict = verify_bundle(result.path, settings, corpus)  # type: ignore[arg-type]
+    verdict = verify_bundle(result.path, settings, corpus)
     verify_seconds = time.monotonic() - started
     chunks = manifest.counts.get("chunks")
     metadata: dict[str, dg.RawMetadataValue] = {
