@@ -89,7 +89,6 @@ async def list_graph_sources(services: ServicesDep) -> GraphSourceList:
     """Every archive (and every file that is not one, with the reason) in
     ``GRAPH_DOCS_PATH``, with what the graph holds of it."""
     settings = services.settings
-    await run_in_threadpool(refuse_while_restoring, settings, "graph", status=409)
     manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
     listed = await run_in_threadpool(list_sources, settings.graph_docs_path, manifest)
     return GraphSourceList(
@@ -177,6 +176,7 @@ async def delete_graph_source(path: str, services: ServicesDep) -> GraphSourceRe
     """Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
     days leave the graph in the removal run the sensor then requests."""
     settings = services.settings
+    await run_in_threadpool(refuse_while_restoring, settings, "graph", status=409)
     manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
     try:
         removed = await run_in_threadpool(remove_source, settings.graph_docs_path, path, manifest)
