@@ -296,12 +296,79 @@ def _follow_backup_run(client: object, run_id: str) -> int:
         time.sleep(1)
 
 
+def _print_progress(phase: str, done: int, total: int) -> None:
+    if done == total or done % 1000 == 0:
+        print(f"{phase} {done}/{total}", flush=True)
+
+
+def _backup_in_process(corpus: str, name: str | None) -> int:
+    """Export (``name`` None) or restore ``corpus`` in this process, as the Dagster run
+    would: the same library calls, Postgres started here (and stopped again) when it is
+    the embedded one and not running. No model server is needed either way."""
+    from varagity.backup.bundle import BundleError, resolve_bundle, verify_bundle
+    from varagity.backup.locks import CorpusBusy
+    from varagity.services import Services
+    from varagity.stores.postgres import embedded_postgres_pid, stop_embedded_postgres
+
+    settings = get_settings()
+    if corpus == "graph" and not settings.GRAPH_ENABLED:
+        print("error: graph_disabled: GRAPH_ENABLED is false", file=sys.stderr)
+        return 1
+    started_here = settings.DATABASE_URL is None and embedded_postgres_pid(settings) is None
+    services = Services.open(settings)
+    try:
+        if name is None:
+            if corpus == "graph":
+                from varagity.backup.graph import export_graph
+
+                exported = export_graph(services.settings, progress=_print_progress)
+            else:
+                from varagity.backup.rag import export_rag
+
+                exported = export_rag(services.settings, services.pg, progress=_print_progress)
+            verdict = verify_bundle(exported.path, services.settings, corpus)  # type: ignore[arg-type]
+            _print_verdict(verdict, sys.stdout)
+            return 0 if verdict.ok else 1
+        path = resolve_bundle(services.settings, corpus, name)  # type: ignore[arg-type]
+        if corpus == "graph":
+            from varagity.backup.graph import restore_graph
+
+            restored = restore_graph(path, services.settings, progress=_print_progress)
+        else:
+            from varagity.backup.rag import restore_rag
+
+            restored = restore_rag(
+                path, services.settings, services.pg, services.bm25, progress=_print_progress
+            )
+        counts = ", ".join(f"{v} {k}" for k, v in restored.manifest.counts.items())
+        print(f"restored {counts} from {name} in {restored.seconds:.1f} s")
+        if restored.stale_reason:
+            print(f"the corpus is flagged stale: {restored.stale_reason}")
+        return 0
+    except (BundleError, CorpusBusy) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        services.close()
+        if started_here:
+            stop_embedded_postgres(settings)
+
+
 def _launch_backup_run(args: argparse.Namespace, name: str | None) -> int:
-    from varagity.dagster_client import DagsterClient
+    from varagity.dagster_client import DagsterClient, DagsterUnavailable
 
     settings = get_settings()
     client = DagsterClient(settings.dagster_url)
-    holders = client.in_flight_corpus_runs(args.corpus)
+    what = "export" if name is None else f"restore from {name}"
+    try:
+        holders = client.in_flight_corpus_runs(args.corpus)
+    except DagsterUnavailable:
+        print(
+            f"Dagster is not reachable at {settings.dagster_url} (the stack is not up): "
+            f"running the {what} of {args.corpus} in this process (no Dagster run)",
+            flush=True,
+        )
+        return _backup_in_process(args.corpus, name)
     if holders:
         print(
             f"error: corpus_busy: the {args.corpus} corpus is busy: {holders[0].holder()} is "
@@ -313,7 +380,6 @@ def _launch_backup_run(args: argparse.Namespace, name: str | None) -> int:
         run_id = client.launch_export(args.corpus, source="cli")
     else:
         run_id = client.launch_restore(args.corpus, name, source="cli")
-    what = "export" if name is None else f"restore from {name}"
     print(f"{what} of {args.corpus}: run {run_id}: {settings.dagster_url}/runs/{run_id}")
     return _follow_backup_run(client, run_id) if args.wait else 0
 
@@ -613,7 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="list, verify, export and restore corpus bundles (varagity-exports/)",
         description="Bundles live in each corpus's varagity-exports/ folder. list and verify "
         "read the folder here; export and restore launch Dagster runs through the stack's "
-        "webserver (varagity up must be running) and follow them.",
+        "webserver and follow them, or, when the stack is not up, do the same work in this "
+        "process (starting the embedded Postgres for it; no model server is needed).",
     )
     backup_sub = backup.add_subparsers(dest="backup_command", required=True)
     corpora = ("rag", "graph")
