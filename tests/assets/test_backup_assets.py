@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files
-from tests.support.pipeline import DEFS
+from tests.support.pipeline import DEFS, Harness, write_file
 from varagity import pipeline
 from varagity.config import Settings, reset_settings
 from varagity.services import Services
@@ -140,3 +140,19 @@ def test_the_graph_partition_refuses_while_the_graph_is_switched_off(
     )
     assert not result.success and "graph_disabled" in _failure(result)
     assert not result.get_asset_materialization_events()
+
+
+def test_the_folder_sensor_never_takes_the_backups_folder(
+    make_settings: SettingsFactory, pg_url: str
+) -> None:
+    """Bundles (and anything else) in ``varagity-exports/`` at the corpus root never
+    become partitions; a folder of that name deeper down is ordinary corpus."""
+    settings = make_settings(DATABASE_URL=pg_url)
+    docs = settings.docs_path
+    write_file(docs / "kettle.md", "The Tern K2 kettle has a warranty of 27 months.\n")
+    write_file(docs / "Varagity-Exports" / "notes.md", "never corpus\n")
+    (docs / "Varagity-Exports" / "varagity-rag-20261202-0630.zip").write_bytes(b"PK\x05\x06")
+    write_file(docs / "team" / "varagity-exports" / "plan.md", "ordinary corpus\n")
+    h = Harness()
+    h.tick()
+    assert h.partitions() == {"kettle.md", "team/varagity-exports/plan.md"}
