@@ -93,5 +93,5 @@ def test_backup_schedule_is_a_cron_or_blank(
     assert load_settings().BACKUP_SCHEDULE == ""  # no schedule by default
     assert load_settings(BACKUP_SCHEDULE="  0 3 * *  1-5 ").BACKUP_SCHEDULE == "0 3 * * 1-5"
     for bad in ("every night", "0 3 * *", "0 3 * * * *", "0 3 * * mon;rm"):
-        with pytest.raises(SettingsError, match="BACKUP_SCHEDULE .* is not a 5-field cron"):
+        with pytest.raises(SettingsError, match=r"BACKUP_SCHEDULE .* is not a 5-field cron"):
             load_settings(BACKUP_SCHEDULE=bad)
