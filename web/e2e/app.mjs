@@ -322,7 +322,9 @@ function searchIds(page) {
     });
     if (!response.ok) throw new Error(`search answered ${response.status}: ${await response.text()}`);
     const body = await response.json();
-    return body.results.map((r) => `${r.chunk_id} ${r.relative_path}`);
+    /** @type {{chunk_id: string, relative_path: string}[]} */
+    const results = body.results;
+    return results.map((r) => `${r.chunk_id} ${r.relative_path}`);
   }, QUESTION);
 }
 
