@@ -28,6 +28,7 @@ from varagity.pipeline import (
     BACKUP_JOB,
     BATCH_TAG,
     BUNDLE_TAG,
+    CONTEXTUALIZE_JOB,
     CORPUS_TAG,
     DOCUMENTS_PARTITIONS,
     FILES_TAG,
@@ -39,6 +40,7 @@ from varagity.pipeline import (
     INGEST_ASSETS,
     INGEST_JOB,
     PARTITION_TAG,
+    PURGE_JOB,
     RANGE_END_TAG,
     RANGE_START_TAG,
     REINGEST_TAG,
@@ -246,6 +248,8 @@ _WHAT = {
     GRAPH_BUILD_JOB: "a graph build",
     GRAPH_REMOVE_JOB: "a graph source removal",
     INGEST_JOB: "an ingest",
+    CONTEXTUALIZE_JOB: "a blurb run",
+    PURGE_JOB: "a purge",
 }
 
 

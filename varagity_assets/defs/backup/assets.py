@@ -112,6 +112,8 @@ def backup_bundle(
             result = export_rag(settings, services.pg, progress=progress)
     except (BundleError, CorpusBusy) as exc:
         raise corpus_failure(exc, corpus) from exc
+    except FileNotFoundError as exc:  # a graph nothing has built yet: nothing to back up
+        raise dg.Failure(f"nothing_to_export: {exc}", allow_retries=False) from exc
     manifest = result.manifest
     size = result.path.stat().st_size
     context.log.info(f"{result.path.name} written in {result.seconds:.1f} s; verifying it")
