@@ -29,7 +29,7 @@ export function BackupPanel({ backups }: BackupPanelProps) {
   return (
     <section className="backups" aria-labelledby={heading}>
       <h3 id={heading}>Backups</h3>
-      <div className="selection-bar">
+      <div className="backup-bar">
         <button type="button" disabled={busy} onClick={backups.exportNow}>
           Export
         </button>
