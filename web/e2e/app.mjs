@@ -349,7 +349,7 @@ async function backups(session, page) {
   const row = panel.locator(".bundle", { has: page.locator("code", { hasText: name }) });
   await row.waitFor();
   report.bundleRow = await row.innerText();
-  assert.match(String(report.bundleRow), /verified/);
+  assert.match(String(report.bundleRow), /verified/i);
   await session.shot(page, "13-backup-exported", "the documents exported: the bundle listed as verified");
 
   await row.getByRole("button", { name: "Restore\u2026" }).click();
