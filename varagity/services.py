@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+from varagity.backup.rag import heal_rag_index
 from varagity.config import REINGEST_AFFECTING, RUNTIME_EDITABLE, Settings
 from varagity.graph.manifest import provenance
 from varagity.graph.registry import workdir_for
@@ -68,12 +69,14 @@ class Services:
     @classmethod
     def open(cls, settings: Settings) -> Services:
         """Connect to Postgres (migrating it), apply the stored overrides to ``settings``,
-        then open the BM25 index and the model clients with the effective settings."""
+        then open the BM25 index (finishing the rebuild of a killed restore) and the
+        model clients with the effective settings."""
         pg = PgVectorStore(database_url(settings), embedding_dim=settings.EMBEDDING_DIM)
         try:
             rows = SettingsOverrideStore(pg).rows()
             effective, problems = apply_overrides(settings, rows)
             bm25 = open_bm25_store(effective)
+            heal_rag_index(pg, bm25)  # a restore killed during its BM25 rebuild
         except Exception:
             pg.close()
             raise

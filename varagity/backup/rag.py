@@ -18,6 +18,7 @@ when the next process opens the stores). No model is called.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import tempfile
@@ -42,6 +43,7 @@ from varagity.backup.bundle import (
     BundleError,
     BundleManifest,
     ExportResult,
+    HashingReader,
     Progress,
     RestoreResult,
     check_directory,
@@ -326,6 +328,22 @@ def _copy_chunks(
     return n
 
 
+@contextlib.contextmanager
+def _faults(*readers: HashingReader) -> Iterator[None]:
+    """Report what went wrong while rows streamed in: a damaged member (its digest) before
+    whatever its damage made fail (an unknown column, a value Postgres refused)."""
+    try:
+        yield
+    except (BundleError, psycopg.Error, ValueError, KeyError, TypeError) as exc:
+        for reader in readers:
+            reader.check()  # raises the digest mismatch when the member was damaged
+        if isinstance(exc, BundleError):
+            raise
+        raise BundleError(
+            "bundle_invalid", f"the bundle's rows could not be restored: {exc}"
+        ) from exc
+
+
 def _set(conn: psycopg.Connection, key: str, value: str) -> None:
     conn.execute(
         "INSERT INTO app_settings (key, value, updated_at) VALUES (%s, %s, now())"
@@ -375,13 +393,14 @@ def restore_rag(
                     conn.execute("DELETE FROM chunks")
                     conn.execute("DELETE FROM documents")
                     report("documents", 0, manifest.counts["documents"])
-                    with open_member(zf, members[RAG_DOCUMENTS]) as docs:
+                    with open_member(zf, members[RAG_DOCUMENTS]) as docs, _faults(docs):
                         sources, n_docs = _copy_documents(conn, docs, settings.docs_path)
                         docs.check()
                     report("documents", n_docs, manifest.counts["documents"])
                     with (
                         open_member(zf, members[RAG_CHUNKS]) as chunks,
                         open_member(zf, members[RAG_EMBEDDINGS]) as vectors,
+                        _faults(chunks, vectors),
                     ):
                         n_chunks = _copy_chunks(
                             conn,

@@ -11,6 +11,12 @@ the API (chat turns, the graph view) reads it. A reader never waits for a build:
   is seen without a restart. An open whose files changed while it loaded is done
   again, so what a reader holds is the files of one moment.
 
+The graph has one writer across processes: a build holds the graph's write lock
+(:func:`varagity.corpus_lock.graph_write_lock`) and one that meets another writer (a
+build, a backup export or restore) fails at once with ``CorpusBusy``. A restored backup
+replaces the working directory whole (:meth:`GraphService.replace_workdir`); what a
+killed replacement left is healed when a service is constructed.
+
 ``GRAPH_ENABLED=false`` makes every call raise :class:`GraphDisabled`.
 """
 
@@ -24,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from varagity.config import Settings
+from varagity.corpus_lock import graph_write_lock
 from varagity.graph.base import (
     FAILED,
     PENDING,
@@ -38,6 +45,7 @@ from varagity.graph.base import (
     Neighbourhood,
 )
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
+from varagity.graph.swap import commit, heal_graph_workdir, roll_back, swap_in
 from varagity.graph.types import GraphDiff, GraphRetrieval
 
 if TYPE_CHECKING:
@@ -142,7 +150,8 @@ class GraphService:
         *,
         describe: Describe | None = None,
     ) -> None:
-        """Create the service (nothing is opened until it is used).
+        """Create the service (nothing is opened until it is used; a working directory
+        a killed restore left half-swapped is put right first).
 
         Args:
             settings: ``GRAPH_*`` settings (where the graph lives, the engine, the switch).
@@ -162,6 +171,7 @@ class GraphService:
         self._reader: GraphEngine | None = None
         self._writer: GraphEngine | None = None  # during a build, reads use it
         self._reader_stamp: tuple[tuple[str, int, int], ...] = ()
+        heal_graph_workdir(settings)
 
     def _check_enabled(self) -> None:
         if not self.settings.GRAPH_ENABLED:
@@ -275,9 +285,10 @@ class GraphService:
         Raises:
             GraphDisabled: ``GRAPH_ENABLED=false``.
             GraphEngineError: The engine could not open the working directory.
+            CorpusBusy: Another process writes the graph (a build, a backup).
         """
         self._check_enabled()
-        with self._write_lock:
+        with self._write_lock, graph_write_lock(self.settings, holder="a graph build"):
             with self._lock:
                 self._close_reader()
                 started = time.monotonic()
@@ -293,6 +304,30 @@ class GraphService:
                     self._writer = None
                     engine.close()
             return BuildResult(report, size, time.monotonic() - started)
+
+    def replace_workdir(self, staged: Path, run: str) -> GraphSize:
+        """Swap ``staged`` in as the working directory and open it; returns its size.
+
+        The caller holds the graph's write lock. Reads in this process wait for the
+        swap. When the new graph does not open, the previous one is put back and the
+        error raised; once it opened, the previous one is deleted.
+        """
+        with self._write_lock, self._lock:
+            self._close_reader()
+            swap_in(self.workdir, staged, run)
+            try:
+                engine = open_engine(
+                    self.settings, chat=self._chat, embedder=self._embedder, writer=False
+                )
+                try:
+                    size = size_of(engine)
+                finally:
+                    engine.close()
+            except BaseException:
+                roll_back(self.workdir, run)
+                raise
+            commit(self.workdir, run)
+            return size
 
     def close(self) -> None:
         """Close the reader (a later call opens it again)."""

@@ -17,6 +17,9 @@ from varagity.stores.vector_store import PgVectorStore
 
 INGEST_SETTINGS_KEY = "_ingest_settings"
 STALE_KEY = "_corpus_stale"
+#: The message graph's stale flag (why it may not match its sources); a graph backup
+#: records it and its restore puts it back.
+GRAPH_STALE_KEY = "_graph_stale"
 
 
 def ingest_settings(settings: Settings) -> dict[str, str]:
