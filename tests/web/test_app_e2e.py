@@ -157,7 +157,10 @@ def test_the_web_client_on_the_embedded_stack(stack: Stack, tmp_path: Path) -> N
         "09-ingest-progress.png",
         "10-ingest-done.png",
         "11-conversations-group.png",
-        "12-narrow.png",
+        "12-backup-exported.png",
+        "13-backup-restore-confirm.png",
+        "14-backup-restored.png",
+        "15-narrow.png",
     }
 
 

@@ -350,18 +350,18 @@ async function backups(session, page) {
   await row.waitFor();
   report.bundleRow = await row.innerText();
   assert.match(String(report.bundleRow), /verified/i);
-  await session.shot(page, "13-backup-exported", "the documents exported: the bundle listed as verified");
+  await session.shot(page, "12-backup-exported", "the documents exported: the bundle listed as verified");
 
   await row.getByRole("button", { name: "Restore\u2026" }).click();
   const dialog = page.getByRole("dialog", { name: `Restore ${name}?` });
   await dialog.waitFor();
   report.restoreConfirm = await dialog.innerText();
   assert.match(String(report.restoreConfirm), /replaces the documents corpus \(now \d+ documents/);
-  await session.shot(page, "14-backup-restore-confirm", "the restore names what it replaces, with counts");
+  await session.shot(page, "13-backup-restore-confirm", "the restore names what it replaces, with counts");
   await dialog.getByRole("button", { name: "Restore", exact: true }).click();
   await run.getByText(`Restore from ${name} finished`).waitFor({ timeout: INGEST_TIMEOUT });
   report.restored = await run.innerText();
-  await session.shot(page, "15-backup-restored", "the documents restored from the bundle");
+  await session.shot(page, "14-backup-restored", "the documents restored from the bundle");
   const after = await searchIds(page);
   report.searchBefore = before;
   report.searchAfter = after;
@@ -387,7 +387,7 @@ async function narrow(session, page) {
   await toggle.click();
   await sidebar.waitFor();
   assert.equal(await toggle.getAttribute("aria-expanded"), "true");
-  await session.shot(page, "12-narrow", "375px wide: the sidebar opened from its toggle over the chat");
+  await session.shot(page, "15-narrow", "375px wide: the sidebar opened from its toggle over the chat");
   await page.keyboard.press("Escape");
   await sidebar.waitFor({ state: "hidden" });
   assert.equal(await page.evaluate(() => document.activeElement?.id), "sidebar-toggle");
