@@ -13,6 +13,7 @@ from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files
 from tests.support.pipeline import DEFS, Harness, write_file
 from varagity import pipeline
+from varagity.backup.locks import corpus_write_lock
 from varagity.config import Settings, reset_settings
 from varagity.services import Services
 from varagity_assets.defs.backup.assets import VERIFY_CHECK
@@ -156,3 +157,27 @@ def test_the_folder_sensor_never_takes_the_backups_folder(
     h = Harness()
     h.tick()
     assert h.partitions() == {"kettle.md", "team/varagity-exports/plan.md"}
+
+
+def test_a_graph_export_beside_a_build_fails_naming_it_and_writes_nothing(
+    make_settings: SettingsFactory, pg_url: str
+) -> None:
+    """The graph partition holds no Dagster pool (a RAG export must not queue behind an
+    hours-long build); the graph's write lock, which every build holds, refuses it."""
+    settings = make_settings(DATABASE_URL=pg_url)
+    export = DEFS.resolve_job_def(pipeline.BACKUP_JOB)
+    with corpus_write_lock(settings, "graph", exclusive=True, holder="a graph build (run b1)"):
+        busy = export.execute_in_process(
+            partition_key="graph", resources={"varagity": VaragityResource()}, raise_on_error=False
+        )
+    assert not busy.success
+    assert "corpus_busy: the graph corpus is being written by a graph build (run b1)" in _failure(
+        busy
+    )
+    folder = settings.graph_docs_path / "varagity-exports"
+    assert not folder.exists() or not any(folder.iterdir())
+    # free again, but nothing was ever built: nothing to back up, said so
+    empty = export.execute_in_process(
+        partition_key="graph", resources={"varagity": VaragityResource()}, raise_on_error=False
+    )
+    assert not empty.success and "nothing_to_export" in _failure(empty)
