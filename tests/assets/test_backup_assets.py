@@ -5,6 +5,7 @@ the optional schedule; then the asset materialized in process on real Postgres."
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -13,7 +14,7 @@ from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files
 from tests.support.pipeline import DEFS, Harness, write_file
 from varagity import pipeline
-from varagity.backup.locks import corpus_write_lock
+from varagity.backup.locks import corpus_write_lock, restore_holder
 from varagity.config import Settings, reset_settings
 from varagity.services import Services
 from varagity_assets.defs.backup.assets import VERIFY_CHECK
@@ -181,3 +182,36 @@ def test_a_graph_export_beside_a_build_fails_naming_it_and_writes_nothing(
         partition_key="graph", resources={"varagity": VaragityResource()}, raise_on_error=False
     )
     assert not empty.success and "nothing_to_export" in _failure(empty)
+
+
+def test_the_folder_sensors_wait_while_their_corpus_is_restored(
+    make_settings: SettingsFactory, pg_url: str, tmp_path: Path
+) -> None:
+    """A file landing during a restore is not requested then (its run would only fail on
+    the corpus lock), but on the first tick after it; the other corpus is not held up."""
+    from varagity_assets.defs.graph.sensors import graph_sources_sensor
+
+    (tmp_path / "graph-docs").mkdir()
+    settings = make_settings(DATABASE_URL=pg_url, GRAPH_DOCS_PATH=tmp_path / "graph-docs")
+    write_file(
+        settings.docs_path / "kettle.md", "The Tern K2 kettle has a warranty of 27 months.\n"
+    )
+    h = Harness()
+    with corpus_write_lock(settings, "rag", exclusive=True, holder=restore_holder("b.zip")):
+        held = h.tick()
+        assert isinstance(held, dg.SkipReason)
+        assert "being restored (restore of b.zip" in str(held.skip_message)
+        assert h.partitions() == set()
+        with dg.build_sensor_context(
+            instance=h.instance, resources={"varagity": VaragityResource()}
+        ) as ctx:
+            graph = graph_sources_sensor(ctx)
+        assert not (isinstance(graph, dg.SkipReason) and "restored" in str(graph.skip_message))
+    with corpus_write_lock(settings, "graph", exclusive=True, holder=restore_holder("g.zip")):
+        with dg.build_sensor_context(
+            instance=h.instance, resources={"varagity": VaragityResource()}
+        ) as ctx:
+            graph = graph_sources_sensor(ctx)
+        assert isinstance(graph, dg.SkipReason) and "restore of g.zip" in str(graph.skip_message)
+    after = h.tick()
+    assert isinstance(after, dg.SensorResult) and h.partitions() == {"kettle.md"}
