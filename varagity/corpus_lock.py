@@ -74,9 +74,14 @@ def rag_holders(conn: psycopg.Connection, *, exclusive_only: bool = False) -> li
     return names
 
 
+#: The holder :class:`CorpusBusy` names when the lock was taken but its holder is gone
+#: from the catalog by the time it is asked (a session ending).
+NO_HOLDER = "another writer"
+
+
 def _busy(conn: psycopg.Connection) -> CorpusBusy:
     holders = rag_holders(conn)
-    return CorpusBusy("rag", ", ".join(sorted(set(holders))) or "another writer")
+    return CorpusBusy("rag", ", ".join(sorted(set(holders))) or NO_HOLDER)
 
 
 def rag_shared_xact_lock(conn: psycopg.Connection) -> None:

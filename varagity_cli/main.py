@@ -435,6 +435,13 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_bench_backup(args: argparse.Namespace) -> int:
+    """Export and restore throughput of a generated document corpus."""
+    from varagity_bench.backup import run_backup_benchmark
+
+    return run_backup_benchmark(documents=args.documents, chunks_per_document=args.chunks_per_doc)
+
+
 def cmd_bench_load(args: argparse.Namespace) -> int:
     """Run the concurrent-chat load benchmark."""
     from varagity_bench.load import run_load_benchmark
@@ -745,6 +752,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("--ef-search", default="40,64,100,200")
     scale.set_defaults(func=cmd_bench_scale)
+
+    backup = sub.add_parser(
+        "bench-backup",
+        help="backup export and restore throughput (chunks/s) and bundle size per 1,000 "
+        "chunks over a generated corpus",
+    )
+    backup.add_argument("--documents", type=int, default=200)
+    backup.add_argument("--chunks-per-doc", type=int, default=20)
+    backup.set_defaults(func=cmd_bench_backup)
 
     load = sub.add_parser(
         "bench-load",

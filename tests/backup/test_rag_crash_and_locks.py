@@ -39,7 +39,7 @@ def test_a_killed_export_leaves_no_bundle_and_the_next_one_sweeps(big_stack: Sta
     folder = exports_dir(big_stack.settings, "rag")
     partials = [p.name for p in folder.iterdir() if p.name.endswith(".partial")]
     assert len(partials) == 1 and partials[0].startswith(".varagity-rag-")
-    kill9(proc)
+    kill9(proc, big_stack.settings)
     assert list_bundles(big_stack.settings, "rag") == []  # nothing a listing can see
     assert (folder / partials[0]).exists()
     exported = export_rag(big_stack.settings, big_stack.pg)
@@ -55,7 +55,7 @@ def test_an_export_in_flight_is_not_swept(big_stack: Stack) -> None:
         export_rag(big_stack.settings, big_stack.pg)
         assert partial.exists()
     finally:
-        kill9(proc)
+        kill9(proc, big_stack.settings)
 
 
 def replace_corpus(stack: Stack) -> tuple[Path, set[str], set[str]]:
@@ -83,7 +83,7 @@ def test_a_killed_restore_leaves_the_old_corpus_or_the_new_one(
     bundle, old, new = replace_corpus(big_stack)
     proc, _ = start_worker(big_stack.settings, "restore-rag", bundle=bundle, pause=point)
     assert corpus_restoring(big_stack.settings, "rag") is not None
-    kill9(proc)
+    kill9(proc, big_stack.settings)
     assert corpus_restoring(big_stack.settings, "rag") is None
     ids = pg_ids(big_stack)
     assert ids == (old if expect == "old" else new)  # never a mix
@@ -115,7 +115,7 @@ def test_store_writers_share_the_rag_lock_and_a_restore_excludes_them(stack: Sta
         assert caught.value.holder == "worker"
         assert corpus_restoring(stack.settings, "rag") is None
     finally:
-        kill9(proc)
+        kill9(proc, stack.settings)
     restore_rag(bundle, stack.settings, stack.pg, stack.bm25)  # released by the kill
 
 
@@ -124,6 +124,7 @@ def test_a_restore_holder_refuses_store_writes_and_is_reported(stack: Stack) -> 
     proc, _ = start_worker(stack.settings, "hold-rag-restore")
     try:
         assert corpus_restoring(stack.settings, "rag") == "restore of worker"
+        assert corpus_restoring(stack.settings, "rag", pg=stack.pg) == "restore of worker"
         with pytest.raises(CorpusBusy) as caught:
             generate_corpus(
                 stack.settings, stack.pg, stack.bm25, documents=1, chunks_per_document=2, seed=4
@@ -141,7 +142,7 @@ def test_a_restore_holder_refuses_store_writes_and_is_reported(stack: Stack) -> 
         assert pg_ids(stack) == before
         assert stack.pg.search([1.0] * DIM, 3)  # reads go on
     finally:
-        kill9(proc)
+        kill9(proc, stack.settings)
     assert corpus_restoring(stack.settings, "rag") is None
     generate_corpus(
         stack.settings, stack.pg, stack.bm25, documents=1, chunks_per_document=2, seed=5
@@ -168,3 +169,33 @@ def test_the_graph_lock_is_exclusive_and_dies_with_its_holder(
         with corpus_write_lock(backup_settings, "rag", exclusive=True, holder="restore of y"):
             assert corpus_restoring(backup_settings, "rag") == "restore of y"
     assert corpus_restoring(backup_settings, "graph") is None
+
+
+def test_a_graph_service_is_one_writer_across_processes(backup_settings: Settings) -> None:
+    from varagity.graph.service import GraphService
+    from varagity.models.chat import ChatClient
+    from varagity.models.embeddings import EmbeddingClient
+
+    chat = ChatClient.from_settings(backup_settings)
+    embedder = EmbeddingClient.from_settings(backup_settings)
+    service = GraphService(backup_settings, chat, embedder)
+    try:
+        with service.writing("a graph build of chat.db"), service.writing():  # re-entrant
+            with (
+                pytest.raises(CorpusBusy) as caught,
+                corpus_write_lock(backup_settings, "graph", exclusive=True, holder="export"),
+            ):
+                pass
+            assert "a graph build of chat.db" in caught.value.holder
+        proc, _ = start_worker(backup_settings, "hold-graph")
+        try:
+            with pytest.raises(CorpusBusy), service.writing():
+                pass
+        finally:
+            kill9(proc)
+        with service.writing():
+            pass
+    finally:
+        service.close()
+        chat.close()
+        embedder.close()

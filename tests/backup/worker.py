@@ -128,9 +128,27 @@ def start_worker(
     return proc, line.strip()
 
 
-def kill9(proc: subprocess.Popen[Any]) -> None:
+def kill9(proc: subprocess.Popen[Any], settings: Settings | None = None) -> None:
+    """Kill the worker; with ``settings``, also wait until Postgres has ended its session
+    (the server notices a vanished client a moment later, and only then does the
+    session's advisory lock go)."""
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    if settings is None or not settings.DATABASE_URL:
+        return
+    from varagity.corpus_lock import HOLDER_PREFIX
+    from varagity.stores.postgres import connect
+
+    with connect(settings.DATABASE_URL, autocommit=True) as conn:
+        for _ in range(600):
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE %s",
+                (HOLDER_PREFIX + "%",),
+            ).fetchone()
+            if row is not None and row[0] == 0:
+                return
+            time.sleep(0.05)
+    raise AssertionError("the killed worker's Postgres session never ended")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from varagity.corpus_lock import (
     rag_holders,
     rag_lock,
 )
+from varagity.stores.vector_store import PgVectorStore
 
 __all__ = ["CorpusBusy", "corpus_restoring", "corpus_write_lock", "restore_holder"]
 
@@ -55,13 +56,21 @@ def corpus_write_lock(
         raise ValueError(f"corpus {corpus!r} is neither 'rag' nor 'graph'")
 
 
-def corpus_restoring(settings: Settings, corpus: Corpus) -> str | None:
+def corpus_restoring(
+    settings: Settings, corpus: Corpus, *, pg: PgVectorStore | None = None
+) -> str | None:
     """Who is restoring ``corpus`` right now (None when no restore runs). Cheap: one
-    catalog query (rag) or one lock probe (graph)."""
+    catalog query (rag; on ``pg``'s pool when given, which a caller asking per chat
+    should) or one lock probe (graph)."""
     if corpus == "graph":
         return graph_restoring(settings)
-    from varagity.stores.postgres import connect, database_url
+    if pg is not None:
+        with pg.connection() as conn:
+            holders = rag_holders(conn, exclusive_only=True)
+    else:
+        from varagity.stores.postgres import connect, database_url
 
-    with connect(database_url(settings), autocommit=True) as conn:
-        holders = [h for h in rag_holders(conn, exclusive_only=True) if h.startswith(_RESTORE)]
-    return holders[0] if holders else None
+        with connect(database_url(settings), autocommit=True) as conn:
+            holders = rag_holders(conn, exclusive_only=True)
+    restoring = [h for h in holders if h.startswith(_RESTORE)]
+    return restoring[0] if restoring else None

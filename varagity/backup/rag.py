@@ -55,7 +55,7 @@ from varagity.backup.bundle import (
 )
 from varagity.backup.locks import restore_holder
 from varagity.config import Settings
-from varagity.corpus_lock import CorpusBusy, rag_lock
+from varagity.corpus_lock import NO_HOLDER, CorpusBusy, rag_lock
 from varagity.records import ChunkRecord
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.corpus_state import INGEST_SETTINGS_KEY, STALE_KEY, ingest_settings
@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 BM25_REBUILD_KEY = "_bm25_rebuild_pending"
 _BATCH = 500
 _PROGRESS_EVERY = 500
+_HEAL_ATTEMPTS = 10
 
 
 def _noop(phase: str, done: int, total: int) -> None:
@@ -328,6 +329,19 @@ def _copy_chunks(
     return n
 
 
+def _drop_vector_indexes(conn: psycopg.Connection) -> list[str]:
+    """Drop the chunks' vector indexes (HNSW, IVFFlat) in this transaction; returns the
+    statements that create them again exactly as they were."""
+    rows = conn.execute(
+        "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i"
+        " JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam"
+        " WHERE i.indrelid = 'chunks'::regclass AND am.amname IN ('hnsw', 'ivfflat')"
+    ).fetchall()
+    for name, _ in rows:
+        conn.execute(f"DROP INDEX {name}")
+    return [str(ddl) for _, ddl in rows]
+
+
 @contextlib.contextmanager
 def _faults(*readers: HashingReader) -> Iterator[None]:
     """Report what went wrong while rows streamed in: a damaged member (its digest) before
@@ -390,6 +404,10 @@ def restore_rag(
             with psycopg.connect(pg.url, connect_timeout=10) as conn:
                 register_vector(conn)
                 with conn.transaction():
+                    # the vector index is built once over the restored rows (much faster
+                    # than growing it row by row); readers wait for the commit meanwhile,
+                    # as the API answers corpus_restoring to them anyway
+                    indexes = _drop_vector_indexes(conn)
                     conn.execute("DELETE FROM chunks")
                     conn.execute("DELETE FROM documents")
                     report("documents", 0, manifest.counts["documents"])
@@ -419,6 +437,10 @@ def restore_rag(
                             f"the bundle holds {n_docs} documents and {n_chunks} chunks but "
                             f"{manifest.counts} are recorded",
                         )
+                    report("vector index", 0, len(indexes))
+                    for ddl in indexes:
+                        conn.execute(ddl)
+                    report("vector index", len(indexes), len(indexes))
                     conn.execute(
                         "SELECT setval('chunk_original_index_seq',"
                         " GREATEST((SELECT max(original_index) + 1 FROM chunks), 0), false)"
@@ -469,18 +491,25 @@ def rebuild_bm25(pg: PgVectorStore, bm25: BM25Store, *, progress: Progress | Non
 
 def heal_rag_index(pg: PgVectorStore, bm25: BM25Store) -> bool:
     """Finish the BM25 rebuild of a restore that was killed after its commit; True when
-    one was done. Cheap when there is nothing to heal (one query); skipped while another
-    process holds the corpus (a restore in flight finishes its own rebuild)."""
+    one was done. Cheap when there is nothing to heal (one query); skipped while a live
+    process holds the corpus (a restore in flight finishes its own rebuild). A killed
+    holder's session ends a moment after its process, so a lock held by nobody the
+    catalog can name is tried again a few times first."""
     with pg.connection() as conn:
         row = conn.execute(
             "SELECT value FROM app_settings WHERE key = %s", (BM25_REBUILD_KEY,)
         ).fetchone()
     if row is None:
         return False
-    try:
-        with rag_lock(pg.url, exclusive=True, holder=restore_holder(f"{row[0]} (healing)")):
-            n = rebuild_bm25(pg, bm25)
-    except CorpusBusy:
-        return False
+    for attempt in range(_HEAL_ATTEMPTS):
+        try:
+            with rag_lock(pg.url, exclusive=True, holder=restore_holder(f"{row[0]} (healing)")):
+                n = rebuild_bm25(pg, bm25)
+            break
+        except CorpusBusy as busy:
+            if busy.holder != NO_HOLDER or attempt == _HEAL_ATTEMPTS - 1:
+                log.warning("the BM25 index needs a rebuild but %s holds the corpus", busy.holder)
+                return False
+            time.sleep(0.2)
     log.warning("rebuilt the BM25 index (%d chunks) left unfinished by a killed restore", n)
     return True

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -167,7 +168,8 @@ class GraphService:
         self._embedder = embedder
         self._describe = describe
         self._lock = threading.Lock()  # swaps of the reader
-        self._write_lock = threading.Lock()  # one build at a time in this process
+        self._write_lock = threading.RLock()  # one build at a time in this process
+        self._writing = 0  # depth of writing() in this process
         self._reader: GraphEngine | None = None
         self._writer: GraphEngine | None = None  # during a build, reads use it
         self._reader_stamp: tuple[tuple[str, int, int], ...] = ()
@@ -288,7 +290,7 @@ class GraphService:
             CorpusBusy: Another process writes the graph (a build, a backup).
         """
         self._check_enabled()
-        with self._write_lock, graph_write_lock(self.settings, holder="a graph build"):
+        with self.writing():
             with self._lock:
                 self._close_reader()
                 started = time.monotonic()
@@ -304,6 +306,30 @@ class GraphService:
                     self._writer = None
                     engine.close()
             return BuildResult(report, size, time.monotonic() - started)
+
+    @contextmanager
+    def writing(self, holder: str = "a graph build") -> Iterator[None]:
+        """Be the graph's writer for the block: the process-wide write lock, taken once
+        (re-entrant in this service), so a build and what records it (the manifest, the
+        size summary) are one write no export or restore can come between.
+
+        Raises:
+            CorpusBusy: Another process writes the graph (a build, a backup).
+        """
+        with self._write_lock:
+            if self._writing:
+                self._writing += 1
+                try:
+                    yield
+                finally:
+                    self._writing -= 1
+                return
+            with graph_write_lock(self.settings, holder=holder):
+                self._writing = 1
+                try:
+                    yield
+                finally:
+                    self._writing = 0
 
     def replace_workdir(self, staged: Path, run: str) -> GraphSize:
         """Swap ``staged`` in as the working directory and open it; returns its size.

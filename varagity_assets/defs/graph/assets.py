@@ -108,17 +108,18 @@ def build_graph(
         f"applying {len(diff.new)} new, {len(diff.changed)} changed and "
         f"{len(diff.removed)} removed transcript day(s) to {service.workdir}"
     )
-    result = service.build(diff, progress=progress)
-    statuses = service.statuses()
-    recorded = applied(diff, result.report, statuses)
-    manifest = update_after_apply(service.workdir, diff, recorded)
-    size = result.size
-    write_summary(
-        service.workdir,
-        summarize(
-            manifest, entities=size.entities, relations=size.relations, statuses=size.statuses
-        ),
-    )
+    with service.writing():  # the build and its sidecars: one write for a backup
+        result = service.build(diff, progress=progress)
+        statuses = service.statuses()
+        recorded = applied(diff, result.report, statuses)
+        manifest = update_after_apply(service.workdir, diff, recorded)
+        size = result.size
+        write_summary(
+            service.workdir,
+            summarize(
+                manifest, entities=size.entities, relations=size.relations, statuses=size.statuses
+            ),
+        )
     failed = recorded.failed or {}
     extracted = len(result.report.inserted)
     metadata: dict[str, object] = {
