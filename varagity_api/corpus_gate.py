@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from varagity.backup.locks import corpus_restoring
-
 from varagity.config import Settings
 from varagity.dagster_client import CorpusRun
+from varagity.stores.vector_store import PgVectorStore
 from varagity_api.deps import dagster_client
 from varagity_api.errors import ApiError
 
@@ -48,14 +48,17 @@ def refuse_beside(settings: Settings, corpus: str, kinds: Collection[str] | None
         raise corpus_busy(corpus, holders[0].holder())
 
 
-def refuse_while_restoring(settings: Settings, corpus: str, *, status: int) -> None:
+def refuse_while_restoring(
+    settings: Settings, corpus: str, *, status: int, pg: PgVectorStore | None = None
+) -> None:
     """Refuse while a restore of ``corpus`` runs: ``503 corpus_restoring`` (chat) or
-    ``409 corpus_busy`` (deletes). Blocking (one cheap lock lookup).
+    ``409 corpus_busy`` (deletes). Blocking (one cheap lock lookup, on ``pg``'s pool
+    when given: a route asking per chat should give its own).
 
     Raises:
         ApiError: the refusal, naming the restore.
     """
-    holder = corpus_restoring(settings, corpus)  # type: ignore[arg-type]
+    holder = corpus_restoring(settings, corpus, pg=pg)  # type: ignore[arg-type]
     if holder is None:
         return
     if status == 503:

@@ -209,7 +209,9 @@ async def chat(
 ) -> EventSourceResponse:
     """Stream the evidence, reasoning and answer deltas, then ``done`` with the saved ids."""
     settings = services.settings
-    await run_in_threadpool(refuse_while_restoring, settings, body.corpus, status=503)
+    await run_in_threadpool(
+        refuse_while_restoring, settings, body.corpus, status=503, pg=services.pg
+    )
     if body.conversation_id is None:
         conversation_id, pairs = new_id(), []
     else:

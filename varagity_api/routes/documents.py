@@ -67,7 +67,7 @@ async def list_documents(services: ServicesDep) -> DocumentList:
 
 
 def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> DeleteResponse:
-    refuse_while_restoring(services.settings, "rag", status=409)
+    refuse_while_restoring(services.settings, "rag", status=409, pg=services.pg)
     report = delete_documents(
         services.pg, services.bm25, services.settings.docs_path, doc_ids, remove_file=remove_file
     )

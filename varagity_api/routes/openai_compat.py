@@ -372,7 +372,7 @@ async def chat_completions(
     settings = services.settings
     corpus, method = target_for(body.model, settings)
     question, turns = split_conversation(body.messages)
-    await run_in_threadpool(refuse_while_restoring, settings, corpus, status=503)
+    await run_in_threadpool(refuse_while_restoring, settings, corpus, status=503, pg=services.pg)
     try:
         turn = TurnRequest(
             question=question,
