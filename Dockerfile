@@ -62,8 +62,10 @@ ARG APP_UID=1000
 ARG APP_GID=1000
 
 # libgomp1: OpenMP runtime of the llama.cpp build inside llama-cpp-python.
+# libreoffice-impress: converts PowerPoint decks to PDF for the evidence panel's page
+# previews (headless, run by the api service).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libgomp1 \
+    && apt-get install -y --no-install-recommends libgomp1 libreoffice-impress \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --gid "${APP_GID}" varagity \
     && useradd --uid "${APP_UID}" --gid "${APP_GID}" --create-home --shell /usr/sbin/nologin varagity

@@ -20,17 +20,19 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 LLAMA_CPP := llama-cpp-python==0.3.36
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example openapi clean web web-test web-e2e
+.PHONY: install up test lint typecheck unit bench env-example openapi dashboards clean web web-test web-e2e
 
 install: $(STAMP) $(WEB_BUILD)
 
 # Debian packages (root installs directly, others via sudo): tesseract for
-# OCR_ENGINE=tesseract, chromium for the web client's end-to-end tests
+# OCR_ENGINE=tesseract, chromium for the web client's end-to-end tests, prometheus for
+# the test that runs every dashboard panel and alert expression against a live stack,
+# LibreOffice Impress (soffice) for the evidence panel's PowerPoint page previews
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium
+DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus libreoffice-impress
 
 $(STAMP): pyproject.toml Makefile
-	@{ command -v tesseract && command -v chromium; } >/dev/null 2>&1 || { \
+	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice; } >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -97,6 +99,11 @@ env-example: install
 openapi: install
 	$(BIN)/python -m varagity_api.openapi
 	cd web && npm run gen:api
+
+# the Grafana dashboards' JSON from deploy/grafana/generate.py (tests/test_dashboards.py
+# fails while the committed files differ)
+dashboards: install
+	$(BIN)/python deploy/grafana/generate.py
 
 clean:
 	rm -rf .varagity .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

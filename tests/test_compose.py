@@ -30,7 +30,10 @@ SCHEMA_FILE = ROOT / "tests" / "data" / "compose-spec.json"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 WORKSPACE_FILE = ROOT / "deploy" / "workspace.compose.yaml"
-PROMETHEUS_FILE = ROOT / "deploy" / "prometheus.yml"
+PROMETHEUS_FILE = ROOT / "deploy" / "prometheus" / "prometheus.yml"
+ALERTS_FILE = ROOT / "deploy" / "prometheus" / "alerts.yml"
+GRAFANA_DIR = ROOT / "deploy" / "grafana"
+README = ROOT / "README.md"
 
 PROJECT_SERVICES = ("dagster-code", "dagster-webserver", "dagster-daemon", "api")
 GPU_DEVICE_IDS = {"llm": ["0"], "embeddings": ["1"]}
@@ -315,7 +318,7 @@ def test_interpolates_with_no_variables_set(compose: dict[str, Any]) -> None:
 
 
 def test_expected_services(compose: dict[str, Any]) -> None:
-    expected = {"postgres", "elasticsearch", "llm", "embeddings", "prometheus"}
+    expected = {"postgres", "elasticsearch", "llm", "embeddings", "prometheus", "grafana"}
     assert expected | set(PROJECT_SERVICES) <= set(compose["services"])
 
 
@@ -464,6 +467,12 @@ def test_embeddings_serves_embeddings_and_rerank_under_v1(resolved: dict[str, An
     api_env = _env(resolved["services"]["api"])
     assert api_env["EMBEDDING_MODEL"] == models[0]
     assert api_env["EMBEDDING_BASE_URL"].endswith(f":{_option(args, '--port')}/v1")
+    # the reranked method calls the cross-encoder the same server holds
+    for name in ("api", "dagster-code"):
+        env = _env(resolved["services"][name])
+        assert urlsplit(env["RERANK_BASE_URL"]).hostname == "embeddings", name
+        assert env["RERANK_BASE_URL"].endswith(f":{_option(args, '--port')}/v1"), name
+        assert env["RERANK_MODEL"] == models[1], name
 
 
 def test_llm_serves_the_configured_model_name(resolved: dict[str, Any]) -> None:
@@ -589,3 +598,113 @@ def test_prometheus_scrapes_api_metrics(compose: dict[str, Any]) -> None:
                 assert host in services or host == "localhost", f"unknown target {target}"
                 scraped.add((host, port, path))
     assert ("api", api_port, "/metrics") in scraped
+
+
+def test_prometheus_loads_the_alert_rules(compose: dict[str, Any]) -> None:
+    mounts = {m["target"]: m for m in _mounts(compose["services"]["prometheus"])}
+    config = yaml.safe_load(PROMETHEUS_FILE.read_text(encoding="utf-8"))
+    for rule_file in config["rule_files"]:
+        assert (ROOT / mounts[rule_file]["source"]).resolve() == ALERTS_FILE
+        assert mounts[rule_file].get("read_only")
+
+
+# --- Grafana --------------------------------------------------------------------------------
+
+
+def test_grafana_provisions_the_datasource_and_the_dashboards(resolved: dict[str, Any]) -> None:
+    grafana = resolved["services"]["grafana"]
+    mounts = {m["target"]: m for m in _mounts(grafana)}
+    provisioning = ROOT / mounts["/etc/grafana/provisioning"]["source"]
+    assert provisioning.resolve() == (GRAFANA_DIR / "provisioning").resolve()
+    (datasource,) = yaml.safe_load(
+        (provisioning / "datasources" / "prometheus.yaml").read_text(encoding="utf-8")
+    )["datasources"]
+    url = urlsplit(datasource["url"])
+    prometheus_port = _option(_command(resolved["services"]["prometheus"]), "--web.listen-address")
+    assert url.hostname == "prometheus" and str(url.port) == (prometheus_port or ":9090")[-4:]
+    (provider,) = yaml.safe_load(
+        (provisioning / "dashboards" / "varagity.yaml").read_text(encoding="utf-8")
+    )["providers"]
+    dashboards = mounts[provider["options"]["path"]]
+    assert (ROOT / dashboards["source"]).resolve() == (GRAFANA_DIR / "dashboards").resolve()
+    files = sorted(p.name for p in (GRAFANA_DIR / "dashboards").glob("*.json"))
+    assert files == ["infra.json", "ingestion.json", "query.json"]
+    for name in files:
+        for panel in json.loads((GRAFANA_DIR / "dashboards" / name).read_text())["panels"]:
+            for target in panel.get("targets", []):
+                assert target["datasource"]["uid"] == datasource["uid"], (name, panel["title"])
+    home = _env(grafana)["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert home.startswith(provider["options"]["path"] + "/")
+
+
+# --- every service the README names is used ------------------------------------------------
+
+# what README.md's compose paragraph calls each service
+README_NAMES = {
+    "Postgres + pgvector": "postgres",
+    "Elasticsearch": "elasticsearch",
+    "llama.cpp server": "llm",
+    "infinity embedding/rerank server": "embeddings",
+    "Dagster gRPC code server": "dagster-code",
+    "webserver": "dagster-webserver",
+    "daemon": "dagster-daemon",
+    "the API": "api",
+    "Prometheus": "prometheus",
+    "Grafana": "grafana",
+}
+
+
+def _readme_compose_paragraph() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("`compose.yaml` is the production stack")
+    return " ".join(text[start : text.index("\n\n", start)].split())
+
+
+def _users(resolved: dict[str, Any]) -> dict[str, set[str]]:
+    """Service -> what uses it: other services' settings that point at it, Prometheus's
+    scrape targets, Grafana's datasource, the Dagster workspace, a published port."""
+    services = resolved["services"]
+    users: dict[str, set[str]] = {name: set() for name in services}
+    for name, service in services.items():
+        for key, value in _env(service).items():
+            host = urlsplit(value).hostname if "://" in value else None
+            if host in users and host != name:
+                users[host].add(f"{name} {key}")
+        if service.get("ports"):
+            users[name].add("a published port")
+    for job in yaml.safe_load(PROMETHEUS_FILE.read_text(encoding="utf-8"))["scrape_configs"]:
+        for static in job.get("static_configs", []):
+            for target in static["targets"]:
+                host = target.partition(":")[0]
+                if host in users:
+                    users[host].add(f"prometheus job {job['job_name']}")
+    datasources = GRAFANA_DIR / "provisioning" / "datasources" / "prometheus.yaml"
+    for source in yaml.safe_load(datasources.read_text(encoding="utf-8"))["datasources"]:
+        users[urlsplit(source["url"]).hostname or ""].add("grafana datasource")
+    for entry in yaml.safe_load(WORKSPACE_FILE.read_text(encoding="utf-8"))["load_from"]:
+        users[entry["grpc_server"]["host"]].add("the dagster workspace")
+    return users
+
+
+def test_every_service_the_readme_names_is_wired_to_what_uses_it(
+    resolved: dict[str, Any],
+) -> None:
+    paragraph = _readme_compose_paragraph()
+    users = _users(resolved)
+    for readme_name, service in README_NAMES.items():
+        assert readme_name in paragraph, f"README no longer names {readme_name}"
+        assert service in resolved["services"], service
+        if service == "dagster-daemon":
+            # nothing calls the daemon: it is the worker that ticks the workspace's
+            # sensors and dequeues its runs, so it must load that workspace
+            args = _command(resolved["services"][service])
+            assert _option(args, "-w", "--workspace") == "/app/deploy/workspace.compose.yaml"
+            continue
+        assert users[service], f"{service} ({readme_name}) is started but nothing uses it"
+    # the embeddings server holds the reranker too: both clients point at it
+    assert {"api EMBEDDING_BASE_URL", "api RERANK_BASE_URL"} <= users["embeddings"]
+    assert {"dagster-code EMBEDDING_BASE_URL", "dagster-code RERANK_BASE_URL"} <= users[
+        "embeddings"
+    ]
+    assert "grafana datasource" in users["prometheus"]
+    assert "prometheus job varagity-api" in users["api"]

@@ -66,8 +66,18 @@ def test_doctor_finds_planted_duplicates_orphans_and_store_mismatches(
         # an orphan: b.md deleted from disk without a purge
         (docs / "b.md").unlink()
         # a mismatch: one chunk of c.md gone from BM25 only
-        c_chunk = sorted(pg.chunk_ids_of(ids["c.md"]))[0]
-        bm25.delete_chunks([c_chunk])
+        c_records = pg.chunks_of(ids["c.md"])
+        c_chunk = sorted(r.chunk_id for r in c_records)[0]
+        bm25.replace_documents(
+            [ids["c.md"]],
+            [
+                BM25Document(
+                    r.chunk_id, r.doc_id, r.original_index, r.content, r.contextualized_content
+                )
+                for r in c_records
+                if r.chunk_id != c_chunk
+            ],
+        )
         # a BM25 orphan: chunks of a document Postgres never had
         bm25.index(
             [

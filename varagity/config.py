@@ -180,6 +180,20 @@ class Settings(BaseSettings):
     EMBEDDING_BATCH_SIZE: int = Field(default=32, ge=1, le=2048)
     MODEL_TIMEOUT_S: float = Field(default=120.0, gt=0)
     MODEL_MAX_RETRIES: int = Field(default=3, ge=0, le=10)
+    MODEL_STEP_RETRIES: int = Field(
+        default=5,
+        ge=0,
+        le=10,
+        description="Times a Dagster step that meets a model server or Postgres outage "
+        "(after the client's own MODEL_MAX_RETRIES) is retried before it fails.",
+    )
+    MODEL_STEP_RETRY_DELAY_S: float = Field(
+        default=5.0,
+        ge=0,
+        le=300,
+        description="Base wait before such a step retry: the n-th waits (2^n - 1) times "
+        "this, plus or minus this (jitter); the defaults wait about 5 minutes in all.",
+    )
 
     # --- ingest -----------------------------------------------------------
     CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"

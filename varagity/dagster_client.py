@@ -31,6 +31,7 @@ from varagity.pipeline import (
     CONTEXTUALIZE_JOB,
     CORPUS_TAG,
     DOCUMENTS_PARTITIONS,
+    EVAL_ASSETS,
     FILES_TAG,
     GRAPH_ASSETS,
     GRAPH_BUILD_JOB,
@@ -1181,3 +1182,89 @@ class DagsterClient:
         seen = BackupRunLog(phase, done, total, bundle, message)
         self._backup_logs[run_id] = seen
         return seen
+
+
+# --- what /metrics reports of the pipeline ------------------------------------------------
+
+# Run statuses a run waits or works in; their counts are the pipeline's queue.
+QUEUE_RUN_STATUSES = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
+_RECENT_RUNS = 20
+
+_PIPELINE_READING = """
+query PipelineReading($ingest: String!, $contextualize: String!, $recent: Int!,
+                      $evalAssets: [AssetKeyInput!]!) {
+  QUEUED: runsOrError(filter: {statuses: [QUEUED]}) { ... on Runs { count } }
+  NOT_STARTED: runsOrError(filter: {statuses: [NOT_STARTED]}) { ... on Runs { count } }
+  STARTING: runsOrError(filter: {statuses: [STARTING]}) { ... on Runs { count } }
+  STARTED: runsOrError(filter: {statuses: [STARTED]}) { ... on Runs { count } }
+  ingest: runsOrError(filter: {pipelineName: $ingest, statuses: [SUCCESS, FAILURE]},
+                      limit: $recent) {
+    ... on Runs { results { stepStats { stepKey startTime endTime } } }
+  }
+  contextualize: runsOrError(filter: {pipelineName: $contextualize,
+                                      statuses: [SUCCESS, FAILURE]}, limit: $recent) {
+    ... on Runs { results { stepStats { stepKey startTime endTime } } }
+  }
+  assetNodes(assetKeys: $evalAssets) {
+    assetKey { path }
+    assetChecksOrError {
+      ... on AssetChecks { checks { name executionForLatestMaterialization { status } } }
+    }
+  }
+}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineReading:
+    """What Dagster says of the pipeline at one moment, for ``/metrics``."""
+
+    runs_by_status: dict[str, int]
+    """Runs waiting or working, by status (every status of :data:`QUEUE_RUN_STATUSES`)."""
+    step_seconds: dict[str, float]
+    """Mean duration of each step (an asset) over the newest finished ingest and
+    contextualize runs, by step key."""
+    eval_gates: dict[tuple[str, str], bool]
+    """``(asset, check) -> passed`` for the evaluation gates that have run."""
+
+
+def _mean_step_seconds(runs: list[dict[str, Any]]) -> dict[str, float]:
+    durations: dict[str, list[float]] = {}
+    for run in runs:
+        for step in run["stepStats"]:
+            if step["startTime"] is not None and step["endTime"] is not None:
+                durations.setdefault(step["stepKey"], []).append(
+                    step["endTime"] - step["startTime"]
+                )
+    return {key: sum(v) / len(v) for key, v in durations.items()}
+
+
+def pipeline_reading(client: DagsterClient, recent_runs: int = _RECENT_RUNS) -> PipelineReading:
+    """Queue depth, recent step durations and the evaluation gates, in one query.
+
+    Raises:
+        DagsterUnavailable: the webserver is unreachable.
+        DagsterError: it rejected the query.
+    """
+    data = client.query(
+        _PIPELINE_READING,
+        {
+            "ingest": INGEST_JOB,
+            "contextualize": CONTEXTUALIZE_JOB,
+            "recent": recent_runs,
+            "evalAssets": [{"path": [name]} for name in EVAL_ASSETS],
+        },
+    )
+    gates: dict[tuple[str, str], bool] = {}
+    for node in data["assetNodes"]:
+        asset = "/".join(node["assetKey"]["path"])
+        for check in (node["assetChecksOrError"] or {}).get("checks", []):
+            execution = check["executionForLatestMaterialization"]
+            if execution and execution["status"] in ("SUCCEEDED", "FAILED", "EXECUTION_FAILED"):
+                gates[(asset, check["name"])] = execution["status"] == "SUCCEEDED"
+    runs = data["ingest"].get("results", []) + data["contextualize"].get("results", [])
+    return PipelineReading(
+        runs_by_status={s: int(data[s].get("count", 0)) for s in QUEUE_RUN_STATUSES},
+        step_seconds=_mean_step_seconds(runs),
+        eval_gates=gates,
+    )

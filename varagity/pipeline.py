@@ -43,6 +43,8 @@ CONTEXTUALIZE_JOB = "contextualize_documents"
 PURGE_JOB = "purge_documents"
 STALENESS_JOB = "refresh_corpus_staleness"
 EVALUATE_JOB = "evaluate_index"
+# the evaluation assets whose blocking checks are the release gates
+EVAL_ASSETS = ("eval_results", "answer_eval_results")
 GRAPH_BUILD_JOB = "build_message_graph"
 GRAPH_REMOVE_JOB = "remove_graph_sources"
 BACKUP_JOB = "export_bundle"  # materializes backup_bundle for one corpus (its partition)

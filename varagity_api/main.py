@@ -15,14 +15,25 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings, get_settings
 from varagity.logging_setup import configure_logging
-from varagity.observability.metrics import register_corpus_collector, register_graph_collector
+from varagity.observability.metrics import (
+    register_corpus_collector,
+    register_graph_collector,
+    register_infra_collector,
+    register_pipeline_collector,
+)
 from varagity.services import Services
+from varagity.stores.migrate import MigrationError
 from varagity_api.contract import document_contract
 from varagity_api.deps import app_settings
 from varagity_api.errors import install_error_handlers
 from varagity_api.guard import RequestGuard
 from varagity_api.routes import api_router, root_routers
-from varagity_api.routes.metrics import corpus_reading, graph_gauges
+from varagity_api.routes.metrics import (
+    corpus_reading,
+    graph_gauges,
+    infra_reading,
+    pipeline_gauges,
+)
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
@@ -61,11 +72,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.startup_error = None
         try:
             app.state.services = await run_in_threadpool(Services.open, app.state.base_settings)
-        except Exception as exc:  # serve health and a clear 503 instead of dying
+        except MigrationError as exc:  # the schema is wrong: serving it would corrupt data
+            log.critical("database migration failed, not starting: %s", exc)
+            raise
+        except Exception as exc:  # Postgres down: serve health and a clear 503 meanwhile
             log.error("stores unavailable at startup: %s", exc)
             app.state.startup_error = f"{type(exc).__name__}: {exc}"
         register_corpus_collector(lambda: corpus_reading(app.state.services))
         register_graph_collector(lambda: graph_gauges(app_settings(app)))
+        register_pipeline_collector(lambda: pipeline_gauges(app.state.services, app_settings(app)))
+        register_infra_collector(lambda: infra_reading(app.state.services, app_settings(app)))
         try:
             yield
         finally:

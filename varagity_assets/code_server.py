@@ -30,6 +30,7 @@ WARM_MODULES = (
     "dagster._grpc.impl",
     "dagster._core.execution.api",
     "dagster_postgres",
+    "varagity_assets.compute_logs",
     # the code location, built (every defs/ module imported, the component tree and
     # its schemas made), and what its ingest steps import when they first run
     "varagity_assets.warm_definitions",

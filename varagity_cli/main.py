@@ -1,12 +1,12 @@
-"""The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``search``, ``reingest``,
-``backup``, ``bench``, ``eval``, ``models``."""
+"""The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``chat``, ``search``,
+``reingest``, ``backup``, ``bench``, ``eval``, ``models``."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -14,7 +14,9 @@ from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 
 if TYPE_CHECKING:
-    from varagity.chat.turn import TurnEvent, TurnRetrieval
+    from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
+    from varagity.services import Services
+    from varagity.stores.conversation_store import ConversationStore
 
 log = logging.getLogger("varagity")
 
@@ -115,6 +117,147 @@ def cmd_ask(args: argparse.Namespace) -> int:
         services.close()
 
 
+CHAT_HELP = "/new starts a new conversation, /quit or Ctrl-D leaves, Ctrl-C stops an answer"
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """A conversation in the terminal: each line a question, answered and saved like the
+    web client's turns (see :func:`chat_loop`)."""
+    from varagity.services import Services
+    from varagity.stores.conversation_store import ConversationStore
+
+    services = Services.open(get_settings())
+    try:
+        return chat_loop(
+            services,
+            ConversationStore(services.pg),
+            method=args.method,
+            k=args.k,
+            corpus=args.corpus,
+            conversation_id=args.conversation,
+            show_reasoning=args.show_reasoning,
+        )
+    finally:
+        services.close()
+
+
+class _Turn:
+    """What a turn's events said that the conversation keeps: its evidence and result."""
+
+    def __init__(self) -> None:
+        self.evidence: TurnRetrieval | None = None
+        self.done: TurnDone | None = None
+
+    def watch(self, events: Iterable[TurnEvent]) -> Iterator[TurnEvent]:
+        from varagity.chat.turn import TurnDone, TurnRetrieval
+
+        for event in events:
+            if isinstance(event, TurnRetrieval):
+                self.evidence = event
+            elif isinstance(event, TurnDone):
+                self.done = event
+            yield event
+
+
+def chat_loop(
+    services: Services,
+    store: ConversationStore,
+    *,
+    method: str | None = None,
+    k: int | None = None,
+    corpus: Corpus = "rag",
+    conversation_id: str | None = None,
+    show_reasoning: bool = False,
+    inp: TextIO | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Read questions from ``inp`` line by line and answer each through the chat turn
+    runner, with the conversation's earlier turns as history (so a follow-up is
+    condensed against them), streaming it as ``varagity ask`` does; each answered turn
+    is saved to the conversation store, where the web client lists it. ``/new`` starts
+    a new conversation, ``/quit`` or end of input leaves (exit status 0); Ctrl-C during
+    an answer stops that answer (nothing is saved) and asks for the next question.
+
+    Returns 2 when ``conversation_id`` names no stored conversation.
+    """
+    import psycopg
+
+    from varagity.chat.conversation import history, save_turn
+    from varagity.chat.turn import TurnRequest, run_turn
+    from varagity.stores.conversation_store import ConversationNotFound, new_id
+
+    inp = inp or sys.stdin
+    out = out or sys.stdout
+    err = err or sys.stderr
+    turns = services.settings.CHAT_HISTORY_TURNS
+    if conversation_id is not None:
+        try:
+            history(store, conversation_id, turns)
+        except ConversationNotFound as exc:
+            print(f"error: {exc}", file=err)
+            return 2
+    interactive = inp.isatty()
+    where = "the message graph" if corpus == "graph" else "the documents"
+    print(f"Chatting over {where}: {CHAT_HELP}.", file=err)
+    while True:
+        try:
+            if interactive and inp is sys.stdin:
+                line = input("\n> ")  # line editing where the terminal has it
+            else:
+                line = inp.readline()
+                if not line:
+                    raise EOFError
+        except EOFError:
+            if interactive:
+                print(file=err)
+            return 0
+        except KeyboardInterrupt:  # at the prompt: a fresh line, as a shell does
+            print(f"\n({CHAT_HELP})", file=err)
+            continue
+        question = line.strip()
+        if not question:
+            continue
+        if question in ("/quit", "/exit"):
+            return 0
+        if question == "/new":
+            conversation_id = None
+            print("(new conversation)", file=err)
+            continue
+        if question.startswith("/"):
+            print(f"unknown command {question}: {CHAT_HELP}", file=err)
+            continue
+        try:
+            earlier = history(store, conversation_id, turns) if conversation_id else ()
+            request = TurnRequest(
+                question=question, history=earlier, method=method, k=k, corpus=corpus
+            )
+        except (ValueError, ConversationNotFound) as exc:
+            print(f"error: {exc}", file=err)
+            continue
+        turn = _Turn()
+        events = run_turn(services, request)
+        try:
+            render_turn(turn.watch(events), show_reasoning=show_reasoning, out=out, err=err)
+        except KeyboardInterrupt:
+            print("\n(answer stopped; not saved)", file=err)
+            continue
+        finally:
+            events.close()  # a stopped answer closes the model's stream
+            print(file=out)  # a blank line before the next question
+        if turn.evidence is None or turn.done is None:
+            continue  # the turn failed (render_turn said why): nothing to keep
+        target = conversation_id or new_id()
+        try:
+            save_turn(store, target, question, turn.evidence, turn.done)
+        except psycopg.Error as exc:
+            print(f"the answer could not be saved: {exc}", file=err)
+            continue
+        if conversation_id is None:
+            print(f"(conversation {target})", file=err)
+        conversation_id = target
+
+
 def render_turn(
     events: Iterable[TurnEvent],
     *,
@@ -141,6 +284,8 @@ def render_turn(
             evidence = event
             if event.degraded:
                 print(f"note: {event.degraded}", file=err)
+            if event.condensed_query:
+                print(f"(searched for: {event.condensed_query})", file=err)
         elif isinstance(event, ReasoningDelta):
             if show_reasoning:
                 err.write(f"{dim}{'' if thinking else 'reasoning: '}{event.text}{plain}")
@@ -181,7 +326,11 @@ def _print_sources(evidence: TurnRetrieval, cited: set[int], out: TextIO) -> Non
     for n, chunk in enumerate(chunks, start=1):
         rec = chunk.record
         mark = "*" if n in cited else " "
-        line = f" {mark}[{n}] {rec.relative_path} (chunk {rec.chunk_index}) {_badges(chunk.trace)}"
+        page = f", p. {rec.page}" if rec.page is not None else ""
+        line = (
+            f" {mark}[{n}] {rec.relative_path}{page} (chunk {rec.chunk_index}) "
+            f"{_badges(chunk.trace)}"
+        )
         print(line, file=out)
     if not chunks:
         print("  (none: the corpus has nothing matching, or is empty)", file=out)
@@ -475,6 +624,28 @@ def cmd_bench_parsing(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_previews(args: argparse.Namespace) -> int:
+    """Page-preview latency per format: first render, next page, cached."""
+    from varagity_bench.previews import bench_previews
+
+    result = bench_previews(args.pages)
+    labels = {
+        "text_pdf": "text PDF",
+        "scanned_pdf": f"scanned PDF (OCR {result['ocr_engine']})",
+        "pptx": "PowerPoint (LibreOffice)",
+    }
+    for key, label in labels.items():
+        if key in result:
+            t = result[key]
+            print(
+                f"{label}: first {t['first_ms']} ms, next page {t['next_page_ms']} ms, "
+                f"cached {t['cached_ms']} ms ({args.pages} pages)"
+            )
+    for key, reason in result["unavailable"].items():
+        print(f"{labels[key]}: not measured ({reason})")
+    return 0
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     """List the local chat models, make one's GGUF ready, or measure them."""
     from varagity.local_models import LOCAL_MODELS, part_path
@@ -666,6 +837,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask.set_defaults(func=cmd_ask)
 
+    chat = sub.add_parser(
+        "chat",
+        help="a multi-turn conversation in the terminal, saved like the web client's",
+        description=f"Ask a question per line; follow-ups see the conversation. {CHAT_HELP}.",
+    )
+    chat.add_argument("-k", type=int, default=None)
+    chat.add_argument("--method", choices=methods)
+    chat.add_argument(
+        "--corpus",
+        choices=["rag", "graph"],
+        default="rag",
+        help="answer from the documents (rag) or the message graph (graph)",
+    )
+    chat.add_argument(
+        "--conversation", help="continue this stored conversation (its id in the web client)"
+    )
+    chat.add_argument(
+        "--show-reasoning",
+        action="store_true",
+        help="write a reasoning model's thinking to stderr (hidden by default)",
+    )
+    chat.set_defaults(func=cmd_chat)
+
     search = sub.add_parser("search", help="show ranked chunks and their traces")
     search.add_argument("query")
     search.add_argument("-k", type=int, default=5)
@@ -782,6 +976,13 @@ def build_parser() -> argparse.ArgumentParser:
     parsing.add_argument("--files", type=int, default=10, help="files per office format")
     parsing.add_argument("--chars", type=int, default=200_000, help="text size for chunkers")
     parsing.set_defaults(func=cmd_bench_parsing)
+
+    previews = sub.add_parser(
+        "bench-previews",
+        help="evidence page-preview latency: text PDF, scanned PDF, PowerPoint (first, cached)",
+    )
+    previews.add_argument("--pages", type=int, default=6, help="pages per generated file")
+    previews.set_defaults(func=cmd_bench_previews)
 
     models = sub.add_parser(
         "models", help="local chat models: list them, prepare (assemble + verify) or bench"

@@ -1,8 +1,9 @@
 """Issue 12 #7: uploads and deletes never reach outside the corpus folder, over real
 HTTP, whatever the path looks like: ``..`` traversal, absolute and drive paths,
 backslashes, percent-encoded and double-encoded dots and slashes, and symlinks inside
-the corpus that point out of it. (The API has no file-preview route: documents are
-read through search results, which carry stored text, never a file read.)"""
+the corpus that point out of it. (The one route that reads a corpus file, the page
+preview, takes a chunk id, never a path; its confinement to the corpus is tested in
+tests/preview/test_previews.py.)"""
 
 from __future__ import annotations
 

@@ -54,3 +54,49 @@ def test_metrics_report_stages_counters_and_corpus(stack_settings: Settings) -> 
     for stage in ("embed", "semantic", "bm25", "fusion"):
         count = ("varagity_stage_seconds_count", (("route", "search"), ("stage", stage)))
         assert after[count] == before.get(count, 0) + 1, stage
+
+
+def test_metrics_report_pipeline_and_infrastructure(stack_settings: Settings) -> None:
+    index_files(stack_settings, {"a.md": "# Pumps\n\nThe Orca pump moves 12 litres a minute.\n"})
+    (stack_settings.docs_path / "waiting.txt").write_text("Not ingested yet.\n")
+    services = Services.open(stack_settings)
+    try:
+        chunks = services.pg.count_chunks()
+    finally:
+        services.close()
+
+    with serve(stack_settings) as base:
+        samples = _samples(httpx.get(f"{base}/metrics", timeout=30).text)
+
+    files = {
+        labels[0][1]: v for (name, labels), v in samples.items() if name == "varagity_corpus_files"
+    }
+    assert files == {
+        "indexed": 1,
+        "pending": 1,
+        "no_text": 0,
+        "failed": 0,
+        "outdated": 0,
+        "missing": 0,
+    }
+    # CONTEXTUALIZE is on by default but nothing ran the blurb stage here
+    assert samples[("varagity_corpus_chunks_contextualized", ())] == 0
+    assert samples[("varagity_model_server_up", (("server", "llm"),))] == 1
+    assert samples[("varagity_model_server_up", (("server", "embedding"),))] == 1
+    assert samples[("varagity_store_bytes", (("store", "postgres"),))] > 0
+    assert samples[("varagity_store_bytes", (("store", "bm25"),))] > 0
+    assert samples[("varagity_bm25_entries", ())] == chunks
+    free = samples[("varagity_state_disk_free_bytes", ())]
+    assert 0 < free <= samples[("varagity_state_disk_size_bytes", ())]
+    # the process collector: the API's own memory and CPU
+    assert samples[("process_resident_memory_bytes", ())] > 0
+    # no Dagster webserver answers here: its gauges are left out, the scrape still works
+    assert not any(name == "varagity_dagster_runs" for name, _ in samples)
+
+
+def test_a_model_server_that_does_not_answer_reads_as_down(stack_settings: Settings) -> None:
+    settings = stack_settings.model_copy(update={"LLM_BASE_URL": "http://127.0.0.1:9/v1"})
+    with serve(settings) as base:
+        samples = _samples(httpx.get(f"{base}/metrics", timeout=30).text)
+    assert samples[("varagity_model_server_up", (("server", "llm"),))] == 0
+    assert samples[("varagity_model_server_up", (("server", "embedding"),))] == 1

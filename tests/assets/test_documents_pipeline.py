@@ -182,23 +182,34 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     assert isinstance(h.tick(), dg.SkipReason)
 
 
-def test_an_embedding_server_that_is_restarting_retries_the_step_not_the_files(
-    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+def _error_text(info: object) -> str:
+    """An event's error and every error it was raised from, as one text."""
+    parts = []
+    while info is not None:
+        parts.append(str(getattr(info, "message", "")))
+        info = getattr(info, "cause", None)
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("answer", [None, 503], ids=["connection-reset", "http-503"])
+def test_a_model_server_outage_retries_the_step_not_the_files(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str], answer: int | None
 ) -> None:
-    """The embedding server refuses connections (down, being restarted) when the batch
-    reaches its embed step: the step is retried after a wait (shown in the run's
-    events), and once the server answers again every file is indexed; none is failed
-    for the server's absence (before, each was recorded failed and never retried)."""
+    """The embedding server is down when the batch reaches its embed step: it resets
+    connections (being restarted) or answers 503 (still loading), past the client's own
+    retries. The step is retried under the step retry policy, each retry an event of the
+    run, and once the server answers again every file is indexed; none is failed for
+    the server's state."""
     real = urlsplit(model_urls["EMBEDDING_BASE_URL"])
-    # down until 3 s after the first call reaches it: the step's first wait is 5 s
     relay = RestartingRelay(
-        free_port(), (real.hostname or "127.0.0.1", real.port or 80), down_s=3.0
+        free_port(), (real.hostname or "127.0.0.1", real.port or 80), down_s=3.0, answer=answer
     )
     settings = make_settings(
         DATABASE_URL=pg_url,
         LLM_BASE_URL=model_urls["LLM_BASE_URL"],
         EMBEDDING_BASE_URL=f"http://127.0.0.1:{relay.port}/v1",
         MODEL_MAX_RETRIES=1,
+        MODEL_STEP_RETRY_DELAY_S=2.0,  # retries after 0-4 s, then 4-8 s, ...
     )
     for name in ("a.md", "b.md"):
         write_file(settings.docs_path / name, f"The {name} kettle boils in 3 minutes.\n")
@@ -208,8 +219,17 @@ def test_an_embedding_server_that_is_restarting_retries_the_step_not_the_files(
     finally:
         relay.close()
     assert run.success
-    retried = [e for e in run.all_events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
-    assert [e.step_key for e in retried] == ["chunk_embeddings"] and relay.resets >= 2
+    # what the run view lists: the instance's event log of the run
+    events = [e.dagster_event for e in h.instance.all_logs(run.run_id) if e.dagster_event]
+    retried = [e for e in events if e.event_type == dg.DagsterEventType.STEP_UP_FOR_RETRY]
+    restarted = [e for e in events if e.event_type == dg.DagsterEventType.STEP_RESTARTED]
+    assert retried and {e.step_key for e in retried} == {"chunk_embeddings"}
+    assert len(restarted) == len(retried)
+    assert all(e.step_key == "chunk_embeddings" for e in restarted)
+    expected = "HTTP 503" if answer else "cannot connect"
+    assert all(expected in _error_text(e.event_specific_data.error) for e in retried)
+    assert any("retrying the step in" in line for line in h.logs(run))
+    assert relay.resets >= 2 and relay.relayed >= 1  # the client's own retry, then the step's
     services = Services.open(settings)
     try:
         assert {d.relative_path for d in services.pg.list_documents()} == {"a.md", "b.md"}

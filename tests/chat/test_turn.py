@@ -249,6 +249,7 @@ def test_failures_before_the_evidence_are_error_events(settings: Settings) -> No
     events = list(run_turn(down, TurnRequest(question=QUESTION)))
     assert len(events) == 1 and isinstance(events[0], TurnError)
     assert events[0].code == "model_unavailable" and "http://emb" in events[0].message
+    assert events[0].cause is down._retriever.error  # a batch job may retry on its kind
 
     bad_engine = list(run_turn(down, TurnRequest(question=QUESTION, chat_engine="magic")))
     assert len(bad_engine) == 1 and isinstance(bad_engine[0], TurnError)

@@ -1,27 +1,38 @@
-"""``varagity ask`` and ``varagity search`` as a user runs them."""
+"""``varagity ask``, ``varagity chat`` and ``varagity search`` as a user runs them."""
 
 from __future__ import annotations
 
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 
+import httpx
 import pytest
 
+from tests.conftest import SettingsFactory
+from tests.support.api_server import serve
+from tests.support.pdf_files import text_pdf
 from varagity.config import Settings
 from varagity.ingest.stages import ingest_file
 from varagity.services import Services
+from varagity.stores.conversation_store import ConversationStore
+from varagity.stores.postgres import database_url
+from varagity.stores.vector_store import PgVectorStore
 
 pytestmark = pytest.mark.integration
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "varagity_cli", *args],
         capture_output=True,
         text=True,
         timeout=300,
         env=dict(os.environ),
+        input=stdin,
     )
 
 
@@ -126,3 +137,119 @@ def test_backup_commands_work_in_process_when_the_stack_is_down(
     assert _run("backup", "restore", "graph", "x.zip").returncode == 1
     traversal = _run("backup", "restore", "rag", "../x.zip")
     assert traversal.returncode == 1 and "bundle_invalid" in traversal.stderr
+
+
+# a manual whose facts sit on their own pages, and a toaster that is also "made of" something
+KETTLE_PAGES = (
+    "Aurora station logs the first sensor sweep at dawn.",
+    "The Tern K2 kettle has a warranty of 27 months.",
+    "The Tern K2 kettle is made of brushed copper.",
+)
+TOASTER = "The Brava T9 toaster is made of white enamel and browns four slices.\n"
+SOUP = "Red lentil soup simmers for 25 minutes with cumin and paprika.\n"
+
+
+@pytest.fixture
+def chat_settings(
+    make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
+) -> Settings:
+    """The condensing chat engine over a PDF manual (one chunk a page), a toaster and a
+    soup, indexed directly."""
+    settings = make_settings(
+        DATABASE_URL=pg_url,
+        CHAT_ENGINE="condense_context",
+        LLM_MAX_TOKENS=48,
+        CHUNK_SIZE=80,
+        CHUNK_OVERLAP=0,
+        **model_urls,
+    )
+    text_pdf(settings.docs_path / "kettle.pdf", KETTLE_PAGES)
+    (settings.docs_path / "toaster.md").write_text(TOASTER)
+    (settings.docs_path / "soup.md").write_text(SOUP)
+    services = Services.open(settings)
+    try:
+        for rel in ("kettle.pdf", "toaster.md", "soup.md"):
+            ingest_file(services, rel)
+    finally:
+        services.close()
+    return settings
+
+
+def _store_of(settings: Settings) -> PgVectorStore:
+    return PgVectorStore(database_url(settings), embedding_dim=settings.EMBEDDING_DIM)
+
+
+def test_chat_follows_up_and_keeps_the_conversation_the_web_client_lists(
+    chat_settings: Settings,
+) -> None:
+    first = "What is the warranty of the Tern K2 kettle?"
+    follow_up = "What is it made of?"  # only the first turn says what "it" is
+    other = "How long does the lentil soup simmer?"
+    script = "\n".join([first, follow_up, "/new", other, "/quit", "Never asked?"]) + "\n"
+    done = _run("chat", "-k", "2", stdin=script)
+    assert done.returncode == 0, done.stderr
+    assert "(new conversation)" in done.stderr
+    assert done.stdout.count("Sources:") == 3  # /quit left before the last line
+    # numbered citations with the page each passage came from
+    assert "[1] kettle.pdf, p. 2 (chunk" in done.stdout.split("Sources:")[1]
+
+    pg = _store_of(chat_settings)
+    try:
+        store = ConversationStore(pg)
+        listed = store.list_conversations()
+        assert {(c.title, c.message_count) for c in listed} == {(first, 4), (other, 2)}
+        kettle = next(c for c in listed if c.title == first)
+        messages = store.get_conversation(kettle.conversation_id).messages
+    finally:
+        pg.close()
+    assert [m.content for m in messages[::2]] == [first, follow_up]
+    answer1, answer2 = messages[1], messages[3]
+    for saved in (answer1, answer2):  # what was printed is what was saved
+        assert saved.content.strip() and saved.content.strip() in done.stdout
+    assert answer1.condensed_query is None and "condense" not in (answer1.latency_ms or {})
+    # the follow-up was condensed against the first turn, and found the kettle's pages
+    assert "condense" in (answer2.latency_ms or {}) and answer2.chat_engine == "condense_context"
+    assert answer2.sources and answer2.sources[0].snapshot["relative_path"] == "kettle.pdf"
+    assert f"(conversation {kettle.conversation_id})" in done.stderr
+
+    # the web client's history lists it, and the CLI continues it by id
+    with serve(chat_settings) as base:
+        ids = {c["conversation_id"] for c in httpx.get(f"{base}/api/conversations").json()}
+        assert kettle.conversation_id in ids
+    unknown = _run("chat", "--conversation", "nope", stdin="/quit\n")
+    assert unknown.returncode == 2 and "No conversation with id 'nope'" in unknown.stderr
+
+
+def test_chat_ends_at_end_of_input_and_ctrl_c_stops_only_the_answer(
+    chat_settings: Settings,
+) -> None:
+    assert _run("chat", stdin="").returncode == 0  # Ctrl-D at the first prompt
+
+    env = {**os.environ, "LLM_MAX_TOKENS": "400"}  # long enough to interrupt
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "varagity_cli", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"Write a long story about the Tern K2 kettle and its warranty.\n")
+    proc.stdin.flush()
+    streamed = b""
+    deadline = time.monotonic() + 240
+    while not streamed.strip() and time.monotonic() < deadline:  # the first answer tokens
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            streamed += os.read(proc.stdout.fileno(), 4096)
+    assert streamed.strip(), "no answer streamed"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(b"/quit\n", timeout=120)
+    assert proc.returncode == 0, stderr.decode()
+    assert "(answer stopped; not saved)" in stderr.decode()
+    assert b"Sources:" not in streamed + stdout
+    pg = _store_of(chat_settings)
+    try:
+        assert ConversationStore(pg).list_conversations() == []
+    finally:
+        pg.close()

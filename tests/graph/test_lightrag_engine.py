@@ -46,6 +46,7 @@ from varagity.graph.lightrag_engine import (
 from varagity.graph.registry import workdir_for
 from varagity.graph.service import BuildResult, GraphService, workdir_stamp
 from varagity.graph.types import GraphDiff, ThreadDay
+from varagity.models.base import ModelError
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
 from varagity.models.protocols import Decoding, Message
@@ -195,6 +196,27 @@ def graph_file_paths(workdir: Path) -> list[str]:
     items = [data for _, data in graph.nodes(data=True)]
     items += [data for _, _, data in graph.edges(data=True)]
     return [str(data.get("file_path", "")) for data in items]
+
+
+def test_a_build_during_a_model_outage_reports_it(
+    tmp_path: Path, model_urls: dict[str, str], offline: tuple[Path, list[str]]
+) -> None:
+    """Nothing listens where the LLM should be: LightRAG fails the day and goes on, and
+    the report carries the transient model error, so the ``graph_workdir`` step is
+    retried (``varagity_assets.retries``) instead of blaming the day."""
+    dead = {**model_urls, "LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+    settings = graph_settings(tmp_path, dead)
+    service = GraphService(
+        settings, ChatClient.from_settings(settings), EmbeddingClient.from_settings(settings)
+    )
+    try:
+        result = service.build(GraphDiff(new=(HIKE_PLAN,)))
+    finally:
+        service.close()
+    assert result.report.failed is not None and HIKE_PLAN.doc_key in result.report.failed
+    outage = result.report.model_outage
+    assert isinstance(outage, ModelError) and outage.transient
+    assert dead["LLM_BASE_URL"].rstrip("/") in str(outage)
 
 
 def test_build_extracts_every_day(built: Built) -> None:

@@ -369,6 +369,23 @@ def test_document_rechunked_while_blurbing_gets_no_stale_blurb(
     assert set(_bm25_by_chunk(bm25, BROAD)) == set(rows) and bm25.count() == len(rows)
 
 
+def test_a_reingest_with_fewer_chunks_leaves_no_orphan_bm25_entry(
+    services: Services, bm25_backend: BM25Store, ctx_settings: Settings
+) -> None:
+    bm25 = bm25_backend
+    doc_id = _store_raw(services, bm25, ctx_settings, "station.md")
+    # an entry of the document Postgres never recorded: a write that crashed between
+    # the BM25 commit and the Postgres transaction leaves one
+    bm25.index([BM25Document(f"{doc_id}::orphan", doc_id, 10_000, "island turbines", "island")])
+    narrow = len(_rows(services, doc_id))
+    wider = ctx_settings.model_copy(update={"CHUNK_SIZE": 300})
+    assert _store_raw(services, bm25, wider, "station.md") == doc_id
+    rows = _rows(services, doc_id)
+    assert 0 < len(rows) < narrow
+    assert bm25.chunk_ids([doc_id]) == dict.fromkeys(rows, doc_id)
+    assert bm25.count() == len(rows)
+
+
 class RacingPurge:
     """A BM25 store whose first ``index`` lets a concurrent purge of ``doc_id`` try first.
 

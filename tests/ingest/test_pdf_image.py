@@ -26,6 +26,7 @@ from varagity.ingest.ocr import (
     lines_in_reading_order,
     prepare_image,
     reset_ocr_engines,
+    split_line,
 )
 from varagity.ingest.parsers import ParseError
 from varagity.ingest.parsers.registry import parser_for
@@ -250,6 +251,28 @@ def test_both_engines_read_the_png(files: dict[str, Path], engine: str) -> None:
     assert (pages[0].page, pages[0].extraction) == (1, "ocr")
     assert_ocr_read(fx.IMAGE_LINES, pages[0].text)
     assert "\n" in pages[0].text  # two lines of text come back as lines
+
+
+@pytest.mark.parametrize("engine", ["rapidocr", "tesseract"])
+def test_both_engines_box_each_word(files: dict[str, Path], engine: str) -> None:
+    """The page previews highlight scanned text with these boxes."""
+    with Image.open(files["png"]) as image:
+        found = get_ocr_engine(_settings(OCR_ENGINE=engine)).words(image)
+        width, height = image.size
+    by_text = {w.text.strip(".,").lower(): w for w in found}
+    invoice, number, payment = by_text["invoice"], by_text["4711"], by_text["payment"]
+    for word in (invoice, number, payment):
+        assert 0 <= word.left < word.right <= width and 0 <= word.top < word.bottom <= height
+    assert invoice.right <= number.left  # same line, left to right
+    assert abs(invoice.top - number.top) < (invoice.bottom - invoice.top) / 2
+    assert payment.top >= invoice.bottom - 2  # the second line is below the first
+
+
+def test_a_line_box_is_cut_per_word_in_proportion() -> None:
+    words = split_line([(0, 10), (90, 10), (90, 30), (0, 30)], "ab  cdefgh")
+    assert [(w.text, w.left, w.right) for w in words] == [("ab", 0, 20), ("cdefgh", 30, 90)]
+    assert all((w.top, w.bottom) == (10, 30) for w in words)
+    assert split_line([(0, 0), (5, 5)], "   ") == []
 
 
 def test_multiframe_tiff_gives_one_page_per_frame(files: dict[str, Path]) -> None:

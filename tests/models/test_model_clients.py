@@ -177,9 +177,10 @@ def test_400_is_not_retried(fake: FakeServer) -> None:
 @pytest.mark.parametrize("status", [401, 404])
 def test_other_client_errors_are_not_retried(fake: FakeServer, status: int) -> None:
     fake.replies = [_error(status)]
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError) as info:
         _chat_client(fake.url).ping()
     assert len(fake.requests) == 1
+    assert not info.value.transient  # the request is to blame, waiting will not help
 
 
 def test_429_and_500_are_retried_until_the_budget_is_spent(fake: FakeServer) -> None:
@@ -189,7 +190,7 @@ def test_429_and_500_are_retried_until_the_budget_is_spent(fake: FakeServer) -> 
     assert len(fake.requests) == 3
     assert info.value.attempts == 3
     assert "after 3 attempts" in str(info.value)
-    assert not info.value.unreachable  # the server answered: the request is to blame
+    assert info.value.transient  # overloaded or failing: a caller may wait and try again
 
 
 def test_zero_retries_means_one_attempt(fake: FakeServer) -> None:
@@ -205,7 +206,7 @@ def test_connection_refused_names_url_and_model() -> None:
         _chat_client(url, retries=1).complete([{"role": "user", "content": "hi"}])
     assert url in str(info.value) and "'m'" in str(info.value)
     assert info.value.attempts == 2
-    assert info.value.unreachable  # no server there: callers may wait for it
+    assert info.value.transient  # no server there: callers may wait for it
 
 
 def test_stream_retries_before_the_first_delta(fake: FakeServer) -> None:

@@ -236,17 +236,31 @@ def test_delete_by_terms_on_doc_id(
     assert len(recorder.calls("POST", "/_delete_by_query")) == 1
 
 
-def test_delete_chunks_by_id(
+def test_replace_documents_upserts_then_deletes_the_rest(
     recorder: ESProtocolRecorder, recorded_store: ElasticsearchBM25Store
 ) -> None:
     recorded_store.index(CORPUS)
-    recorded_store.delete_chunks(["pg-0", "pg-0", "never-indexed"])
+    recorded_store.replace_documents(
+        ["pgvector.md"], [doc("pg-9", "pgvector.md", 9, "Vectors live in HNSW graphs.")]
+    )
     (delete,) = recorder.calls("POST", "/_delete_by_query")
-    assert delete.json() == {"query": {"ids": {"values": ["pg-0", "never-indexed"]}}}
+    assert delete.json() == {
+        "query": {
+            "bool": {
+                "filter": [{"terms": {"doc_id": ["pgvector.md"]}}],
+                "must_not": [{"ids": {"values": ["pg-9"]}}],
+            }
+        }
+    }
     assert delete.params["refresh"] == ["true"]
+    # the new entry was written before anything was deleted
+    order = [r.path for r in recorder.requests if r.method in ("POST", "PUT")]
+    assert order.index("/_bulk") < order.index("/chunks-test/_delete_by_query")
+    stored = recorder.indices["chunks-test"]  # the recorder's _search ignores queries
+    assert sorted(i for i, s in stored.items() if s["doc_id"] == "pgvector.md") == ["pg-9"]
     assert recorded_store.count() == len(CORPUS) - 1
-    recorded_store.delete_chunks([])
-    assert len(recorder.calls("POST", "/_delete_by_query")) == 1
+    with pytest.raises(ValueError, match="not among the replaced"):
+        recorded_store.replace_documents(["a.md"], [doc("b-0", "b.md", 0, "stray")])
 
 
 def test_delete_batches_many_ids(
@@ -373,8 +387,8 @@ def test_live_upsert_and_delete(live_store: ElasticsearchBM25Store) -> None:
     assert live_store.count() == len(CORPUS) - 2
     assert live_store.search("DiffExecutor", 5) == []
     assert _ids(live_store.search("cosine", 5)) == ["pg-0"]
-    live_store.delete_chunks(["pg-0", "never-indexed"])
-    assert live_store.count() == len(CORPUS) - 3
+    live_store.replace_documents(["pgvector.md"], [doc("pg-9", "pgvector.md", 9, "HNSW.")])
+    assert live_store.chunk_ids(["pgvector.md"]) == {"pg-9": "pgvector.md"}
     assert live_store.search("cosine", 5) == []
 
 

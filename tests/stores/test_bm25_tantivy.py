@@ -143,12 +143,20 @@ def test_delete_documents(loaded: TantivyBM25Store) -> None:
     assert loaded.count() == len(CORPUS) - 2
 
 
-def test_delete_chunks(loaded: TantivyBM25Store) -> None:
-    loaded.delete_chunks(["pg-0", "never-indexed"])
+def test_replace_documents_leaves_no_orphan(loaded: TantivyBM25Store) -> None:
+    # pgvector.md had two chunks (pg-0, pg-1); its rewrite has one, under a new id
+    loaded.replace_documents(
+        ["pgvector.md"], [doc("pg-9", "pgvector.md", 9, "Vectors live in HNSW graphs.")]
+    )
+    assert loaded.chunk_ids(["pgvector.md"]) == {"pg-9": "pgvector.md"}
     assert loaded.count() == len(CORPUS) - 1
-    assert "pg-0" not in ids(loaded.search("cosine", 10))
-    loaded.delete_chunks([])  # no-op
-    assert loaded.count() == len(CORPUS) - 1
+    assert ids(loaded.search("REINDEX", 5)) == []
+    # a document rewritten with no chunks at all loses every entry
+    loaded.replace_documents(["fuzzing.md"], [])
+    assert loaded.chunk_ids(["fuzzing.md"]) == {}
+    with pytest.raises(ValueError, match="not among the replaced"):
+        loaded.replace_documents(["a.md"], [doc("b-0", "b.md", 0, "stray")])
+    loaded.replace_documents([], [])  # no-op
 
 
 def test_empty_inputs(store: TantivyBM25Store) -> None:

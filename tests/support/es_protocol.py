@@ -35,7 +35,8 @@ class ESProtocolRecorder:
 
     NOT an Elasticsearch: documents are kept in a dict so the answers are plausible, but
     ``_search`` returns every stored document with made-up scores, and ``delete_by_query``
-    understands only the ``terms`` (on ``doc_id``) and ``ids`` queries the store sends.
+    understands only the ``terms`` (on ``doc_id``), ``ids`` and ``bool`` (those two,
+    filter and must_not) queries the store sends.
     Knobs let tests inject failures.
     """
 
@@ -154,6 +155,14 @@ class ESProtocolRecorder:
                 query = req.json()["query"]
                 if "ids" in query:
                     doomed = [i for i in query["ids"]["values"] if i in docs]
+                elif "bool" in query:  # doc_id in the terms, _id not in the kept ids
+                    (terms,) = query["bool"]["filter"]
+                    (kept,) = query["bool"]["must_not"]
+                    wanted = set(terms["terms"]["doc_id"])
+                    keep = set(kept["ids"]["values"])
+                    doomed = [
+                        i for i, s in docs.items() if s.get("doc_id") in wanted and i not in keep
+                    ]
                 else:
                     wanted = set(query["terms"]["doc_id"])
                     doomed = [i for i, s in docs.items() if s.get("doc_id") in wanted]

@@ -17,11 +17,19 @@ uploads a generated iMessage ``chat.db`` (with its ``-wal``/``-shm``) on the Gra
 screen, follows its build (a Dagster run extracting with the packaged model) to the
 end, asks a question of the messages, reads the day-card evidence, and walks the
 entity graph down to a transcript; screenshots in ``tests/.artifacts/web/graph/``.
+
+Then ``test_page_previews_in_the_browser`` drops a text PDF, a PowerPoint deck and a
+second PDF into the corpus, waits for the folder sensor to index them, and
+``web/e2e/previews.mjs`` asks one question per file: each answer's evidence card shows
+the highlighted page (a deck's slide converted by LibreOffice) beside the passage,
+zoomable; the second PDF is then deleted and the reloaded answer's card falls back to
+the passage's text with the reason; screenshots in ``tests/.artifacts/web/previews/``.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +38,9 @@ import httpx
 import pytest
 
 from tests.support.chatdb import FIRST_DAY, THREADS, write_chat_db
+from tests.support.office_files import write_pptx
+from tests.support.pdf_files import text_pdf
+from tests.support.previews import wide_pdf
 from tests.support.running_stack import RunningStack, varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
 
@@ -52,6 +63,17 @@ GRAPH_DAYS = 1
 # A one-fact question the packaged 0.5B model answers from the Lisbon day (it abstains
 # on two-part ones such as "who is going, and where will they stay?")
 GRAPH_QUESTION = "When is the flight to Lisbon?"
+PREVIEWS_OUT = ARTIFACTS / "previews"
+PREVIEW_FILES = {
+    "pdf": "harbour/report.pdf",
+    "deck": "harbour/deck.pptx",
+    "gone": "notes/notice.pdf",
+}
+PREVIEW_QUESTIONS = {
+    "pdf": "How much silt did the dredging of the inner harbour remove?",
+    "deck": "By how much did quarterly tonnage rise in the eastern basin?",
+    "gone": "When does Aurora station log the first sensor sweep?",
+}
 
 
 @dataclass
@@ -229,4 +251,72 @@ def test_the_message_graph_in_the_browser(stack: Stack, tmp_path: Path) -> None:
         "09-recentred.png",
         "10-transcript.png",
         "11-narrow.png",
+    }
+
+
+def _wait_indexed(api: str, paths: set[str], timeout: float = 420) -> None:
+    """Until the folder sensor's runs have indexed every one of ``paths``."""
+    deadline = time.monotonic() + timeout
+    statuses: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        listing = httpx.get(f"{api}/api/documents", timeout=30).json()["documents"]
+        statuses = {d["relative_path"]: d["status"] for d in listing}
+        if all(statuses.get(p) == "indexed" for p in paths):
+            return
+        time.sleep(2)
+    raise AssertionError(f"not indexed in {timeout:.0f} s: {statuses}")
+
+
+def test_page_previews_in_the_browser(stack: Stack) -> None:
+    docs = stack.docs
+    wide_pdf(docs / PREVIEW_FILES["pdf"])
+    write_pptx(docs / "harbour")
+    (docs / "notes").mkdir(exist_ok=True)
+    gone = text_pdf(docs / PREVIEW_FILES["gone"])
+    api = stack.api
+    _wait_indexed(api, set(PREVIEW_FILES.values()))
+
+    report = run_script(
+        "previews.mjs",
+        PREVIEWS_OUT,
+        {
+            "VARAGITY_URL": api,
+            "E2E_PDF": "report.pdf",
+            "E2E_PDF_QUESTION": PREVIEW_QUESTIONS["pdf"],
+            "E2E_DECK": "deck.pptx",
+            "E2E_DECK_QUESTION": PREVIEW_QUESTIONS["deck"],
+            "E2E_GONE": "notice.pdf",
+            "E2E_GONE_PATH": str(gone),
+            "E2E_GONE_QUESTION": PREVIEW_QUESTIONS["gone"],
+        },
+        timeout=900,
+    )
+    pdf, deck, before = report["pdf"], report["deck"], report["goneBefore"]
+    # each card showed the page its passage is on, highlighted, beside the passage
+    assert pdf["page"] in (1, 2, 3) and pdf["caption"].startswith(f"Page {pdf['page']} of 3")
+    assert deck["caption"].startswith("Slide ") and deck["caption"].endswith(" of 2")
+    assert before["caption"].startswith("Page ")
+    for shown in (pdf, deck, before):
+        assert shown["marks"] > 0 and shown["naturalWidth"] > 500 and shown["besideText"], shown
+    assert report["pdfZoom"]["zoomed"] > 1.9 * report["pdfZoom"]["fitted"]
+    # the page shown is the one the words are on, as the API says
+    sources = httpx.post(
+        f"{api}/api/search", json={"query": PREVIEW_QUESTIONS["deck"], "k": 8}, timeout=60
+    ).json()["results"]
+    slide = next(s for s in sources if s["relative_path"] == PREVIEW_FILES["deck"])
+    envelope = httpx.get(f"{api}/api/chunks/{slide['chunk_id']}/preview", timeout=60).json()
+    assert envelope["available"] and envelope["page"] == deck["page"]
+    # the deleted file: its answer's card fell back to the text, saying why
+    assert not gone.exists()
+    assert report["goneReason"] == "file_missing", report["goneNote"]
+    assert "The file is gone" in report["goneNote"]
+    assert "notice.pdf is no longer in the corpus folder" in report["goneNote"]
+    assert "Aurora station" in report["goneText"]
+    assert screenshot_names(report) == {
+        "01-pdf-page.png",
+        "02-pdf-answer.png",
+        "03-pdf-zoomed.png",
+        "04-deck-slide.png",
+        "05-deck-zoomed.png",
+        "06-deleted-fallback.png",
     }

@@ -1,8 +1,9 @@
 """One chat turn end to end, as typed events: the runner every front end shares.
 
 The SSE chat route (``POST /api/chat``), the OpenAI-compatible route
-(``/v1/chat/completions``) and ``varagity ask`` are adapters over :func:`run_turn`:
-each builds a :class:`TurnRequest` and renders the events it yields.
+(``/v1/chat/completions``), ``varagity ask`` and ``varagity chat`` are adapters over
+:func:`run_turn`: each builds a :class:`TurnRequest` and renders the events it yields
+(the two that keep conversations share :mod:`varagity.chat.conversation`).
 
 Event order: one :class:`TurnRetrieval` (the evidence, numbered as the answer cites
 it, and the query that found it), then :class:`TurnQueued` whenever the turn waits in
@@ -242,10 +243,12 @@ class TurnDone:
 
 @dataclass(frozen=True, slots=True)
 class TurnError:
-    """A failure; nothing follows it."""
+    """A failure; nothing follows it. ``cause``: the exception behind it, for callers
+    that act on its kind (a batch job retries after a transient model error)."""
 
     code: ErrorCode
     message: str
+    cause: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 TurnEvent = TurnRetrieval | TurnQueued | ReasoningDelta | TokenDelta | TurnDone | TurnError
@@ -308,7 +311,7 @@ def run_turn(services: TurnServices, request: TurnRequest) -> Generator[TurnEven
     try:
         yield from _run(services, request, started)
     except ModelError as exc:
-        yield TurnError("model_unavailable", str(exc))
+        yield TurnError("model_unavailable", str(exc), exc)
     except ValueError as exc:
         yield TurnError("invalid_request", str(exc))
     except Exception as exc:  # every turn ends with an event, never a torn stream

@@ -159,7 +159,7 @@ def answer_question(
             if first is None:
                 first = (time.perf_counter() - started) * 1000
         elif isinstance(event, TurnError):
-            raise AnswerError(f"{query_id}: {event.code}: {event.message}")
+            raise AnswerError(f"{query_id}: {event.code}: {event.message}") from event.cause
         elif isinstance(event, TurnDone):
             return GeneratedAnswer(
                 query_id=query_id,

@@ -11,7 +11,7 @@ work with the packaged local models and with any configured server.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from varagity.graph.types import GraphDiff, GraphEntity, GraphRelation, GraphRetrieval
@@ -37,6 +37,9 @@ class ApplyReport:
     inserted: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     failed: dict[str, str] | None = None  # doc_key -> reason
+    # a model call that failed transiently during the apply (after the client's own
+    # retries): the failed days may be the server's fault rather than their own
+    model_outage: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

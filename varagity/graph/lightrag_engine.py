@@ -72,6 +72,7 @@ from varagity.graph.types import (
     GraphRetrieval,
     ThreadDay,
 )
+from varagity.models.base import ModelError
 from varagity.models.protocols import Decoding
 from varagity.tokens import ENCODING
 
@@ -379,6 +380,7 @@ class LightRAGEngine:
         self._chat = chat
         self._embedder = embedder
         self._closed = False
+        self._model_outage: ModelError | None = None
         self._calls = 0
         self._calls_done = threading.Condition()
         with _process_lock:
@@ -562,20 +564,33 @@ class LightRAGEngine:
         messages.extend(history_messages or ())
         messages.append({"role": "user", "content": prompt})
         reply = await asyncio.to_thread(
+            self._noting_outages,
             lambda: self._chat.complete(
                 messages, self.options.extract_max_tokens, 0.0, decoding=decoding
-            )
+            ),
         )
         return name_caption_days(reply)
 
     async def _embed(self, texts: list[str], context: str | None = None, **_: Any) -> np.ndarray:
         if context == "query":
             vectors = await asyncio.to_thread(
-                lambda: [self._embedder.embed_query(text) for text in texts]
+                self._noting_outages, lambda: [self._embedder.embed_query(t) for t in texts]
             )
         else:
-            vectors = await asyncio.to_thread(self._embedder.embed_passages, texts)
+            vectors = await asyncio.to_thread(
+                self._noting_outages, lambda: self._embedder.embed_passages(texts)
+            )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _noting_outages(self, call: Callable[[], T]) -> T:
+        """``call()``; a transient model failure is remembered for the apply's report
+        (LightRAG turns it into a failed document and keeps going)."""
+        try:
+            return call()
+        except ModelError as exc:
+            if exc.transient:
+                self._model_outage = exc
+            raise
 
     # --- GraphEngine --------------------------------------------------------------
     def apply(
@@ -604,6 +619,7 @@ class LightRAGEngine:
         from lightrag.utils_pipeline import compute_text_content_hash, normalize_document_file_path
 
         rag = self._rag
+        self._model_outage = None
         before = await self._rows()
         failed: dict[str, str] = {}
         texts: dict[str, str] = {}
@@ -668,6 +684,7 @@ class LightRAGEngine:
             inserted=tuple(sorted(inserted)),
             deleted=tuple(sorted(removed)),
             failed=failed or None,
+            model_outage=self._model_outage,
         )
 
     async def _report_progress(

@@ -14,6 +14,9 @@ line, top to bottom):
 This is deliberately a factory, not a registry: the engines are a closed set named by
 a setting. Each engine is built once per process and reused, since loading models is
 slow.
+
+Besides the text, each engine reports its words with their boxes (:meth:`OcrEngine.words`):
+the page previews highlight a chunk on a scanned page with them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -63,6 +67,17 @@ class OcrError(RuntimeError):
     """The OCR engine failed on an image."""
 
 
+@dataclass(frozen=True, slots=True)
+class OcrWord:
+    """One recognized word and its box in the image's pixels (left, top, right, bottom)."""
+
+    text: str
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
 class OcrEngine(Protocol):
     """Reads the text of an image."""
 
@@ -71,6 +86,32 @@ class OcrEngine(Protocol):
     def recognize(self, image: Image.Image) -> str:
         """The image's text in reading order, lines joined with newlines ("" if none)."""
         ...
+
+    def words(self, image: Image.Image) -> list[OcrWord]:
+        """The image's words with their boxes, in no particular order."""
+        ...
+
+
+def split_line(polygon: Sequence[Sequence[float]], text: str) -> list[OcrWord]:
+    """Cut a text line's box into one box per word, in proportion to the words' lengths.
+
+    For engines that only report whole lines; the cut assumes a roughly even advance
+    per character, which is close enough to point at a word.
+    """
+    xs = [float(p[0]) for p in polygon]
+    ys = [float(p[1]) for p in polygon]
+    left, right, top, bottom = min(xs), max(xs), min(ys), max(ys)
+    parts = text.split()
+    total = len(" ".join(parts))
+    if not parts or total == 0:
+        return []
+    step = (right - left) / total
+    out: list[OcrWord] = []
+    at = 0
+    for word in parts:
+        out.append(OcrWord(word, left + at * step, top, left + (at + len(word)) * step, bottom))
+        at += len(word) + 1
+    return out
 
 
 def prepare_image(image: Image.Image) -> Image.Image:
@@ -194,6 +235,21 @@ class RapidOcrEngine:
             return ""
         return lines_in_reading_order(zip(result.boxes.tolist(), result.txts, strict=True))
 
+    def words(self, image: Image.Image) -> list[OcrWord]:
+        """The same recognition, with rapidocr's per-word boxes."""
+        try:
+            result: Any = self._ocr(prepare_image(image), return_word_box=True)
+        except Exception as exc:
+            raise OcrError(f"rapidocr failed: {exc}") from exc
+        out: list[OcrWord] = []
+        for line in result.word_results or ():
+            for text, _score, box in line:
+                if text.strip():
+                    xs = [float(p[0]) for p in box]
+                    ys = [float(p[1]) for p in box]
+                    out.append(OcrWord(text.strip(), min(xs), min(ys), max(xs), max(ys)))
+        return out
+
 
 class TesseractEngine:
     """The ``tesseract`` command line (Debian package), English, automatic page layout."""
@@ -216,11 +272,25 @@ class TesseractEngine:
 
         Tesseract separates the paragraphs it finds with one blank line; that is kept.
         """
+        return _tidy_tesseract(self._run(image))
+
+    def words(self, image: Image.Image) -> list[OcrWord]:
+        """The same run with tesseract's ``tsv`` output: level-5 rows are words."""
+        out: list[OcrWord] = []
+        for row in self._run(image, "tsv").splitlines()[1:]:
+            cells = row.split("\t")
+            if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
+                continue
+            left, top, width, height = (float(c) for c in cells[6:10])
+            out.append(OcrWord(cells[11].strip(), left, top, left + width, top + height))
+        return out
+
+    def _run(self, image: Image.Image, *config: str) -> str:
         buffer = io.BytesIO()
         prepare_image(image).convert("L").save(buffer, "PNG", compress_level=1)
         try:
             done = subprocess.run(
-                [self.binary, "stdin", "stdout", "--psm", "3", "-l", "eng"],
+                [self.binary, "stdin", "stdout", "--psm", "3", "-l", "eng", *config],
                 input=buffer.getvalue(),
                 capture_output=True,
                 timeout=TESSERACT_TIMEOUT_S,
@@ -235,7 +305,7 @@ class TesseractEngine:
             raise OcrError(
                 f"tesseract exited with {done.returncode}: {detail[-1] if detail else 'no output'}"
             )
-        return _tidy_tesseract(done.stdout.decode("utf-8", "replace"))
+        return done.stdout.decode("utf-8", "replace")
 
 
 def _tidy_tesseract(raw: str) -> str:
@@ -278,13 +348,20 @@ class EasyOcrEngine:
 
     def recognize(self, image: Image.Image) -> str:
         """Detect and recognize text boxes; join them in reading order."""
+        return lines_in_reading_order(self._boxes(image))
+
+    def words(self, image: Image.Image) -> list[OcrWord]:
+        """EasyOCR reports text boxes (often several words): each is cut per word."""
+        return [w for box, text in self._boxes(image) for w in split_line(box, text)]
+
+    def _boxes(self, image: Image.Image) -> list[tuple[Any, str]]:
         import numpy as np
 
         try:
             found = self._reader.readtext(np.asarray(prepare_image(image)), detail=1)
         except Exception as exc:
             raise OcrError(f"easyocr failed: {exc}") from exc
-        return lines_in_reading_order((box, text) for box, text, _score in found)
+        return [(box, text) for box, text, _score in found]
 
 
 _ENGINES: dict[str, OcrEngine] = {}

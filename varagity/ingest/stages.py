@@ -227,7 +227,9 @@ def store_documents(
     transaction; one result per document, in order.
 
     Every write happens under the documents' locks; chunks a rewrite of the same
-    ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores.
+    ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores:
+    BM25 replaces every entry of the document, including ones Postgres never recorded
+    (a write that crashed between the two stores).
     Older versions of the same relative paths are removed afterwards, BM25 first and
     the Postgres markers last, so a crash in between leaves something retryable, never
     a half-visible document. All or nothing for Postgres: one failing row fails them
@@ -253,14 +255,11 @@ def store_documents(
         for doc in documents
     ]
     with pg.document_lock([d.parsed.doc_id for d in documents]) as conn:
-        dropped: set[str] = set()
-        for doc, rows in zip(documents, records, strict=True):
-            dropped |= pg.chunk_ids_of(doc.parsed.doc_id, conn=conn) - {r.chunk_id for r in rows}
-        if dropped:
-            bm25.delete_chunks(sorted(dropped))
-        entries = [BM25Document.of(r) for rows in records for r in rows]
-        if entries:
-            bm25.index(entries)
+        # every older BM25 entry of these documents goes, whether or not Postgres knew it
+        bm25.replace_documents(
+            [d.parsed.doc_id for d in documents],
+            [BM25Document.of(r) for rows in records for r in rows],
+        )
         for doc, rows in zip(documents, records, strict=True):
             parsed = doc.parsed
             pg.write_document(

@@ -8,7 +8,9 @@ server that speaks the OpenAI HTTP API (the packaged llama.cpp and embedding ser
 the embedded stack, vLLM, TEI, infinity, OpenAI itself). Transient failures (connection
 errors, timeouts, 408, 429, 5xx) are retried with exponential backoff by tenacity;
 anything else (400, 401, 404, ...) raises at once.
-Every failure surfaces as :class:`ModelError`, which names the server URL and model.
+Every failure surfaces as :class:`ModelError`, which names the server URL and model and
+says whether it was transient: a Dagster step that meets one once these retries are
+spent is retried after longer waits (``varagity_assets/retries.py``).
 
 Retry budget: ``MODEL_MAX_RETRIES`` is the number of *retries* after the first try,
 so a call makes at most ``MODEL_MAX_RETRIES + 1`` attempts (0 disables retrying).
@@ -77,13 +79,14 @@ class ModelError(RuntimeError):
         url: Base URL of the server that failed.
         model: Model name the call asked for.
         attempts: How many attempts were made (1 when the error is not transient).
-        unreachable: No connection could be made (refused, reset, DNS): the server is
-            down or restarting, whatever was asked of it, so a caller may wait and try
-            again rather than blame its input.
+        transient: The last attempt failed for the server's state, not the request's
+            content (no connection, a timeout, 408/409/425/429, a 5xx answer): the
+            server is down, restarting or overloaded, so a caller may wait and try again
+            rather than blame its input.
     """
 
     def __init__(
-        self, message: str, *, url: str, model: str, attempts: int = 1, unreachable: bool = False
+        self, message: str, *, url: str, model: str, attempts: int = 1, transient: bool = False
     ) -> None:
         """Build the error.
 
@@ -92,14 +95,14 @@ class ModelError(RuntimeError):
             url: Base URL of the server.
             model: Model name.
             attempts: Attempts made before giving up.
-            unreachable: The last attempt could not connect at all.
+            transient: The last attempt failed for the server's state.
         """
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         super().__init__(f"model {model!r} at {url}{tries}: {message}")
         self.url = url
         self.model = model
         self.attempts = attempts
-        self.unreachable = unreachable
+        self.transient = transient
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -116,14 +119,6 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
     return False
-
-
-def is_unreachable(exc: BaseException) -> bool:
-    """Whether an SDK error means no connection was made (a timeout is not: the server
-    took the request)."""
-    return isinstance(exc, openai.APIConnectionError) and not isinstance(
-        exc, openai.APITimeoutError
-    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -199,16 +194,13 @@ class RetryingClient:
     def _explain(self, exc: BaseException) -> str:
         return describe_error(exc)
 
-    def _unreachable(self, exc: BaseException) -> bool:
-        return is_unreachable(exc)
-
-    def _error(self, message: str, attempts: int = 1, unreachable: bool = False) -> ModelError:
+    def _error(self, message: str, attempts: int = 1, transient: bool = False) -> ModelError:
         return ModelError(
             f"{self.kind} call failed: {message}",
             url=self.base_url,
             model=self.model,
             attempts=attempts,
-            unreachable=unreachable,
+            transient=transient,
         )
 
     def _retrying(self) -> Retrying:
@@ -228,7 +220,7 @@ class RetryingClient:
             raise
         except self._wrapped as exc:
             attempts = retrying.statistics.get("attempt_number", 1)
-            raise self._error(self._explain(exc), attempts, self._unreachable(exc)) from exc
+            raise self._error(self._explain(exc), attempts, self._transient(exc)) from exc
 
 
 class OpenAICompatibleClient(RetryingClient):

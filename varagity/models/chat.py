@@ -179,7 +179,8 @@ class ChatClient(OpenAICompatibleClient):
                         yield delta
             except openai.OpenAIError as exc:
                 raise self._error(
-                    f"stream broke after the first token: {describe_error(exc)}"
+                    f"stream broke after the first token: {describe_error(exc)}",
+                    transient=self._transient(exc),
                 ) from exc
         finally:
             stream.close()

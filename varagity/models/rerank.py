@@ -135,9 +135,6 @@ class RerankClient(RetryingClient):
     def _explain(self, exc: BaseException) -> str:
         return _describe(exc)
 
-    def _unreachable(self, exc: BaseException) -> bool:
-        return isinstance(exc, httpx.ConnectError)
-
     def _post(self, query: str, documents: list[str], top_n: int | None) -> Any:
         body: dict[str, Any] = {
             "model": self.model,

@@ -1,23 +1,30 @@
-"""The Prometheus catalogue: per-stage latency, chat and ingest counters, corpus and
-message-graph gauges.
+"""The Prometheus catalogue: per-stage latency, chat and ingest counters, corpus,
+pipeline, infrastructure and message-graph gauges.
 
 Collectors live in the default registry, so ``/metrics`` serves them with anything
 else the process registers. The corpus gauges are computed at scrape time from
 Postgres (documents, chunks, the stale flag) by :class:`CorpusCollector`, so they are
 right even when ingest runs in Dagster's processes, not this one; the graph gauges
 likewise from the graph's sidecars by :class:`GraphCollector` (the graph is built in
-Dagster's processes too).
+Dagster's processes too). The pipeline gauges (files by status, contextualization
+progress, run queue, step durations, evaluation gates) and the infrastructure gauges
+(model servers up, store sizes, the state folder's disk) are read the same way, by
+:class:`PipelineCollector` and :class:`InfraCollector`. The API process's own memory and
+CPU come from ``prometheus_client``'s process collector (``process_*``).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from varagity.dagster_client import PipelineReading
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +57,12 @@ UPLOADED_FILES = Counter(
 DELETED_DOCUMENTS = Counter(
     "varagity_deleted_documents_total", "Documents deleted through the API."
 )
+PAGE_PREVIEWS = Counter(
+    "varagity_page_previews_total",
+    "Evidence page previews asked for, by outcome: shown, or the reason none was "
+    "(not_paged, file_missing, file_changed, converter_missing, ...).",
+    ["outcome"],
+)
 GRAPH_UPLOADED_FILES = Counter(
     "varagity_graph_uploaded_files_total",
     "Files uploaded into GRAPH_DOCS_PATH (message archives and their -wal/-shm) by outcome "
@@ -81,6 +94,11 @@ class _ScrapeCollector(Collector, Generic[R]):
 
     def __init__(self, read: Callable[[], R | None]) -> None:
         self._read = read
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        """Nothing: without it, registering would take a reading (store queries, model
+        server probes, a Dagster query) at startup just to learn the metric names."""
+        return []
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """Yield the gauges of a fresh reading (nothing while it is unavailable)."""
@@ -175,3 +193,141 @@ def register_graph_collector(
 ) -> GraphCollector:
     """Register a graph collector (replacing the one a previous app registered)."""
     return _register(GraphCollector(read), registry)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReading:
+    """The corpus as the ingest pipeline leaves it, at scrape time."""
+
+    files_by_status: Mapping[str, int]
+    """Files and documents by corpus status (``indexed``, ``pending``, ``failed``, ...),
+    every status present (0 when none)."""
+    chunks_contextualized: int
+    """Stored chunks that have their LLM blurb."""
+
+
+@dataclass(frozen=True, slots=True)
+class FullReading:
+    """Everything :class:`PipelineCollector` reports: the corpus side (None while the
+    stores are down) and Dagster's side (None while the webserver is)."""
+
+    ingest: IngestReading | None
+    dagster: PipelineReading | None
+
+
+class PipelineCollector(_ScrapeCollector[FullReading]):
+    """Files by status, contextualization progress, the run queue, recent step
+    durations and the evaluation gates."""
+
+    subject = "pipeline"
+
+    def gauges(self, reading: FullReading) -> Iterator[GaugeMetricFamily]:
+        """The pipeline gauges of whichever side could be read."""
+        if reading.ingest is not None:
+            files = GaugeMetricFamily(
+                "varagity_corpus_files",
+                "Corpus files and documents by status (indexed, no_text, pending, failed, "
+                "outdated, missing).",
+                labels=["status"],
+            )
+            for status, count in sorted(reading.ingest.files_by_status.items()):
+                files.add_metric([status], count)
+            yield files
+            yield GaugeMetricFamily(
+                "varagity_corpus_chunks_contextualized",
+                "Stored chunks that have their LLM blurb (contextualization progress).",
+                value=reading.ingest.chunks_contextualized,
+            )
+        if reading.dagster is not None:
+            runs = GaugeMetricFamily(
+                "varagity_dagster_runs",
+                "Dagster runs waiting or working, by status (the pipeline's queue).",
+                labels=["status"],
+            )
+            for status, count in sorted(reading.dagster.runs_by_status.items()):
+                runs.add_metric([status], count)
+            yield runs
+            steps = GaugeMetricFamily(
+                "varagity_pipeline_step_seconds",
+                "Mean duration of each pipeline step (asset) over the newest finished "
+                "ingest and contextualize runs.",
+                labels=["step"],
+            )
+            for step, seconds in sorted(reading.dagster.step_seconds.items()):
+                steps.add_metric([step], seconds)
+            yield steps
+            gates = GaugeMetricFamily(
+                "varagity_eval_gate_passed",
+                "1 when the evaluation gate (a blocking asset check) passed on its asset's "
+                "latest materialization, 0 when it failed.",
+                labels=["asset", "check"],
+            )
+            for (asset, check), passed in sorted(reading.dagster.eval_gates.items()):
+                gates.add_metric([asset, check], 1 if passed else 0)
+            yield gates
+
+
+def register_pipeline_collector(
+    read: Callable[[], FullReading | None], registry: CollectorRegistry = REGISTRY
+) -> PipelineCollector:
+    """Register a pipeline collector (replacing the one a previous app registered)."""
+    return _register(PipelineCollector(read), registry)
+
+
+@dataclass(frozen=True, slots=True)
+class InfraReading:
+    """Model servers, store sizes and the state folder's disk, at scrape time."""
+
+    model_servers_up: Mapping[str, bool] = field(default_factory=dict)
+    """Each model server the app uses (``llm``, ``embedding``, ``rerank``): answering?"""
+    store_bytes: Mapping[str, int] = field(default_factory=dict)
+    """On-disk size by store (``postgres``: the database; ``bm25``: the Tantivy index)."""
+    bm25_entries: int | None = None
+    state_disk: tuple[int, int] | None = None
+    """``(free, total)`` bytes of the filesystem that holds VARAGITY_HOME."""
+
+
+class InfraCollector(_ScrapeCollector[InfraReading]):
+    """Model server health, store sizes and the state folder's disk."""
+
+    subject = "infrastructure"
+
+    def gauges(self, reading: InfraReading) -> Iterator[GaugeMetricFamily]:
+        """The infrastructure gauges."""
+        up = GaugeMetricFamily(
+            "varagity_model_server_up",
+            "1 when the model server answers its health probe, 0 when it does not.",
+            labels=["server"],
+        )
+        for server, ok in sorted(reading.model_servers_up.items()):
+            up.add_metric([server], 1 if ok else 0)
+        yield up
+        sizes = GaugeMetricFamily(
+            "varagity_store_bytes", "On-disk size of each store, in bytes.", labels=["store"]
+        )
+        for store, size in sorted(reading.store_bytes.items()):
+            sizes.add_metric([store], size)
+        yield sizes
+        if reading.bm25_entries is not None:
+            yield GaugeMetricFamily(
+                "varagity_bm25_entries", "Chunks in the BM25 index.", value=reading.bm25_entries
+            )
+        if reading.state_disk is not None:
+            free, total = reading.state_disk
+            yield GaugeMetricFamily(
+                "varagity_state_disk_free_bytes",
+                "Free bytes on the filesystem that holds the state folder (VARAGITY_HOME).",
+                value=free,
+            )
+            yield GaugeMetricFamily(
+                "varagity_state_disk_size_bytes",
+                "Size of the filesystem that holds the state folder (VARAGITY_HOME).",
+                value=total,
+            )
+
+
+def register_infra_collector(
+    read: Callable[[], InfraReading | None], registry: CollectorRegistry = REGISTRY
+) -> InfraCollector:
+    """Register an infrastructure collector (replacing the one a previous app registered)."""
+    return _register(InfraCollector(read), registry)

@@ -135,6 +135,12 @@ class PgVectorStore:
             row = conn.execute("SHOW server_version").fetchone()
         return f"postgres {row[0] if row else '?'} at {redact(self.url)}"
 
+    def database_bytes(self) -> int:
+        """On-disk size of the database (tables, indexes, TOAST)."""
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row else 0
+
     def _check_dim(self, chunk: EmbeddedChunk) -> None:
         if len(chunk.embedding) != self.embedding_dim:
             raise ValueError(
@@ -307,6 +313,14 @@ class PgVectorStore:
         with self._transaction(conn) as tx:
             rows = tx.execute("SELECT chunk_id FROM chunks WHERE doc_id = %s", (doc_id,))
             return {r[0] for r in rows.fetchall()}
+
+    def get_chunk(self, chunk_id: str) -> ChunkRecord | None:
+        """The stored record of one chunk, if it exists."""
+        with self._pool.connection() as conn:
+            row = conn.execute(
+                "SELECT metadata FROM chunks WHERE chunk_id = %s", (chunk_id,)
+            ).fetchone()
+        return ChunkRecord.model_validate(row[0]) if row else None
 
     def chunks_of(self, doc_id: str) -> list[ChunkRecord]:
         """A document's chunks in order."""

@@ -15,6 +15,7 @@ from varagity_api.routes import (
     ingest,
     metrics,
     openai_compat,
+    previews,
     search,
     settings,
 )
@@ -27,6 +28,7 @@ for _module in (
     conversations,
     settings,
     documents,
+    previews,
     ingest,
     graph,
     graph_sources,

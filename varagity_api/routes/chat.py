@@ -32,6 +32,7 @@ from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from varagity.chat.base import Turn
+from varagity.chat.conversation import history, save_turn
 from varagity.chat.turn import (
     ReasoningDelta,
     TokenDelta,
@@ -42,15 +43,9 @@ from varagity.chat.turn import (
     TurnRetrieval,
     run_turn,
 )
-from varagity.graph.evidence import graph_evidence
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.services import Services
-from varagity.stores.conversation_store import (
-    AssistantReply,
-    ConversationNotFound,
-    ConversationStore,
-    new_id,
-)
+from varagity.stores.conversation_store import ConversationNotFound, ConversationStore, new_id
 from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ConversationStoreDep, ServicesDep
 from varagity_api.errors import ApiError, not_found
@@ -169,20 +164,8 @@ async def _save(
     done: TurnDone,
 ) -> str | ErrorEvent:
     """Save the turn; the assistant message's id, or the error event to send instead."""
-    reply = AssistantReply(
-        content=done.answer,
-        sources=list(evidence.chunks),
-        retrieval_method=evidence.method,
-        chat_engine=evidence.chat_engine,
-        latency_ms=dict(done.timings_ms),
-        reasoning=done.reasoning,
-        condensed_query=evidence.condensed_query,
-        target_corpus=evidence.target_corpus,
-        graph_evidence=graph_evidence(evidence.graph) if evidence.graph else None,
-        days=evidence.days,
-    )
     try:
-        saved = await run_in_threadpool(store.append_turn, conversation_id, question, reply)
+        saved = await run_in_threadpool(save_turn, store, conversation_id, question, evidence, done)
     except psycopg.Error as exc:
         log.error("saving the turn of conversation %s failed: %s", conversation_id, exc)
         message = f"The answer was generated but could not be saved: {exc}"
@@ -212,20 +195,21 @@ async def chat(
     await run_in_threadpool(
         refuse_while_restoring, settings, body.corpus, status=503, pg=services.pg
     )
+    earlier: tuple[Turn, ...] = ()
     if body.conversation_id is None:
-        conversation_id, pairs = new_id(), []
+        conversation_id = new_id()
     else:
         conversation_id = body.conversation_id
         try:
-            pairs = await run_in_threadpool(
-                store.history, conversation_id, settings.CHAT_HISTORY_TURNS
+            earlier = await run_in_threadpool(
+                history, store, conversation_id, settings.CHAT_HISTORY_TURNS
             )
         except ConversationNotFound as exc:
             raise not_found(exc) from exc
     try:
         turn = TurnRequest(
             question=body.question,
-            history=tuple(Turn(question, answer) for question, answer in pairs),
+            history=earlier,
             method=body.method,
             k=body.k,
             chat_engine=body.chat_engine,

@@ -103,7 +103,12 @@ def open_pdf(data: bytes, name: str) -> Any:
     return pdf
 
 
-def _page_text(pdf: Any, index: int, name: str) -> str:
+def page_text(pdf: Any, index: int, name: str) -> str:
+    """The cleaned text layer of one page (0-based ``index``); "" when it has none.
+
+    Raises:
+        ParseError: The page cannot be loaded.
+    """
     import pypdfium2 as pdfium
 
     with PDFIUM_LOCK:
@@ -173,7 +178,7 @@ class PdfParser:
         pdf = open_pdf(data, name)
         try:
             if settings.DOCLING_ARTIFACTS_PATH is not None:
-                usable = [has_text_layer(_page_text(pdf, i, name)) for i in range(len(pdf))]
+                usable = [has_text_layer(page_text(pdf, i, name)) for i in range(len(pdf))]
             else:
                 return ParsedContent(pages=self._pages(pdf, settings, name))
         finally:
@@ -188,7 +193,7 @@ class PdfParser:
         pages: list[PageText] = []
         for index in range(len(pdf)):
             number = index + 1
-            layer = _page_text(pdf, index, name)
+            layer = page_text(pdf, index, name)
             if has_text_layer(layer):
                 pages.append(PageText(page=number, text=layer, extraction="text"))
                 continue

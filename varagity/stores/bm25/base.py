@@ -66,9 +66,11 @@ class BM25Store(Protocol):
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         """Remove every chunk of the given documents (no error for unknown ids)."""
 
-    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
-        """Remove the given chunks (no error for unknown ids): a document rewritten with
-        fewer chunks drops the ones it no longer has."""
+    def replace_documents(self, doc_ids: Sequence[str], documents: Sequence[BM25Document]) -> None:
+        """Make ``documents`` the only entries of ``doc_ids``: every other entry of those
+        documents leaves the index (the chunks a rewrite no longer has, or ones a write
+        that crashed left behind), and the documents stay searchable throughout. Raises
+        ``ValueError`` for a document of another ``doc_id``."""
 
     def search(self, query: str, k: int) -> list[BM25Hit]:
         """Best ``k`` chunks for ``query`` over content and contextualized_content."""

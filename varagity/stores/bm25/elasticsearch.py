@@ -203,18 +203,37 @@ class ElasticsearchBM25Store:
         for batch in _batches(unique, _DELETE_BATCH):
             self._delete_by_query({"terms": {"doc_id": batch}})
 
-    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
-        """Remove the given chunks with an ``ids`` delete_by_query (``_id = chunk_id``).
+    def replace_documents(self, doc_ids: Sequence[str], documents: Sequence[BM25Document]) -> None:
+        """Upsert ``documents``, then remove every other entry of ``doc_ids`` with a
+        delete_by_query (``doc_id`` in the batch, ``_id`` not one of its new chunks): the
+        documents stay searchable between the two requests.
 
         Raises:
-            BM25Error: Connection failure or a failed delete.
+            ValueError: A document's ``doc_id`` is not one of ``doc_ids``.
+            BM25Error: Connection failure, a rejected document or a failed delete.
         """
-        unique = list(dict.fromkeys(chunk_ids))
+        unique = list(dict.fromkeys(doc_ids))
+        stray = sorted({d.doc_id for d in documents} - set(unique))
+        if stray:
+            raise ValueError(f"documents of {stray} are not among the replaced doc_ids")
         if not unique:
             return
+        self.index(documents)
         self.ensure_index()
+        kept: dict[str, list[str]] = {}
+        for doc in documents:
+            kept.setdefault(doc.doc_id, []).append(doc.chunk_id)
         for batch in _batches(unique, _DELETE_BATCH):
-            self._delete_by_query({"ids": {"values": batch}})
+            self._delete_by_query(
+                {
+                    "bool": {
+                        "filter": [{"terms": {"doc_id": batch}}],
+                        "must_not": [
+                            {"ids": {"values": [c for d in batch for c in kept.get(d, [])]}}
+                        ],
+                    }
+                }
+            )
 
     def _delete_by_query(self, query: dict[str, Any]) -> None:
         def delete() -> None:

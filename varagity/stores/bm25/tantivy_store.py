@@ -176,21 +176,30 @@ class TantivyBM25Store:
 
         self._write("delete", write)
 
-    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
-        """Remove the given chunks in one commit (unknown ids are fine).
+    def replace_documents(self, doc_ids: Sequence[str], documents: Sequence[BM25Document]) -> None:
+        """Make ``documents`` the only entries of ``doc_ids``, in one commit (readers see
+        the old entries until it lands, then the new ones only).
 
         Raises:
-            BM25Error: Lock timeout or a Tantivy failure.
+            ValueError: A document's ``doc_id`` is not one of ``doc_ids``.
+            BM25Error: Lock timeout or a Tantivy failure (nothing is committed).
         """
-        unique = list(dict.fromkeys(chunk_ids))
+        unique = list(dict.fromkeys(doc_ids))
+        stray = sorted({d.doc_id for d in documents} - set(unique))
+        if stray:
+            raise ValueError(f"documents of {stray} are not among the replaced doc_ids")
+        latest = {doc.chunk_id: doc for doc in documents}
         if not unique:
             return
 
         def write(writer: tantivy.IndexWriter) -> None:
-            for chunk_id in unique:
-                writer.delete_documents_by_term("chunk_id", chunk_id)
+            # a delete hits only what was added before it (by opstamp): the adds survive
+            for doc_id in unique:
+                writer.delete_documents_by_term("doc_id", doc_id)
+            for doc in latest.values():
+                writer.add_document(self._to_tantivy(doc))
 
-        self._write("delete", write)
+        self._write("replace", write)
 
     def search(self, query: str, k: int) -> list[BM25Hit]:
         """Best ``k`` chunks for ``query`` (BM25, OR of its words over ``search_text``).

@@ -8,8 +8,9 @@ the chat turn runner with the live chat model and records key-fact correctness,
 citation validity, abstention accuracy, loops and time to first token / per answer.
 Each records numeric metadata the UI plots, the per-question verdicts and the
 thresholds the blocking checks in :mod:`varagity_assets.defs.evaluation.checks` compare
-against. ``search_index_release`` runs after those checks and so never materializes in
-a run where a gate failed.
+against; a model server outage retries either step (:mod:`varagity_assets.retries`).
+``search_index_release`` runs after those checks and so never materializes in a run
+where a gate failed.
 """
 
 from pathlib import Path
@@ -32,6 +33,7 @@ from varagity.eval.suite import (
 from varagity.files import file_sha256
 from varagity_assets.defs.ingest.assets import indexed_document
 from varagity_assets.resources import VaragityResource
+from varagity_assets.retries import retry_on_outage
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[3] / "eval_suites" / "sample"
 
@@ -101,6 +103,7 @@ _on_live_index = dg.asset(
 
 
 @_on_live_index
+@retry_on_outage
 def eval_results(
     context: dg.AssetExecutionContext, config: EvalRunConfig, varagity: VaragityResource
 ) -> dg.MaterializeResult:
@@ -162,6 +165,7 @@ ANSWER_FIGURES = (
 
 
 @_on_live_index
+@retry_on_outage
 def answer_eval_results(
     context: dg.AssetExecutionContext, config: AnswerEvalConfig, varagity: VaragityResource
 ) -> dg.MaterializeResult:

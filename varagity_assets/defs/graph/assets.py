@@ -4,6 +4,8 @@
 thread-day transcripts) -> ``graph_transcripts`` (those days diffed against the
 manifest sidecar into new / changed / removed) -> ``graph_workdir`` (the diff applied
 to the engine, the manifest updated for what was applied, the size summary written).
+Extraction calls the model servers: a build that met an outage is retried after a wait
+(:mod:`varagity_assets.retries`), and the retry resumes where the engine stopped.
 All three are partitioned by archive (one partition per run); ``graph_removed_sources``
 takes the days of archives removed from the folder out of the graph.
 
@@ -44,6 +46,7 @@ from varagity.graph.types import GraphDiff, ThreadDay
 from varagity.pipeline import GRAPH_POOL
 from varagity_assets.defs.graph.partitions import archive_path, graph_sources_partitions
 from varagity_assets.resources import VaragityResource
+from varagity_assets.retries import retry_on_outage
 
 
 class ArchiveDays(dict[str, tuple[ThreadDay, ...]]):
@@ -149,13 +152,19 @@ def build_graph(
     return result, recorded, metadata
 
 
-def _fail_on_failures(failed: Mapping[str, str], metadata: Mapping[str, object]) -> None:
+def _fail_on_failures(
+    failed: Mapping[str, str], metadata: Mapping[str, object], result: BuildResult
+) -> None:
+    """Fail the step naming the days that failed. When a model server failed
+    transiently during the build, the failure is raised from that error: an outage,
+    so the step is retried (:mod:`varagity_assets.retries`) and the retry redoes only
+    the failed days."""
     if failed:
         listed = "; ".join(f"{k}: {why}" for k, why in sorted(failed.items())[:10])
         raise dg.Failure(
             f"{len(failed)} transcript day(s) failed (the next build retries them): {listed}",
             metadata=dict(metadata),  # type: ignore[arg-type]
-        )
+        ) from result.report.model_outage
 
 
 @dg.asset(
@@ -231,6 +240,7 @@ def graph_transcripts(
     pool=GRAPH_POOL,
     backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=1),
 )
+@retry_on_outage
 def graph_workdir(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
@@ -243,10 +253,10 @@ def graph_workdir(
     diff = graph_transcripts[context.partition_key]
     service = _service(varagity)
     try:
-        _, recorded, metadata = build_graph(context, service, diff)
+        result, recorded, metadata = build_graph(context, service, diff)
     finally:
         service.close()
-    _fail_on_failures(recorded.failed or {}, metadata)
+    _fail_on_failures(recorded.failed or {}, metadata, result)
     return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]
 
 
@@ -262,6 +272,7 @@ class RemoveConfig(dg.Config):
     pool=GRAPH_POOL,
     deps=[graph_workdir],
 )
+@retry_on_outage
 def graph_removed_sources(
     context: dg.AssetExecutionContext, config: RemoveConfig, varagity: VaragityResource
 ) -> dg.MaterializeResult:
@@ -281,10 +292,12 @@ def graph_removed_sources(
         context.log.info(f"{rel} was removed: {len(days)} transcript day(s) leave the graph")
         removed.extend(days)
     try:
-        _, recorded, metadata = build_graph(context, service, GraphDiff(removed=tuple(removed)))
+        result, recorded, metadata = build_graph(
+            context, service, GraphDiff(removed=tuple(removed))
+        )
     finally:
         service.close()
     metadata["archives_removed"] = len(config.relative_paths) - len(kept)
     metadata["archives_kept"] = dg.MetadataValue.json(kept)
-    _fail_on_failures(recorded.failed or {}, metadata)
+    _fail_on_failures(recorded.failed or {}, metadata, result)
     return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]

@@ -32,6 +32,7 @@ from varagity.models.protocols import PassageEmbedder
 from varagity.pipeline import LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
 from varagity.stores.ingest_failures import record_failures
+from varagity.stores.vector_store import PgVectorStore
 from varagity_assets.defs.ingest.partitions import ingest_runs_in_flight
 from varagity_assets.defs.ingest.per_file import (
     IngestFailure,
@@ -41,10 +42,10 @@ from varagity_assets.defs.ingest.per_file import (
     each_outcome,
     fail_on_failures,
     file_asset,
-    is_outage,
     run_keys,
 )
 from varagity_assets.resources import VaragityResource
+from varagity_assets.retries import is_outage
 
 T = TypeVar("T")
 
@@ -214,6 +215,28 @@ def chunk_embeddings(
     )
 
 
+def _stored_by_an_earlier_attempt(
+    context: dg.AssetExecutionContext,
+    pg: PgVectorStore,
+    parsed: ParsedFiles,
+    embedded: EmbeddedFiles,
+) -> EmbeddedFiles:
+    """``embedded``, with the files an earlier attempt of this step already stored (an
+    outage cut it short and the step is being retried) turned :class:`Unchanged`, so the
+    retry writes only what is left. A file counts as stored when this version is the
+    only one at its path (the attempt also removed the older ones). Not on a first
+    attempt, nor on a reingest, whose files were stored before the run began."""
+    if context.retry_number == 0 or context.run.tags.get(REINGEST_TAG) == "true":
+        return embedded
+    out = dict(embedded)
+    for key in _pending(context, embedded):
+        doc = parsed.value(key)
+        if [d.doc_id for d in pg.documents_at_path(doc.relative_path)] == [doc.doc_id]:
+            context.log.info(f"{doc.relative_path} was stored before the retry; not again")
+            out[key] = Unchanged(doc.relative_path, doc.doc_id)
+    return EmbeddedFiles(out)
+
+
 @file_asset(group_name="ingest", kinds={"postgres", "tantivy"})
 def indexed_document(
     context: dg.AssetExecutionContext,
@@ -226,7 +249,7 @@ def indexed_document(
 
     The run's files are written together (one BM25 commit, one Postgres transaction);
     should that fail, each file is written alone, so a file that cannot be stored is
-    named by itself.
+    named by itself. A retry after an outage writes only the files not yet stored.
     """
     services = varagity.services
 
@@ -244,6 +267,9 @@ def indexed_document(
             embedding_model=services.embedder.model,
         )
 
+    chunk_embeddings = _stored_by_an_earlier_attempt(
+        context, services.pg, parsed_document, chunk_embeddings
+    )
     todo = _pending(context, chunk_embeddings)
     together = _together(
         context, "storing", todo, lambda: dict(zip(todo, write(todo), strict=True))

@@ -7,15 +7,14 @@ its run's keys (:func:`run_keys`) with :func:`each_file` / :func:`each_outcome` 
 stage's value, or an :class:`IngestFailure` (carried downstream instead of sinking the
 whole batch), or :class:`Unchanged` (this exact version is already indexed). The last
 asset of a stage finishes every good file, then :func:`fail_on_failures` fails the step
-naming each bad file and its reason. An outage is not a bad file (:func:`is_outage`: a
-model server no connection can be made to, Postgres gone): the whole step is retried
-after a wait, up to :data:`OUTAGE_RETRY_WAITS_S`, while the supervisor brings the
-service back.
+naming each bad file and its reason. An outage is not a bad file
+(:func:`~varagity_assets.retries.is_outage`: a model server down or failing, Postgres
+gone): it is raised, and the whole step is retried under the one policy of
+:mod:`varagity_assets.retries` while the service comes back.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,12 +22,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, Union
 
 import dagster as dg
-import psycopg
 
 from varagity.config import get_settings
 from varagity.ingest.discovery import relative_path_for
-from varagity.models.base import ModelError
 from varagity_assets.defs.ingest.partitions import documents_partitions
+from varagity_assets.retries import is_outage, retry_on_outage
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -119,6 +117,8 @@ def file_asset(
         group_name: The stage the asset belongs to (``ingest``, ``contextualize``).
         kinds: What the asset runs on or writes to (shown in the UI).
         pool: The concurrency pool of a step that holds a model server.
+
+    An outage the step raises retries it (:func:`~varagity_assets.retries.retry_on_outage`).
         deps: Upstream assets it reads from the stores rather than as inputs.
     """
     define = dg.asset(
@@ -132,16 +132,7 @@ def file_asset(
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
-        @functools.wraps(fn)
-        def compute(context: dg.AssetExecutionContext, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(context, *args, **kwargs)
-            except Exception as exc:
-                if not is_outage(exc):
-                    raise
-                raise _retry_after_outage(context, exc) from exc
-
-        return define(compute)
+        return define(retry_on_outage(fn))
 
     return decorate
 
@@ -238,33 +229,6 @@ def each_outcome(
         each_file(context, stage, lambda key: fn(key, upstream.value(key)), todo, describe, extra)
     )
     return {key: out[key] for key in run_keys(context)}
-
-
-# A step that meets an outage retries after these waits (the supervisor restarts a dead
-# model server or Postgres within seconds; a model takes up to ~20 s to load here).
-OUTAGE_RETRY_WAITS_S = (5, 10, 20, 40, 60)
-
-
-def is_outage(exc: BaseException) -> bool:
-    """Whether ``exc`` says a service is down rather than that a file is bad: a model
-    server no connection could be made to, or Postgres gone (a lost or refused
-    connection; a cancelled statement is the query's own)."""
-    if isinstance(exc, ModelError):
-        return exc.unreachable
-    return isinstance(exc, psycopg.OperationalError) and not isinstance(
-        exc, psycopg.errors.QueryCanceled
-    )
-
-
-def _retry_after_outage(context: dg.AssetExecutionContext, exc: Exception) -> Exception:
-    """The step's retry after an outage (shown as a retry in the run view), or ``exc``
-    itself once :data:`OUTAGE_RETRY_WAITS_S` are spent."""
-    attempt = context.retry_number
-    if attempt >= len(OUTAGE_RETRY_WAITS_S):
-        return exc
-    wait = OUTAGE_RETRY_WAITS_S[attempt]
-    context.log.warning(f"{type(exc).__name__}: {exc}; retrying the step in {wait} s")
-    return dg.RetryRequested(max_retries=len(OUTAGE_RETRY_WAITS_S), seconds_to_wait=wait)
 
 
 def fail_on_failures(result: PerFile[Any], others: str) -> None:

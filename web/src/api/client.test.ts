@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 
 import { streamChat } from "./chat";
-import { API_KEY_STORAGE, ApiError, getJson, postEvents } from "./client";
+import { API_KEY_STORAGE, ApiError, getBlob, getJson, postEvents } from "./client";
 
 // A real HTTP server on loopback speaking the API's shapes.
 let server: Server;
@@ -35,6 +35,9 @@ beforeAll(async () => {
         const ok = req.headers.authorization === "Bearer s3cret";
         res.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
         res.end(ok ? '{"ok":true}' : '{"code":"api_key_required","message":"key please"}');
+      } else if (req.url === "/png") {
+        res.writeHead(200, { "content-type": "image/png", "cache-control": "private, immutable" });
+        res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
       } else if (req.url === "/json") {
         res.writeHead(200, { "content-type": "application/json" });
         res.end('{"ok":true}');
@@ -142,5 +145,20 @@ describe("the API key", () => {
     } finally {
       vi.unstubAllGlobals();
     }
+  });
+});
+
+describe("getBlob", () => {
+  it("reads a binary answer whole, with its type", async () => {
+    const blob = await getBlob(`${base}/png`);
+    expect(blob.type).toBe("image/png");
+    expect([...new Uint8Array(await blob.arrayBuffer())]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+  });
+
+  it("turns an error answer into an ApiError", async () => {
+    await expect(getBlob(`${base}/missing`)).rejects.toMatchObject({
+      status: 503,
+      code: "stores_unavailable",
+    });
   });
 });

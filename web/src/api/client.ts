@@ -84,6 +84,12 @@ export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T>
   return (await response.json()) as T;
 }
 
+/** GET a binary resource (an image) as a Blob, with the API key like every other call. */
+export async function getBlob(path: string, signal?: AbortSignal): Promise<Blob> {
+  const response = await send(path, { signal });
+  return await response.blob();
+}
+
 /** Send `method` with an optional JSON body and read the JSON answer. */
 export async function sendJson<T>(
   method: "POST" | "PATCH" | "DELETE",

@@ -150,6 +150,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chunks/{chunk_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Chunk Preview
+         * @description The page the chunk came from, rendered with its text highlighted, or
+         *     ``available: false`` with the reason the evidence panel shows instead.
+         */
+        get: operations["chunk_preview_api_chunks__chunk_id__preview_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/conversations": {
         parameters: {
             query?: never;
@@ -645,6 +666,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/previews/{content_hash}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview Page Image
+         * @description A rendered page (PNG) named by a preview envelope; immutable and cacheable.
+         */
+        get: operations["preview_page_image_api_previews__content_hash___name__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -704,9 +745,9 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Latency histograms, chat/ingest counters, corpus and graph gauges (registered by
-         *     the app's lifespan, read from the stores and the graph's sidecars at scrape time)
-         *     for Prometheus.
+         * @description Latency histograms, chat/ingest counters, and the corpus, pipeline, infrastructure
+         *     and graph gauges (registered by the app's lifespan, read from the stores, Dagster,
+         *     the model servers and the graph's sidecars at scrape time) for Prometheus.
          */
         get: operations["metrics_metrics_get"];
         put?: never;
@@ -1084,6 +1125,59 @@ export interface components {
              */
             index?: number;
             message: components["schemas"]["AssistantMessage"];
+        };
+        /**
+         * ChunkPreview
+         * @description The page a chunk came from, or why none can be shown.
+         *
+         *     ``available: false`` is an answer, not an error: the client shows the chunk's text
+         *     with ``message`` instead (the file is gone, changed since indexing, has no pages,
+         *     the deck converter is missing, or no page holds the text any more).
+         */
+        ChunkPreview: {
+            /** Available */
+            available: boolean;
+            /** Chunk Id */
+            chunk_id: string;
+            /**
+             * Extraction
+             * @description Where the highlight boxes come from: the PDF text layer, or OCR.
+             */
+            extraction?: ("text" | "ocr") | null;
+            /**
+             * Height
+             * @description The image's height in pixels.
+             */
+            height?: number | null;
+            /** Highlights */
+            highlights?: components["schemas"]["HighlightBox"][];
+            /**
+             * Image Url
+             * @description The highlighted page as PNG; immutable (its name hashes the file and the chunk), so it is cached for good.
+             */
+            image_url?: string | null;
+            /**
+             * Message
+             * @description The reason, for people.
+             */
+            message?: string | null;
+            /**
+             * Page
+             * @description 1-based page (slide) number.
+             */
+            page?: number | null;
+            /** Page Count */
+            page_count?: number | null;
+            /**
+             * Reason
+             * @description Why no page is shown (only when available is false).
+             */
+            reason?: ("not_indexed" | "not_paged" | "outside_corpus" | "file_missing" | "file_changed" | "converter_missing" | "conversion_failed" | "unreadable" | "ocr_unavailable" | "page_not_found") | null;
+            /**
+             * Width
+             * @description The image's width in pixels.
+             */
+            width?: number | null;
         };
         /**
          * ComponentHealth
@@ -1958,6 +2052,20 @@ export interface components {
              * @enum {string}
              */
             status: "ok" | "degraded";
+        };
+        /**
+         * HighlightBox
+         * @description A highlighted rectangle as fractions of the page image (origin top left).
+         */
+        HighlightBox: {
+            /** Height */
+            height: number;
+            /** Width */
+            width: number;
+            /** X */
+            x: number;
+            /** Y */
+            y: number;
         };
         /**
          * IngestJob
@@ -3283,6 +3391,55 @@ export interface operations {
                 };
             };
             /** @description The corpus is being restored. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    chunk_preview_api_chunks__chunk_id__preview_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chunk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChunkPreview"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5094,6 +5251,72 @@ export interface operations {
                 };
             };
             /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    preview_page_image_api_previews__content_hash___name__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                content_hash: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The highlighted page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                };
+            };
+            /** @description The client's copy is current (If-None-Match). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such rendered page. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -1,10 +1,11 @@
 /** The REST resources the screens use, one typed function per endpoint. */
-import { getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
+import { getBlob, getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
 import type { SseMessage } from "./sse";
 import type {
   BackupList,
   BackupRunInfo,
   BackupRunList,
+  ChunkPreview,
   ConversationDetail,
   Corpus,
   ConversationPatch,
@@ -224,4 +225,16 @@ export function backupRunEvents(
   signal?: AbortSignal,
 ): AsyncGenerator<SseMessage> {
   return getEvents(`/api/backups/${corpus}/runs/${seg(runId)}/events`, signal);
+}
+
+// --- page previews of evidence ------------------------------------------------------
+
+/** The page a chunk came from (image URL and highlight boxes), or why there is none. */
+export function getChunkPreview(chunkId: string, signal?: AbortSignal): Promise<ChunkPreview> {
+  return getJson<ChunkPreview>(`/api/chunks/${seg(chunkId)}/preview`, signal);
+}
+
+/** A rendered page (the envelope's `image_url`), fetched with the API key. */
+export function getPreviewImage(imageUrl: string, signal?: AbortSignal): Promise<Blob> {
+  return getBlob(imageUrl, signal);
 }

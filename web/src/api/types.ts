@@ -16,6 +16,8 @@ export type ReasoningEvent = Schemas["ReasoningEvent"];
 export type RetrievalEvent = Schemas["RetrievalEvent"];
 export type RetrievalTrace = Schemas["RetrievalTrace"];
 export type Source = Schemas["Source"];
+export type ChunkPreview = Schemas["ChunkPreview"];
+export type HighlightBox = Schemas["HighlightBox"];
 export type TokenEvent = Schemas["TokenEvent"];
 
 export type ConversationSummary = Schemas["ConversationSummary"];

@@ -9,6 +9,7 @@ import { sourceElementId } from "../chat/citations";
 import type { Evidence, Turn } from "../chat/state";
 import { partitionUrl } from "../evidence/dagster";
 import { traceBadges } from "../evidence/trace";
+import { PagePreview } from "./PagePreview";
 
 const NO_EVIDENCE: Record<Turn["status"], string> = {
   retrieving: "Searching the corpus\u2026",
@@ -82,7 +83,10 @@ function SourceCard({
           <dd>{source.chunk_index}</dd>
         </div>
       </dl>
-      <blockquote className="content">{source.content}</blockquote>
+      <div className="source-body">
+        <PagePreview source={source} />
+        <blockquote className="content">{source.content}</blockquote>
+      </div>
       {source.context && (
         <p className="context">
           <span className="context-label">Context added at ingest:</span> {source.context}
