@@ -235,3 +235,13 @@ def test_restore_rebuilds_an_elasticsearch_index_from_the_rows(
     finally:
         client.close()
         recorder.stop()
+
+
+def test_sources_are_re_rooted_only_when_they_were_the_corpus_file(tmp_path: Path) -> None:
+    from varagity.backup.rag import reroot
+
+    docs = tmp_path / "docs"
+    assert reroot("/app/docs/a/b.md", "a/b.md", docs) == str(docs / "a" / "b.md")
+    assert reroot("C:\\corpus\\a\\b.md", "a/b.md", docs) == str(docs / "a" / "b.md")
+    assert reroot("/elsewhere/b.md", "a/b.md", docs) == "/elsewhere/b.md"  # outside
+    assert reroot("/app/docs/../x.md", "../x.md", docs) == "/app/docs/../x.md"

@@ -306,3 +306,25 @@ def test_a_tampered_graph_bundle_is_refused(
     assert sorted(p.name for p in workdir.parent.iterdir() if not p.name.startswith(".")) == [
         "lightrag"
     ]
+
+
+def test_a_graph_export_carries_only_plain_files_and_names_the_rest(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    from varagity.backup.graph import export_graph
+
+    workdir = workdir_for(stack.settings)
+    workdir.mkdir(parents=True)
+    (workdir / "kv_store_doc_status.json").write_text("{}")
+    (workdir / "graph_chunk_entity_relation.graphml.tmp.12.34.56").write_text("<")
+    (workdir / ".hidden").write_text("x")
+    (workdir / "sub").mkdir()
+    (workdir / "link.json").symlink_to(workdir / "kv_store_doc_status.json")
+    with caplog.at_level("WARNING"):
+        exported = export_graph(stack.settings)
+    assert [m.name for m in exported.manifest.members] == ["lightrag/kv_store_doc_status.json"]
+    assert exported.manifest.counts == {}  # no size summary yet: empty counts
+    warned = caplog.text
+    assert ".hidden" in warned and "sub" in warned and "link.json" in warned
+    assert ".tmp." not in warned
+    assert verify_bundle(exported.path, stack.settings, "graph").ok
