@@ -16,6 +16,7 @@ from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files, serve
 from varagity.backup.locks import corpus_write_lock, restore_holder
 from varagity.config import Settings
+from varagity.dagster_client import DagsterClient
 from varagity.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -132,6 +133,19 @@ def test_export_and_restore_are_runs_followed_over_sse(dagster_stack: Settings) 
         assert f"an export (run {run['run_id']})" in again.json()["message"]
         ingest = httpx.post(f"{api}/api/ingest", json={}, timeout=60)
         assert (ingest.status_code, ingest.json()["code"]) == (409, "corpus_busy")
+        # an upload is stored, and its ingest left to the folder sensor after the export
+        upload = httpx.post(
+            f"{api}/api/documents/upload",
+            files=[("files", ("late.md", b"The Velo-9 drone battery lasts 47 minutes.\n"))],
+            timeout=60,
+        )
+        assert upload.status_code == 200, upload.text
+        assert [r["status"] for r in upload.json()["results"]] == ["stored"]
+        launched_by_upload = DagsterClient(settings.dagster_url).query(
+            '{ runsOrError(filter: {tags: [{key: "varagity/source", value: "upload"}]}) '
+            "{ ... on Runs { results { runId } } } }"
+        )["runsOrError"]["results"]
+        assert launched_by_upload == []
 
         events = _follow(api, "rag", run["run_id"])
         kind, final = events[-1]

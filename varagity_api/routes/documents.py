@@ -25,7 +25,7 @@ from varagity.ingest.uploads import store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
 from varagity.uploads import UploadRefused
-from varagity_api.corpus_gate import refuse_while_restoring
+from varagity_api.corpus_gate import refuse_beside, refuse_while_restoring
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.multipart import receive_upload
@@ -113,15 +113,19 @@ async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteRespo
 
 def _launch_ingest(settings: Settings, relative_paths: list[str]) -> None:
     """Ask Dagster to ingest freshly written files now instead of at the sensor's next
-    tick; on failure the sensor still finds them, so the upload stands."""
+    tick; on failure the sensor still finds them, so the upload stands. Beside an
+    export or a restore of the documents nothing is launched: the sensor takes the
+    files once it has ended (a run launched during a restore would only fail on the
+    corpus lock)."""
     client = dagster_client(settings)
     try:
+        refuse_beside(settings, "rag", kinds=("export", "restore"))
         client.launch_ingest_runs(
             [partition_key_for(p) for p in relative_paths],
             batch_size=settings.INGEST_BATCH_SIZE,
             source=UPLOAD_SOURCE,
         )
-    except DagsterError as exc:
+    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy
         log.warning("uploaded files wait for the folder sensor: %s", exc)
 
 
