@@ -84,3 +84,14 @@ def test_settings_env_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         monkeypatch.setenv(key, value)
     again = load_settings()
     assert (False, 321, tmp_path) == (again.CONTEXTUALIZE, again.CHUNK_SIZE, again.DOCS_PATH)
+
+
+def test_backup_schedule_is_a_cron_or_blank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_settings().BACKUP_SCHEDULE == ""  # no schedule by default
+    assert load_settings(BACKUP_SCHEDULE="  0 3 * *  1-5 ").BACKUP_SCHEDULE == "0 3 * * 1-5"
+    for bad in ("every night", "0 3 * *", "0 3 * * * *", "0 3 * * mon;rm"):
+        with pytest.raises(SettingsError, match=r"BACKUP_SCHEDULE .* is not a 5-field cron"):
+            load_settings(BACKUP_SCHEDULE=bad)

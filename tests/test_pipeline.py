@@ -5,11 +5,23 @@ from __future__ import annotations
 import pytest
 
 from varagity.pipeline import (
+    BACKUP_ASSET,
+    BACKUP_JOB,
+    CORPUS_TAG,
+    GRAPH_BUILD_JOB,
+    INGEST_JOB,
     PARTITION_TAG,
     RANGE_END_TAG,
     RANGE_START_TAG,
+    REINGEST_TAG,
+    RESTORE_JOB,
+    SOURCE_TAG,
+    STAGE_TAG,
+    backup_progress_line,
     contiguous_groups,
+    corpus_of_run,
     ingest_batches,
+    parse_backup_progress,
     run_partitions,
 )
 
@@ -58,3 +70,30 @@ def test_a_runs_partitions_come_from_its_tags() -> None:
         "x.md",
     ]
     assert run_partitions({"other": "tag"}, ordered) is None
+
+
+def test_runs_are_told_apart_by_the_corpus_they_write() -> None:
+    assert corpus_of_run(INGEST_JOB, {PARTITION_TAG: "a.md"}) == "rag"
+    assert corpus_of_run("contextualize_documents", {}) == "rag"
+    # the API's ingest backfills run as Dagster's asset job, tagged by their source
+    backfill = {"dagster/backfill": "abc", SOURCE_TAG: "api"}
+    assert corpus_of_run("__ASSET_JOB", backfill) == "rag"
+    assert corpus_of_run("__ASSET_JOB", {"dagster/backfill": "x", REINGEST_TAG: "true"}) == "rag"
+    assert corpus_of_run(GRAPH_BUILD_JOB, {PARTITION_TAG: "phone%2Fchat.db"}) == "graph"
+    assert corpus_of_run(RESTORE_JOB, {CORPUS_TAG: "graph"}) == "graph"
+    assert corpus_of_run(BACKUP_JOB, {PARTITION_TAG: "rag", STAGE_TAG: "backup"}) == "rag"
+    # an export materialized from the Dagster UI: only its asset and partition say so
+    assert corpus_of_run("__ASSET_JOB", {PARTITION_TAG: "graph"}, (BACKUP_ASSET,)) == "graph"
+    # evaluation and staleness runs write neither corpus; neither does another tool's backfill
+    assert corpus_of_run("evaluate_index", {}) is None
+    assert corpus_of_run("refresh_corpus_staleness", {STAGE_TAG: "staleness"}) is None
+    assert corpus_of_run("__ASSET_JOB", {"dagster/backfill": "x"}) is None
+
+
+def test_backup_progress_lines_read_back() -> None:
+    line = backup_progress_line("chunks", 1200, 5000)
+    assert line == "backup progress: chunks 1200/5000"
+    assert parse_backup_progress(line) == ("chunks", 1200, 5000)
+    assert parse_backup_progress(backup_progress_line("graph files", 3, 9)) == ("graph files", 3, 9)
+    for other in ("backup progress: chunks", "backup progress: 1/2", "graph build: 1/2", "x 1/2"):
+        assert parse_backup_progress(other) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -474,6 +475,26 @@ class Settings(BaseSettings):
                 "HOST=127.0.0.1"
             )
         return self
+
+    # --- backups ------------------------------------------------------------
+    BACKUP_SCHEDULE: str = Field(
+        default="",
+        description="Cron expression (5 fields, UTC, e.g. '0 3 * * *') at which Dagster "
+        "exports every enabled corpus into its varagity-exports/ folder; blank: no schedule "
+        "(export from the UI, the API, the CLI or the web client). Read at start-up.",
+    )
+
+    @field_validator("BACKUP_SCHEDULE")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        value = " ".join(value.split())
+        if value and (len(value.split(" ")) != 5 or not re.fullmatch(r"[0-9A-Za-z*/,\- ]+", value)):
+            raise ValueError(
+                f"BACKUP_SCHEDULE {value!r} is not a 5-field cron expression "
+                "(minute hour day-of-month month day-of-week, e.g. '0 3 * * *'); leave it blank "
+                "for no schedule"
+            )
+        return value
 
     # --- derived ------------------------------------------------------------
     @property

@@ -23,8 +23,13 @@ from varagity.graph.progress import BuildProgress, parse_progress
 from varagity.ingest.discovery import relative_path_for
 from varagity.pipeline import (
     ARCHIVE_TAG,
+    BACKUP_ASSET,
+    BACKUP_BUNDLE_PREFIX,
+    BACKUP_JOB,
     BATCH_TAG,
+    BUNDLE_TAG,
     CONTEXTUALIZE_JOB,
+    CORPUS_TAG,
     DOCUMENTS_PARTITIONS,
     EVAL_ASSETS,
     FILES_TAG,
@@ -36,14 +41,18 @@ from varagity.pipeline import (
     INGEST_ASSETS,
     INGEST_JOB,
     PARTITION_TAG,
+    PURGE_JOB,
     RANGE_END_TAG,
     RANGE_START_TAG,
     REINGEST_TAG,
+    RESTORE_JOB,
     SOURCE_TAG,
     STAGE_GRAPH,
     STAGE_TAG,
     contiguous_groups,
+    corpus_of_run,
     ingest_batches,
+    parse_backup_progress,
     range_request_tags,
     run_partitions,
 )
@@ -221,6 +230,83 @@ class GraphRunLog:
     message: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class BackupRunLog:
+    """What a backup or restore run's log says so far: its latest progress report
+    (``phase``, ``done`` of ``total``), the bundle an export wrote, its latest message."""
+
+    phase: str | None
+    done: int
+    total: int
+    bundle: str | None
+    message: str | None
+
+
+#: What each job's run is, as a holder of its corpus is named (:meth:`CorpusRun.holder`).
+_WHAT = {
+    BACKUP_JOB: "an export",
+    RESTORE_JOB: "a restore",
+    GRAPH_BUILD_JOB: "a graph build",
+    GRAPH_REMOVE_JOB: "a graph source removal",
+    INGEST_JOB: "an ingest",
+    CONTEXTUALIZE_JOB: "a blurb run",
+    PURGE_JOB: "a purge",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusRun:
+    """A run that writes, exports or restores one corpus (``rag`` or ``graph``):
+    what :meth:`DagsterClient.in_flight_corpus_runs` finds, and every backup run.
+    Times are Unix timestamps (seconds)."""
+
+    run_id: str
+    job: str
+    status: str
+    corpus: str
+    tags: dict[str, str]
+    assets: tuple[str, ...]
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+
+    @property
+    def kind(self) -> Literal["export", "restore", "other"]:
+        """``export`` (a ``backup_bundle`` run), ``restore``, or another writer."""
+        if self.job == RESTORE_JOB:
+            return "restore"
+        if self.job == BACKUP_JOB or BACKUP_ASSET in self.assets:
+            return "export"
+        return "other"
+
+    @property
+    def bundle(self) -> str | None:
+        """The bundle a restore reads (its file name)."""
+        return self.tags.get(BUNDLE_TAG)
+
+    @property
+    def source(self) -> str | None:
+        """Who launched it (the ``varagity/source`` tag: api, cli, schedule...)."""
+        return self.tags.get(SOURCE_TAG)
+
+    @property
+    def done(self) -> bool:
+        """Whether the run has ended (it will not change any more)."""
+        return self.status in ENDED_RUN_STATUSES
+
+    def holder(self) -> str:
+        """The run as a ``corpus_busy`` answer names it: ``an ingest (run 1a2b...)``."""
+        if self.kind == "export":
+            what = "an export"
+        elif self.job in _WHAT:
+            what = _WHAT[self.job]
+        elif self.corpus == "rag":
+            what = "an ingest" if "dagster/backfill" in self.tags else "a documents run"
+        else:
+            what = "a graph run"
+        return f"{what} (run {self.run_id})"
+
+
 _SUMMARY_FIELDS = """
   id status timestamp endTimestamp title
   tags { key value }
@@ -324,6 +410,38 @@ query RunFailure($id: ID!, $after: String, $limit: Int) {
 
 
 _RUN_FIELDS = "runId status jobName creationTime startTime endTime tags { key value }"
+
+_CORPUS_RUN_FIELDS = _RUN_FIELDS + " assetSelection { path }"
+
+_CORPUS_RUNS = (
+    """
+query CorpusRuns($filter: RunsFilter, $limit: Int) {
+  runsOrError(filter: $filter, limit: $limit) {
+    __typename
+    ... on Runs { results { """
+    + _CORPUS_RUN_FIELDS
+    + """ } }
+    ... on InvalidPipelineRunsFilterError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+)
+
+_CORPUS_RUN = (
+    """
+query CorpusRun($id: ID!) {
+  runOrError(runId: $id) {
+    __typename
+    ... on Run { """
+    + _CORPUS_RUN_FIELDS
+    + """ }
+    ... on RunNotFoundError { message }
+    ... on PythonError { message }
+  }
+}
+"""
+)
 
 _GRAPH_RUNS = (
     """
@@ -463,6 +581,26 @@ def _graph_run(node: dict[str, Any]) -> GraphRun:
     )
 
 
+def _corpus_run(node: dict[str, Any]) -> CorpusRun | None:
+    """The run as a :class:`CorpusRun`, or ``None`` when it touches no corpus."""
+    tags = _tags(node)
+    assets = tuple("/".join(a["path"]) for a in node.get("assetSelection") or [])
+    corpus = corpus_of_run(node["jobName"], tags, assets)
+    if corpus is None:
+        return None
+    return CorpusRun(
+        run_id=node["runId"],
+        job=node["jobName"],
+        status=node["status"],
+        corpus=corpus,
+        tags=tags,
+        assets=assets,
+        created_at=float(node["creationTime"]),
+        started_at=node.get("startTime"),
+        ended_at=node.get("endTime"),
+    )
+
+
 class DagsterClient:
     """A thin GraphQL client for the Dagster webserver."""
 
@@ -474,8 +612,10 @@ class DagsterClient:
         # a finished run's error and partitions never change: look them up once per client
         self._run_errors: dict[str, str | None] = {}
         self._run_keys: dict[str, list[str]] = {}
-        # a run's log read so far: (cursor, what it said), continued on the next read
-        self._run_logs: dict[str, tuple[str | None, GraphRunLog]] = {}
+        # where this client's reading of each run's log stopped, and what it said so far
+        self._log_cursors: dict[str, str | None] = {}
+        self._graph_logs: dict[str, GraphRunLog] = {}
+        self._backup_logs: dict[str, BackupRunLog] = {}
 
     def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document and return its ``data``.
@@ -675,19 +815,17 @@ class DagsterClient:
             run_ids.append(self._launch_run(INGEST_JOB, tags))
         return run_ids
 
-    def _launch_run(self, job: str, tags: dict[str, str]) -> str:
-        """Launch one run of ``job`` with ``tags``; its run id."""
-        data = self.query(
-            _LAUNCH_RUN,
-            {
-                "params": {
-                    "selector": {**self.repository_selector(), "jobName": job},
-                    "executionMetadata": {
-                        "tags": [{"key": k, "value": v} for k, v in tags.items()]
-                    },
-                }
-            },
-        )
+    def _launch_run(
+        self, job: str, tags: dict[str, str], run_config: dict[str, Any] | None = None
+    ) -> str:
+        """Launch one run of ``job`` with ``tags`` (and ``run_config``); its run id."""
+        params: dict[str, Any] = {
+            "selector": {**self.repository_selector(), "jobName": job},
+            "executionMetadata": {"tags": [{"key": k, "value": v} for k, v in tags.items()]},
+        }
+        if run_config is not None:
+            params["runConfigData"] = run_config
+        data = self.query(_LAUNCH_RUN, {"params": params})
         result = data["launchRun"]
         if result["__typename"] != "LaunchRunSuccess":
             reason = result.get("message") or "; ".join(
@@ -912,28 +1050,37 @@ class DagsterClient:
             )
         return _graph_run(result)
 
-    def graph_run_log(self, run_id: str) -> GraphRunLog:
-        """The run's latest build progress (the last ``graph build: N/M transcripts
-        processed ...`` line, :mod:`varagity.graph.progress`) and its latest log message.
-        The log is read on from where this client's last read of it stopped."""
-        cursor, seen = self._run_logs.get(run_id, (None, GraphRunLog(None, None)))
-        progress, message = seen.progress, seen.message
+    def _new_log_messages(self, run_id: str) -> list[str]:
+        """The run's log messages this client has not read yet (its cursor kept per run)."""
+        cursor = self._log_cursors.get(run_id)
+        messages: list[str] = []
         while True:
             result = self.query(_RUN_LOG, {"id": run_id, "after": cursor, "limit": _LOG_PAGE})[
                 "logsForRun"
             ]
             if result["__typename"] != "EventConnection":
                 raise DagsterError(f"reading the log of run {run_id} failed: {result['message']}")
-            for event in result["events"]:
-                if event["__typename"] != "LogMessageEvent" or not event.get("message"):
-                    continue
-                message = event["message"]
-                progress = parse_progress(message) or progress
+            messages.extend(
+                event["message"]
+                for event in result["events"]
+                if event["__typename"] == "LogMessageEvent" and event.get("message")
+            )
             cursor = result["cursor"] or cursor
             if not result["hasMore"] or not result["events"]:
                 break
+        self._log_cursors[run_id] = cursor
+        return messages
+
+    def graph_run_log(self, run_id: str) -> GraphRunLog:
+        """The run's latest build progress (the last ``graph build: N/M transcripts
+        processed ...`` line, :mod:`varagity.graph.progress`) and its latest log message.
+        The log is read on from where this client's last read of it stopped."""
+        seen = self._graph_logs.get(run_id, GraphRunLog(None, None))
+        progress, message = seen.progress, seen.message
+        for message in self._new_log_messages(run_id):
+            progress = parse_progress(message) or progress
         seen = GraphRunLog(progress, message)
-        self._run_logs[run_id] = (cursor, seen)
+        self._graph_logs[run_id] = seen
         return seen
 
     def terminate_graph_run(self, run_id: str) -> GraphRun:
@@ -960,6 +1107,81 @@ class DagsterClient:
         if kind != "TerminateRunSuccess":
             raise DagsterError(f"terminating run {run_id} failed: {result.get('message')}")
         return self.graph_run(run_id)
+
+    # --- backups, and every corpus's writers -------------------------------------------
+    def _corpus_runs(self, run_filter: dict[str, Any], limit: int | None) -> list[CorpusRun]:
+        result = self.query(_CORPUS_RUNS, {"filter": run_filter, "limit": limit})["runsOrError"]
+        if result["__typename"] != "Runs":
+            raise DagsterError(f"listing runs failed: {result.get('message')}")
+        runs = [run for node in result["results"] if (run := _corpus_run(node)) is not None]
+        runs.sort(key=lambda run: run.created_at, reverse=True)
+        return runs
+
+    def in_flight_corpus_runs(self, corpus: str) -> list[CorpusRun]:
+        """The runs queued, starting or started now that write, export or restore
+        ``corpus`` (:func:`~varagity.pipeline.corpus_of_run`), newest first."""
+        runs = self._corpus_runs({"statuses": list(IN_FLIGHT_RUN_STATUSES)}, None)
+        return [run for run in runs if run.corpus == corpus]
+
+    def launch_export(self, corpus: str, *, source: str) -> str:
+        """Launch an ``export_bundle`` run of ``corpus`` (its ``backup_bundle``
+        partition); its run id."""
+        tags = {SOURCE_TAG: source, PARTITION_TAG: corpus, CORPUS_TAG: corpus}
+        return self._launch_run(BACKUP_JOB, tags)
+
+    def launch_restore(self, corpus: str, name: str, *, source: str) -> str:
+        """Launch a ``restore_bundle`` run replacing ``corpus`` with its bundle ``name``;
+        its run id."""
+        tags = {SOURCE_TAG: source, CORPUS_TAG: corpus, BUNDLE_TAG: name}
+        config = {"ops": {"restore_corpus": {"config": {"corpus": corpus, "name": name}}}}
+        return self._launch_run(RESTORE_JOB, tags, config)
+
+    def backup_runs(self, corpus: str, limit: int = 20) -> list[CorpusRun]:
+        """The newest export and restore runs of ``corpus``, newest first (exports
+        launched from the Dagster UI carry no corpus tag and are not listed)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        runs = self._corpus_runs({"tags": [{"key": CORPUS_TAG, "value": corpus}]}, limit)
+        return [run for run in runs if run.kind != "other"]
+
+    def backup_run(self, run_id: str) -> CorpusRun:
+        """One export or restore run.
+
+        Raises:
+            RunNotFound: No run has this id, or it is not an export or a restore.
+        """
+        if "\x00" in run_id:  # Postgres refuses NUL: no run can have this id
+            raise RunNotFound(f"Dagster has no run {run_id!r}")
+        result = self.query(_CORPUS_RUN, {"id": run_id})["runOrError"]
+        if result["__typename"] == "RunNotFoundError":
+            raise RunNotFound(f"Dagster has no run {run_id!r}")
+        if result["__typename"] != "Run":
+            raise DagsterError(f"reading run {run_id!r} failed: {result.get('message')}")
+        run = _corpus_run(result)
+        if run is None or run.kind == "other":
+            raise RunNotFound(f"run {run_id!r} is a {result['jobName']} run, not a backup")
+        return run
+
+    def backup_run_log(self, run_id: str) -> BackupRunLog:
+        """The run's latest progress report, the bundle an export wrote (once it is in
+        place) and its latest log message; read on from where the last read stopped."""
+        seen = self._backup_logs.get(run_id, BackupRunLog(None, 0, 0, None, None))
+        phase, done, total, bundle, message = (
+            seen.phase,
+            seen.done,
+            seen.total,
+            seen.bundle,
+            seen.message,
+        )
+        for message in self._new_log_messages(run_id):
+            progress = parse_backup_progress(message)
+            if progress is not None:
+                phase, done, total = progress
+            elif message.startswith(BACKUP_BUNDLE_PREFIX):
+                bundle = message[len(BACKUP_BUNDLE_PREFIX) :].strip()
+        seen = BackupRunLog(phase, done, total, bundle, message)
+        self._backup_logs[run_id] = seen
+        return seen
 
 
 # --- what /metrics reports of the pipeline ------------------------------------------------

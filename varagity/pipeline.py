@@ -31,6 +31,11 @@ GRAPH_ASSETS = ("graph_archive", "graph_transcripts", "graph_workdir")
 GRAPH_WORKDIR_ASSET = GRAPH_ASSETS[-1]
 # Archives removed from GRAPH_DOCS_PATH: their days leave the graph.
 GRAPH_REMOVED_ASSET = "graph_removed_sources"
+# One backup zip of a corpus, partitioned by corpus (static partitions, below).
+BACKUP_ASSET = "backup_bundle"
+# The corpora a backup covers: the documents (``rag``) and the message graph (``graph``),
+# the partition keys of ``backup_bundle`` and ChatRequest.corpus's vocabulary.
+BACKUP_CORPORA = ("rag", "graph")
 
 # --- jobs -------------------------------------------------------------------------------
 INGEST_JOB = "ingest_documents"
@@ -42,6 +47,8 @@ EVALUATE_JOB = "evaluate_index"
 EVAL_ASSETS = ("eval_results", "answer_eval_results")
 GRAPH_BUILD_JOB = "build_message_graph"
 GRAPH_REMOVE_JOB = "remove_graph_sources"
+BACKUP_JOB = "export_bundle"  # materializes backup_bundle for one corpus (its partition)
+RESTORE_JOB = "restore_bundle"  # run config: the corpus and the bundle's file name
 
 # --- concurrency pools ------------------------------------------------------------------
 # dagster.yaml sizes every pool to one slot: the local LLM server answers one request at
@@ -62,6 +69,11 @@ STAGE_CONTEXTUALIZE = "contextualize"
 STAGE_PURGE = "purge"
 STAGE_STALENESS = "staleness"
 STAGE_GRAPH = "graph"
+STAGE_BACKUP = "backup"  # an export (backup_bundle) or a restore
+# On a backup or restore run: the corpus it writes or reads (``rag`` or ``graph``), and
+# on a restore the bundle's file name.
+CORPUS_TAG = "varagity/corpus"
+BUNDLE_TAG = "varagity/bundle"
 # ``true`` on a reingest backfill: every file is re-processed, indexed or not.
 REINGEST_TAG = "varagity/reingest"
 # Who launched a backfill ("api", "cli"); the job listing shows the backfills carrying it.
@@ -81,6 +93,57 @@ RECOVERED_TAG = "varagity/recovered_from"
 PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+# What a backup or restore run writes into its log, read back by whoever follows it:
+# ``backup progress: <phase> <done>/<total>`` and, once an export's zip is in place,
+# ``backup bundle: <file name>``.
+BACKUP_PROGRESS_PREFIX = "backup progress: "
+BACKUP_BUNDLE_PREFIX = "backup bundle: "
+
+# Jobs whose runs write the documents corpus (chunks, blurbs, purges) or the graph.
+_RAG_WRITER_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB})
+_GRAPH_WRITER_JOBS = frozenset({GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB})
+_RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_CONTEXTUALIZE, STAGE_PURGE})
+
+
+def backup_progress_line(phase: str, done: int, total: int) -> str:
+    """The log line of one backup progress report."""
+    return f"{BACKUP_PROGRESS_PREFIX}{phase} {done}/{total}"
+
+
+def parse_backup_progress(message: str) -> tuple[str, int, int] | None:
+    """``(phase, done, total)`` of a :func:`backup_progress_line`, else ``None``."""
+    if not message.startswith(BACKUP_PROGRESS_PREFIX):
+        return None
+    phase, _, counts = message[len(BACKUP_PROGRESS_PREFIX) :].rpartition(" ")
+    done, sep, total = counts.partition("/")
+    if not (phase and sep and done.isdigit() and total.isdigit()):
+        return None
+    return phase, int(done), int(total)
+
+
+def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ()) -> str | None:
+    """The corpus a run writes, exports or restores (one writer per corpus: the API
+    launches no second one beside it), or ``None`` for a run that touches neither.
+
+    ``rag``: the ingest, blurb and purge jobs, and the API's and CLI's ingest backfills
+    (their runs carry :data:`SOURCE_TAG` or :data:`REINGEST_TAG` and a backfill id);
+    ``graph``: builds and removals; either for a restore (:data:`CORPUS_TAG`) or an
+    export (a run of ``backup_bundle``, however launched: its partition is the corpus).
+    ``assets`` are the asset keys the run materializes.
+    """
+    if tags.get(CORPUS_TAG) in BACKUP_CORPORA:
+        return tags[CORPUS_TAG]
+    if (job == BACKUP_JOB or BACKUP_ASSET in assets) and tags.get(PARTITION_TAG) in BACKUP_CORPORA:
+        return tags[PARTITION_TAG]
+    if job in _GRAPH_WRITER_JOBS or tags.get(STAGE_TAG) == STAGE_GRAPH:
+        return "graph"
+    if job in _RAG_WRITER_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES:
+        return "rag"
+    if "dagster/backfill" in tags and (SOURCE_TAG in tags or REINGEST_TAG in tags):
+        return "rag"
+    return None
 
 
 def range_request_tags(keys: Sequence[str]) -> dict[str, str]:

@@ -26,6 +26,7 @@ from varagity.dagster_client import (
 )
 from varagity.graph.archives import scan_archives
 from varagity.ingest.discovery import partition_key_for
+from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.schemas.graph import (
@@ -142,6 +143,7 @@ def launch_builds(settings: Settings, paths: list[str], *, source: str) -> Graph
     Raises:
         DagsterError: Dagster cannot be reached or refused a launch.
     """
+    refuse_beside(settings, "graph", kinds=("export", "restore"))
     client = dagster_client(settings)
     busy: dict[str, GraphRun] = {}
     for run in client.in_flight_graph_builds():  # newest first: keep the newest per archive

@@ -1,5 +1,5 @@
 """The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``chat``, ``search``,
-``reingest``, ``bench``, ``eval``, ``models``."""
+``reingest``, ``backup``, ``bench``, ``eval``, ``models``."""
 
 from __future__ import annotations
 
@@ -377,6 +377,181 @@ def cmd_reingest(args: argparse.Namespace) -> int:
         time.sleep(2)
 
 
+def _print_verdict(verdict: object, out: TextIO) -> None:
+    from varagity.backup.bundle import BundleVerdict
+
+    assert isinstance(verdict, BundleVerdict)
+    manifest = verdict.manifest
+    counts = ", ".join(f"{v} {k}" for k, v in (manifest.counts if manifest else {}).items())
+    when = manifest.created_at.strftime("%Y-%m-%d %H:%M UTC") if manifest else "?"
+    mark = "ok" if verdict.ok else f"REFUSED {verdict.code}"
+    out.write(
+        f"{verdict.name}  {verdict.size_bytes / 1e6:.1f} MB  {when}  {counts or '-'}  {mark}\n"
+    )
+    if not verdict.ok:
+        out.write(f"    {verdict.detail}\n")
+    for setting, (bundle, here) in sorted(verdict.drift.items()):
+        out.write(
+            f"    drift: {setting} was {bundle!r}, is {here!r} here (restoring flags it stale)\n"
+        )
+
+
+def cmd_backup_list(args: argparse.Namespace) -> int:
+    """List a corpus's bundles with their cheap verdicts (no stack needed)."""
+    from varagity.backup.bundle import exports_dir, list_bundles
+
+    settings = get_settings()
+    verdicts = list_bundles(settings, args.corpus)
+    print(f"{exports_dir(settings, args.corpus)}: {len(verdicts)} bundle(s)")
+    for verdict in verdicts:
+        _print_verdict(verdict, sys.stdout)
+    return 0
+
+
+def cmd_backup_verify(args: argparse.Namespace) -> int:
+    """Check every member's sha256 of one bundle, without restoring it (no stack needed)."""
+    from varagity.backup.bundle import resolve_bundle, verify_bundle
+
+    settings = get_settings()
+    verdict = verify_bundle(resolve_bundle(settings, args.corpus, args.name), settings, args.corpus)
+    _print_verdict(verdict, sys.stdout)
+    return 0 if verdict.ok else 1
+
+
+def _follow_backup_run(client: object, run_id: str) -> int:
+    """Print a backup run's progress until it ends; 0 when it succeeded."""
+    import time
+
+    from varagity.dagster_client import DagsterClient
+
+    assert isinstance(client, DagsterClient)
+    said = ""
+    while True:
+        run = client.backup_run(run_id)
+        log_ = client.backup_run_log(run_id)
+        line = f"{run.status.lower()}"
+        if log_.phase:
+            line += f": {log_.phase} {log_.done}/{log_.total}"
+        if line != said:
+            print(line, flush=True)
+            said = line
+        if run.done:
+            if run.status == "SUCCESS":
+                if log_.bundle:
+                    print(f"bundle: {log_.bundle}")
+                return 0
+            print(f"error: {client.run_error(run_id) or run.status}", file=sys.stderr)
+            return 1
+        time.sleep(1)
+
+
+def _print_progress(phase: str, done: int, total: int) -> None:
+    if done == total or done % 1000 == 0:
+        print(f"{phase} {done}/{total}", flush=True)
+
+
+def _backup_in_process(corpus: str, name: str | None) -> int:
+    """Export (``name`` None) or restore ``corpus`` in this process, as the Dagster run
+    would: the same library calls, Postgres started here (and stopped again) when it is
+    the embedded one and not running. No model server is needed either way."""
+    from varagity.backup.bundle import BundleError, resolve_bundle, verify_bundle
+    from varagity.backup.locks import CorpusBusy
+    from varagity.services import Services
+    from varagity.stores.postgres import embedded_postgres_pid, stop_embedded_postgres
+
+    settings = get_settings()
+    if corpus == "graph" and not settings.GRAPH_ENABLED:
+        print("error: graph_disabled: GRAPH_ENABLED is false", file=sys.stderr)
+        return 1
+    started_here = settings.DATABASE_URL is None and embedded_postgres_pid(settings) is None
+    services = Services.open(settings)
+    try:
+        if name is None:
+            if corpus == "graph":
+                from varagity.backup.graph import export_graph
+
+                exported = export_graph(services.settings, progress=_print_progress)
+            else:
+                from varagity.backup.rag import export_rag
+
+                exported = export_rag(services.settings, services.pg, progress=_print_progress)
+            verdict = verify_bundle(exported.path, services.settings, corpus)  # type: ignore[arg-type]
+            _print_verdict(verdict, sys.stdout)
+            return 0 if verdict.ok else 1
+        path = resolve_bundle(services.settings, corpus, name)  # type: ignore[arg-type]
+        if corpus == "graph":
+            from varagity.backup.graph import restore_graph
+
+            restored = restore_graph(path, services.settings, progress=_print_progress)
+        else:
+            from varagity.backup.rag import restore_rag
+
+            restored = restore_rag(
+                path, services.settings, services.pg, services.bm25, progress=_print_progress
+            )
+        counts = ", ".join(f"{v} {k}" for k, v in restored.manifest.counts.items())
+        print(f"restored {counts} from {name} in {restored.seconds:.1f} s")
+        if restored.stale_reason:
+            print(f"the corpus is flagged stale: {restored.stale_reason}")
+        return 0
+    except (BundleError, CorpusBusy) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        services.close()
+        if started_here:
+            stop_embedded_postgres(settings)
+
+
+def _launch_backup_run(args: argparse.Namespace, name: str | None) -> int:
+    from varagity.dagster_client import DagsterClient, DagsterUnavailable
+
+    settings = get_settings()
+    client = DagsterClient(settings.dagster_url)
+    what = "export" if name is None else f"restore from {name}"
+    try:
+        holders = client.in_flight_corpus_runs(args.corpus)
+    except DagsterUnavailable:
+        print(
+            f"Dagster is not reachable at {settings.dagster_url} (the stack is not up): "
+            f"running the {what} of {args.corpus} in this process (no Dagster run)",
+            flush=True,
+        )
+        return _backup_in_process(args.corpus, name)
+    if holders:
+        print(
+            f"error: corpus_busy: the {args.corpus} corpus is busy: {holders[0].holder()} is "
+            "in flight; try again once it has finished",
+            file=sys.stderr,
+        )
+        return 1
+    if name is None:
+        run_id = client.launch_export(args.corpus, source="cli")
+    else:
+        run_id = client.launch_restore(args.corpus, name, source="cli")
+    print(f"{what} of {args.corpus}: run {run_id}: {settings.dagster_url}/runs/{run_id}")
+    return _follow_backup_run(client, run_id) if args.wait else 0
+
+
+def cmd_backup_export(args: argparse.Namespace) -> int:
+    """Launch an export run of a corpus through the Dagster webserver."""
+    return _launch_backup_run(args, None)
+
+
+def cmd_backup_restore(args: argparse.Namespace) -> int:
+    """Check a bundle's verdict, then launch a restore run through the Dagster webserver."""
+    from varagity.backup.bundle import inspect_bundle, resolve_bundle
+
+    settings = get_settings()
+    verdict = inspect_bundle(
+        resolve_bundle(settings, args.corpus, args.name), settings, args.corpus
+    )
+    if not verdict.ok:
+        _print_verdict(verdict, sys.stderr)
+        return 1
+    return _launch_backup_run(args, args.name)
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the ingest benchmark."""
     from varagity_bench.ingest import run_ingest_benchmark
@@ -699,6 +874,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reingest.add_argument("--wait", action="store_true", help="wait for the backfill to finish")
     reingest.set_defaults(func=cmd_reingest)
+
+    backup = sub.add_parser(
+        "backup",
+        help="list, verify, export and restore corpus bundles (varagity-exports/)",
+        description="Bundles live in each corpus's varagity-exports/ folder. list and verify "
+        "read the folder here; export and restore launch Dagster runs through the stack's "
+        "webserver and follow them, or, when the stack is not up, do the same work in this "
+        "process (starting the embedded Postgres for it; no model server is needed).",
+    )
+    backup_sub = backup.add_subparsers(dest="backup_command", required=True)
+    corpora = ("rag", "graph")
+    b_list = backup_sub.add_parser("list", help="bundles with their verdicts and drift")
+    b_list.add_argument("corpus", choices=corpora)
+    b_list.set_defaults(func=cmd_backup_list)
+    b_verify = backup_sub.add_parser("verify", help="check every member's sha256 of a bundle")
+    b_verify.add_argument("corpus", choices=corpora)
+    b_verify.add_argument("name", help="the bundle's file name (see backup list)")
+    b_verify.set_defaults(func=cmd_backup_verify)
+    b_export = backup_sub.add_parser("export", help="write the corpus into a new bundle")
+    b_export.add_argument("corpus", choices=corpora)
+    b_restore = backup_sub.add_parser("restore", help="replace the corpus with a bundle")
+    b_restore.add_argument("corpus", choices=corpora)
+    b_restore.add_argument("name", help="the bundle's file name (see backup list)")
+    for launcher, func in ((b_export, cmd_backup_export), (b_restore, cmd_backup_restore)):
+        launcher.add_argument(
+            "--no-wait", dest="wait", action="store_false", help="launch the run and return"
+        )
+        launcher.set_defaults(func=func)
 
     bench = sub.add_parser("bench", help="ingest benchmark: files/s, chunks/s, Dagster overhead")
     bench.add_argument("--files", type=int, default=20)

@@ -98,6 +98,47 @@ def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
         assert "repeating itself" in err.getvalue() and "'It is 27 months [1].'" in err.getvalue()
 
 
+def test_backup_commands_work_in_process_when_the_stack_is_down(
+    make_settings, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    """No Dagster answers (the stack is down): export and restore do the run's work in
+    the command's process, and refuse damaged bundles with their reason."""
+    from tests.conftest import free_port
+    from tests.support.api_server import index_files
+
+    settings = make_settings(
+        DATABASE_URL=pg_url, DAGSTER_PORT=free_port(), GRAPH_ENABLED="false", **model_urls
+    )
+    index_files(settings)
+    exported = _run("backup", "export", "rag")
+    assert exported.returncode == 0, exported.stderr
+    assert "not reachable" in exported.stdout and "in this process" in exported.stdout
+    [bundle] = (settings.docs_path / "varagity-exports").glob("varagity-rag-*.zip")
+    assert f"{bundle.name}" in exported.stdout and " ok" in exported.stdout
+
+    listed = _run("backup", "list", "rag")
+    assert listed.returncode == 0 and "1 bundle(s)" in listed.stdout
+    assert "3 documents, 3 chunks" in listed.stdout
+    verified = _run("backup", "verify", "rag", bundle.name)
+    assert verified.returncode == 0 and "  ok" in verified.stdout
+
+    # flip one byte of the vectors: the listing's cheap verdict cannot see it, verify can
+    damaged = bundle.with_name("varagity-rag-20000101-0000.zip")
+    raw = bytearray(bundle.read_bytes())
+    at = raw.find(b"embeddings.f32") + 64  # inside the stored (uncompressed) matrix
+    raw[at] ^= 0xFF
+    damaged.write_bytes(bytes(raw))
+    refused = _run("backup", "verify", "rag", damaged.name)
+    assert refused.returncode == 1 and "REFUSED bundle_invalid" in refused.stdout
+
+    restored = _run("backup", "restore", "rag", bundle.name)
+    assert restored.returncode == 0, restored.stderr
+    assert f"restored 3 documents, 3 chunks from {bundle.name}" in restored.stdout
+    assert _run("backup", "restore", "graph", "x.zip").returncode == 1
+    traversal = _run("backup", "restore", "rag", "../x.zip")
+    assert traversal.returncode == 1 and "bundle_invalid" in traversal.stderr
+
+
 # a manual whose facts sit on their own pages, and a toaster that is also "made of" something
 KETTLE_PAGES = (
     "Aurora station logs the first sensor sweep at dawn.",

@@ -33,6 +33,7 @@ ALL_ASSETS = {
     "search_index_release",
     *pipeline.GRAPH_ASSETS,
     pipeline.GRAPH_REMOVED_ASSET,
+    pipeline.BACKUP_ASSET,
 }
 
 SensorOutcome = dg.SensorResult | dg.RunRequest | dg.SkipReason

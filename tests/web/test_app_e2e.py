@@ -160,6 +160,12 @@ def test_the_web_client_on_the_embedded_stack(stack: Stack, tmp_path: Path) -> N
     assert report["conversationUrl"] == f"#/c/{conversations[0]['conversation_id']}"
     assert "must be smaller than CHUNK_SIZE" in report["settingsError"]
     assert "CHUNK_SIZE 1200->600" in report["stale"]
+    # the export wrote a verified bundle into the corpus's reserved folder; the restore
+    # from it left search answering with the same chunks
+    bundle = docs / "varagity-exports" / report["bundle"]
+    assert bundle.is_file() and "verified" in report["bundleRow"].lower()
+    assert not any(d["relative_path"].startswith("varagity-exports") for d in listing)
+    assert report["searchAfter"] == report["searchBefore"] != []
     assert "Re-ingest complete" in report["ingest"]
     assert screenshot_names(report) == {
         "01-corpus-tree.png",
@@ -173,7 +179,10 @@ def test_the_web_client_on_the_embedded_stack(stack: Stack, tmp_path: Path) -> N
         "09-ingest-progress.png",
         "10-ingest-done.png",
         "11-conversations-group.png",
-        "12-narrow.png",
+        "12-backup-exported.png",
+        "13-backup-restore-confirm.png",
+        "14-backup-restored.png",
+        "15-narrow.png",
     }
 
 

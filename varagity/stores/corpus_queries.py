@@ -152,3 +152,12 @@ def contextualized_chunks_at_paths(pg: PgVectorStore, relative_paths: Sequence[s
         (list(relative_paths),),
     )
     return int(rows[0][0]) if rows else 0
+
+
+def corpus_counts(pg: PgVectorStore) -> dict[str, int]:
+    """How many documents and chunks the corpus holds now (what a restore replaces),
+    under the names a RAG bundle's counts use."""
+    ((documents, chunks),) = _fetch(
+        pg, "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)"
+    )
+    return {"documents": int(documents), "chunks": int(chunks)}

@@ -4,6 +4,7 @@ the ones served at the root (the OpenAI-compatible ``/v1`` and ``/metrics``)."""
 from fastapi import APIRouter
 
 from varagity_api.routes import (
+    backups,
     chat,
     conversations,
     documents,
@@ -32,6 +33,7 @@ for _module in (
     graph,
     graph_sources,
     graph_builds,
+    backups,
 ):
     api_router.include_router(_module.router)
 

@@ -46,6 +46,7 @@ from varagity.chat.turn import (
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.services import Services
 from varagity.stores.conversation_store import ConversationNotFound, ConversationStore, new_id
+from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ConversationStoreDep, ServicesDep
 from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.chat import (
@@ -183,6 +184,7 @@ async def _save(
             "done (DoneEvent) or error (ErrorEvent).",
         },
         404: {"model": ErrorBody, "description": "Unknown conversation_id."},
+        503: {"model": ErrorBody, "description": "The corpus is being restored."},
     },
 )
 async def chat(
@@ -190,6 +192,9 @@ async def chat(
 ) -> EventSourceResponse:
     """Stream the evidence, reasoning and answer deltas, then ``done`` with the saved ids."""
     settings = services.settings
+    await run_in_threadpool(
+        refuse_while_restoring, settings, body.corpus, status=503, pg=services.pg
+    )
     earlier: tuple[Turn, ...] = ()
     if body.conversation_id is None:
         conversation_id = new_id()

@@ -25,6 +25,7 @@ from varagity.ingest.uploads import store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
 from varagity.uploads import UploadRefused
+from varagity_api.corpus_gate import refuse_beside, refuse_while_restoring
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.multipart import receive_upload
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 UPLOAD_SOURCE = "upload"
 """The ``varagity/source`` tag of the ingest runs an upload launches."""
 
+_RESTORING = {"model": ErrorBody, "description": "The corpus is being restored."}
 _FORM_FIELDS = ("paths", "mtimes", "folder")
 
 
@@ -65,6 +67,7 @@ async def list_documents(services: ServicesDep) -> DocumentList:
 
 
 def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> DeleteResponse:
+    refuse_while_restoring(services.settings, "rag", status=409, pg=services.pg)
     report = delete_documents(
         services.pg, services.bm25, services.settings.docs_path, doc_ids, remove_file=remove_file
     )
@@ -85,7 +88,10 @@ def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> Delete
 @router.delete(
     "/documents/{doc_id}",
     response_model=DeleteResponse,
-    responses={404: {"model": ErrorBody, "description": "No such document."}},
+    responses={
+        404: {"model": ErrorBody, "description": "No such document."},
+        409: _RESTORING,
+    },
 )
 async def delete_document(
     doc_id: str, services: ServicesDep, remove_file: bool = False
@@ -98,7 +104,7 @@ async def delete_document(
     return result
 
 
-@router.post("/documents/delete", response_model=DeleteResponse)
+@router.post("/documents/delete", response_model=DeleteResponse, responses={409: _RESTORING})
 async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteResponse:
     """Delete a set of documents: one delete per store for the whole set (BM25 first,
     Postgres last); unknown ids are reported in ``not_found``, not as a failure."""
@@ -107,15 +113,19 @@ async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteRespo
 
 def _launch_ingest(settings: Settings, relative_paths: list[str]) -> None:
     """Ask Dagster to ingest freshly written files now instead of at the sensor's next
-    tick; on failure the sensor still finds them, so the upload stands."""
+    tick; on failure the sensor still finds them, so the upload stands. Beside an
+    export or a restore of the documents nothing is launched: the sensor takes the
+    files once it has ended (a run launched during a restore would only fail on the
+    corpus lock)."""
     client = dagster_client(settings)
     try:
+        refuse_beside(settings, "rag", kinds=("export", "restore"))
         client.launch_ingest_runs(
             [partition_key_for(p) for p in relative_paths],
             batch_size=settings.INGEST_BATCH_SIZE,
             source=UPLOAD_SOURCE,
         )
-    except DagsterError as exc:
+    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy
         log.warning("uploaded files wait for the folder sensor: %s", exc)
 
 

@@ -137,7 +137,11 @@ def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
     status_code=202,
     response_model=GraphBuildsLaunched,
     responses={
-        409: {"model": ErrorBody, "description": "No supported archive to build."},
+        409: {
+            "model": ErrorBody,
+            "description": "No supported archive to build, or an export or restore of the "
+            "graph is in flight (corpus_busy).",
+        },
         422: {"model": ErrorBody, "description": "Some paths are not supported archives."},
         502: _DAGSTER_FAILED,
         503: _DAGSTER_DOWN,

@@ -31,6 +31,7 @@ from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import workdir_for
 from varagity.observability.metrics import GRAPH_UPLOADED_FILES
 from varagity.uploads import UploadRefused
+from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ServicesDep, SettingsDep, require_graph_enabled
 from varagity_api.errors import ApiError
 from varagity_api.graph_runs import launch_builds
@@ -102,7 +103,7 @@ def _launch_builds(settings: Settings, paths: list[str]) -> list[GraphBuild]:
     stands."""
     try:
         launched = launch_builds(settings, paths, source=UPLOAD_SOURCE)
-    except DagsterError as exc:
+    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy (an export or restore)
         log.warning("uploaded archives wait for the graph-sources sensor: %s", exc)
         return []
     return [*launched.launched, *launched.in_flight]
@@ -163,6 +164,7 @@ async def upload_graph_sources(request: Request, settings: SettingsDep) -> Graph
     response_model=GraphSourceRemoved,
     responses={
         404: {"model": ErrorBody, "description": "No such archive."},
+        409: {"model": ErrorBody, "description": "The graph is being restored."},
         422: {
             "model": ErrorBody,
             "description": "The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden "
@@ -174,6 +176,7 @@ async def delete_graph_source(path: str, services: ServicesDep) -> GraphSourceRe
     """Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
     days leave the graph in the removal run the sensor then requests."""
     settings = services.settings
+    await run_in_threadpool(refuse_while_restoring, settings, "graph", status=409)
     manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
     try:
         removed = await run_in_threadpool(remove_source, settings.graph_docs_path, path, manifest)

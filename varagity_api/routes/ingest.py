@@ -32,6 +32,7 @@ from varagity.observability.metrics import INGEST_REQUESTS
 from varagity.records import normalize_relative_path
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
+from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import ApiError
 from varagity_api.schemas.common import ErrorBody
@@ -131,6 +132,7 @@ def _targets(settings: Settings, paths: list[str] | None, *, reingest: bool) -> 
 
 def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
     """Add the targets' missing partitions and launch the backfill; its id."""
+    refuse_beside(settings, "rag", kinds=("export", "restore"))
     client = dagster_client(settings)
     keys = [partition_key_for(rel) for rel in targets]
     if reingest:
@@ -144,7 +146,11 @@ def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
     status_code=202,
     response_model=IngestLaunched,
     responses={
-        409: {"model": ErrorBody, "description": "The corpus folder has nothing to ingest."},
+        409: {
+            "model": ErrorBody,
+            "description": "The corpus folder has nothing to ingest, or an export or restore of "
+            "it is in flight (corpus_busy).",
+        },
         422: {"model": ErrorBody, "description": "Some paths are not ingestible corpus files."},
         502: _DAGSTER_FAILED,
         503: _DAGSTER_DOWN,

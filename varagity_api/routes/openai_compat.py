@@ -60,6 +60,7 @@ from varagity.chat.turn import (
 from varagity.config import RETRIEVAL_METHODS, Settings
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.stores.conversation_store import new_id
+from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ServicesDep
 from varagity_api.errors import ApiError
 from varagity_api.schemas.common import (
@@ -129,7 +130,11 @@ class OpenAIRoute(APIRoute):
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": OpenAIErrorBody, "description": "Invalid request."},
     404: {"model": OpenAIErrorBody, "description": "Unknown model."},
-    503: {"model": OpenAIErrorBody, "description": "Store or model server unavailable."},
+    503: {
+        "model": OpenAIErrorBody,
+        "description": "Store or model server unavailable, or the corpus is being restored "
+        "(corpus_restoring).",
+    },
 }
 
 router = APIRouter(tags=["openai"], route_class=OpenAIRoute)
@@ -367,6 +372,7 @@ async def chat_completions(
     settings = services.settings
     corpus, method = target_for(body.model, settings)
     question, turns = split_conversation(body.messages)
+    await run_in_threadpool(refuse_while_restoring, settings, corpus, status=503, pg=services.pg)
     try:
         turn = TurnRequest(
             question=question,

@@ -11,7 +11,9 @@
 // URL. The settings drawer: an inline validation error, then a reingest-affecting
 // change; the stale banner; its re-ingest with live progress until the banner clears.
 // The sidebar: a new group, the conversation moved into it and renamed, the title
-// search. The 375px layout. Any console error fails the run. Screenshots and
+// search. Backups: the documents exported (the bundle listed as verified) and restored
+// after the confirmation naming what it replaces; search answers the same chunks after.
+// The 375px layout. Any console error fails the run. Screenshots and
 // report.json go to E2E_OUT; the corpus must hold manuals/kettle.md and
 // station/power.md, indexed, with CHUNK_SIZE 1200.
 import assert from "node:assert/strict";
@@ -307,6 +309,67 @@ async function groups(session, page) {
 }
 
 /**
+ * Search over the API from the page (what the chat retrieves from): the results'
+ * chunk ids and sources.
+ * @param {import("playwright-core").Page} page
+ */
+function searchIds(page) {
+  return page.evaluate(async (query) => {
+    const response = await fetch("/api/search", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query, method: "hybrid", k: 5 }),
+    });
+    if (!response.ok) throw new Error(`search answered ${response.status}: ${await response.text()}`);
+    const body = await response.json();
+    /** @type {{chunk_id: string, relative_path: string}[]} */
+    const results = body.results;
+    return results.map((r) => `${r.chunk_id} ${r.relative_path}`);
+  }, QUESTION);
+}
+
+/**
+ * Export the documents corpus, see the bundle listed as verified, restore it (after the
+ * confirmation naming what is replaced), and search answers as before.
+ * @param {import("./browser.mjs").Session} session
+ * @param {import("playwright-core").Page} page
+ */
+async function backups(session, page) {
+  await page.goto(`${BASE}/#/corpus`);
+  const panel = page.locator("section.backups");
+  await panel.getByRole("heading", { name: "Backups" }).waitFor();
+  const before = await searchIds(page);
+  assert.ok(before.length > 0, "search answers before the backup");
+  await panel.getByRole("button", { name: "Export", exact: true }).click();
+  const run = panel.locator("p[role=status]");
+  await run.getByText(/^Export finished: .+\.zip written and verified/).waitFor({ timeout: INGEST_TIMEOUT });
+  const exported = await run.innerText();
+  const name = /(varagity-rag-\S+\.zip)/.exec(exported)?.[1];
+  assert.ok(name, `the export names its bundle: ${exported}`);
+  const row = panel.locator(".bundle", { has: page.locator("code", { hasText: name }) });
+  await row.waitFor();
+  report.bundleRow = await row.innerText();
+  assert.match(String(report.bundleRow), /verified/i);
+  await session.shot(page, "12-backup-exported", "the documents exported: the bundle listed as verified");
+
+  await row.getByRole("button", { name: "Restore\u2026" }).click();
+  const dialog = page.getByRole("dialog", { name: `Restore ${name}?` });
+  await dialog.waitFor();
+  report.restoreConfirm = await dialog.innerText();
+  assert.match(String(report.restoreConfirm), /replaces the documents corpus \(now \d+ documents/);
+  await session.shot(page, "13-backup-restore-confirm", "the restore names what it replaces, with counts");
+  await dialog.getByRole("button", { name: "Restore", exact: true }).click();
+  await run.getByText(`Restore from ${name} finished`).waitFor({ timeout: INGEST_TIMEOUT });
+  report.restored = await run.innerText();
+  await session.shot(page, "14-backup-restored", "the documents restored from the bundle");
+  const after = await searchIds(page);
+  report.searchBefore = before;
+  report.searchAfter = after;
+  assert.deepEqual(after, before, "search answers the same after the restore");
+  report.bundle = name;
+}
+
+/**
  * @param {import("./browser.mjs").Session} session
  * @param {import("playwright-core").Page} page
  */
@@ -324,7 +387,7 @@ async function narrow(session, page) {
   await toggle.click();
   await sidebar.waitFor();
   assert.equal(await toggle.getAttribute("aria-expanded"), "true");
-  await session.shot(page, "12-narrow", "375px wide: the sidebar opened from its toggle over the chat");
+  await session.shot(page, "15-narrow", "375px wide: the sidebar opened from its toggle over the chat");
   await page.keyboard.press("Escape");
   await sidebar.waitFor({ state: "hidden" });
   assert.equal(await page.evaluate(() => document.activeElement?.id), "sidebar-toggle");
@@ -335,5 +398,6 @@ await withBrowser(OUT, report, async (session) => {
   const page = await chatAndHistory(session);
   await settingsAndReingest(session, page);
   await groups(session, page);
+  await backups(session, page);
   await narrow(session, page);
 });

@@ -43,6 +43,7 @@ from typing import Any
 
 import dagster as dg
 
+from varagity.backup.locks import corpus_restoring
 from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.sources.registry import rejections
 from varagity.pipeline import (
@@ -159,6 +160,12 @@ def graph_sources_sensor(
         return dg.SkipReason(
             "GRAPH_ENABLED is false: the message graph is off, no archive is built "
             "(set GRAPH_ENABLED=true to build it)"
+        )
+    restoring = corpus_restoring(settings, "graph")
+    if restoring is not None:  # its runs would only fail on the graph's write lock
+        return dg.SkipReason(
+            f"the message graph is being restored ({restoring}): the folder is looked at "
+            "again once the restore has finished"
         )
     root = settings.graph_docs_path
     state: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}

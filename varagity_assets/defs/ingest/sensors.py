@@ -46,6 +46,7 @@ from typing import Any
 
 import dagster as dg
 
+from varagity.backup.locks import corpus_restoring
 from varagity.files import file_sha256
 from varagity.ingest.discovery import partition_key_for, relative_path_for, scan
 from varagity.pipeline import (
@@ -236,6 +237,12 @@ def docs_folder_sensor(
 ) -> dg.SensorResult | dg.SkipReason:
     """Turn folder changes into partition changes and run requests."""
     settings = varagity.settings
+    restoring = corpus_restoring(settings, "rag")
+    if restoring is not None:  # its runs would only fail on the corpus lock
+        return dg.SkipReason(
+            f"the documents are being restored ({restoring}): the folder is looked at again "
+            "once the restore has finished"
+        )
     state = json.loads(context.cursor) if context.cursor else {}
     waiting: dict[str, list] = state.get("purging", {})
     previous: dict[str, list] = {**waiting, **state.get("files", {})}

@@ -4,6 +4,132 @@
  */
 
 export interface paths {
+    "/api/backups/{corpus}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Backups
+         * @description The corpus's bundles, newest first, each with its cheap verdict (refused ones say
+         *     why), its counts and its settings drift; and what the corpus holds now.
+         */
+        get: operations["list_backups_api_backups__corpus__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/{corpus}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export Backup
+         * @description Write the corpus into a new bundle (an ``export_bundle`` run, verified before it
+         *     counts); follow the run at ``/api/backups/{corpus}/runs/{run_id}/events``.
+         */
+        post: operations["export_backup_api_backups__corpus__export_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/{corpus}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore Backup
+         * @description Replace the corpus with one of its bundles (a ``restore_bundle`` run; no model
+         *     call). A bundle whose cheap verdict refuses it is refused here, with its reason;
+         *     the run checks every member's sha256 before anything takes effect.
+         */
+        post: operations["restore_backup_api_backups__corpus__restore_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/{corpus}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Backup Runs
+         * @description Recent export and restore runs of the corpus, newest first.
+         */
+        get: operations["list_backup_runs_api_backups__corpus__runs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/{corpus}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Backup Run
+         * @description An export or restore run: its state, progress, the bundle, its error if it failed.
+         */
+        get: operations["backup_run_api_backups__corpus__runs__run_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/backups/{corpus}/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Backup Run Events
+         * @description Stream an export or restore: ``progress`` (a BackupRunInfo) whenever it changes,
+         *     then ``done`` with the final state; ``error`` ends the stream if Dagster stops
+         *     answering.
+         */
+        get: operations["backup_run_events_api_backups__corpus__runs__run_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/chat": {
         parameters: {
             query?: never;
@@ -708,6 +834,180 @@ export interface components {
              * @constant
              */
             role?: "assistant";
+        };
+        /**
+         * BackupList
+         * @description A corpus's bundles, newest first, and what a restore would replace.
+         */
+        BackupList: {
+            /** Bundles */
+            bundles: components["schemas"]["BundleInfo"][];
+            /**
+             * Corpus
+             * @enum {string}
+             */
+            corpus: "rag" | "graph";
+            /**
+             * Current
+             * @description What the corpus holds now (what a restore replaces), in the bundles' count names.
+             */
+            current: {
+                [key: string]: number;
+            };
+            /**
+             * Folder
+             * @description The varagity-exports folder the bundles live in.
+             */
+            folder: string;
+        };
+        /**
+         * BackupRunInfo
+         * @description An export or a restore run, where it stands and what it reported.
+         */
+        BackupRunInfo: {
+            /**
+             * Bundle
+             * @description The bundle a restore reads, or the one an export wrote (once written).
+             */
+            bundle: string | null;
+            /**
+             * Corpus
+             * @enum {string}
+             */
+            corpus: "rag" | "graph";
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dagster Url
+             * @description The run's page in the Dagster UI.
+             */
+            dagster_url: string;
+            /** Done */
+            done: boolean;
+            /** Ended At */
+            ended_at: string | null;
+            /**
+             * Error
+             * @description Why the run failed.
+             */
+            error: string | null;
+            /**
+             * Kind
+             * @description export or restore.
+             */
+            kind: string;
+            /**
+             * Message
+             * @description The run's latest log line.
+             */
+            message: string | null;
+            /**
+             * Phase
+             * @description What the run is doing: its latest progress report.
+             */
+            phase: string | null;
+            /**
+             * Processed
+             * @description Items of the phase done so far.
+             */
+            processed: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Source
+             * @description Who launched it: api, cli, schedule.
+             */
+            source: string | null;
+            /** Started At */
+            started_at: string | null;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            /**
+             * Status
+             * @description Dagster's run status.
+             */
+            status: string;
+            /**
+             * Total
+             * @description Items of the phase (0 when not known).
+             */
+            total: number;
+        };
+        /**
+         * BackupRunList
+         * @description Recent export and restore runs of a corpus, newest first.
+         */
+        BackupRunList: {
+            /** Runs */
+            runs: components["schemas"]["BackupRunInfo"][];
+        };
+        /**
+         * BundleInfo
+         * @description One zip in the corpus's ``varagity-exports/`` folder and its cheap verdict (read
+         *     from the zip's directory and ``bundle.json`` only, nothing unpacked).
+         */
+        BundleInfo: {
+            /**
+             * Code
+             * @description Why not: bundle_invalid (unsound or damaged) or bundle_incompatible (another embedding model, dimension, engine, format version or corpus).
+             */
+            code: string | null;
+            /**
+             * Counts
+             * @description What it holds: documents and chunks (rag); thread_days and messages, and entities and relations when known (graph).
+             */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Created At
+             * @description The export's snapshot instant (UTC).
+             */
+            created_at: string | null;
+            /**
+             * Detail
+             * @description The refusal, as a sentence saying what to do.
+             */
+            detail: string | null;
+            /**
+             * Drift
+             * @description Settings that differ from this stack's (rag): the restored corpus would be flagged stale.
+             */
+            drift: components["schemas"]["SettingDrift"][];
+            /** Embedding Dim */
+            embedding_dim: number | null;
+            /** Embedding Model */
+            embedding_model: string | null;
+            /**
+             * Engine
+             * @description The graph engine that wrote it.
+             */
+            engine: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Name
+             * @description The file name: what a restore asks for.
+             */
+            name: string;
+            /**
+             * Ok
+             * @description Whether this stack would restore it.
+             */
+            ok: boolean;
+            /** Size Bytes */
+            size_bytes: number;
+            /**
+             * Stale
+             * @description The corpus's stale flag when it was exported.
+             */
+            stale: boolean | null;
         };
         /**
          * ChatCompletion
@@ -2079,6 +2379,17 @@ export interface components {
             delta: string;
         };
         /**
+         * RestoreRequest
+         * @description Which bundle of the corpus's ``varagity-exports/`` folder replaces the corpus.
+         */
+        RestoreRequest: {
+            /**
+             * Name
+             * @description The bundle's file name.
+             */
+            name: string;
+        };
+        /**
          * RetrievalEvent
          * @description First SSE event: the evidence the answer will cite, and how it was found.
          */
@@ -2203,6 +2514,25 @@ export interface components {
             timings_ms: {
                 [key: string]: number;
             };
+        };
+        /**
+         * SettingDrift
+         * @description A reingest-affecting setting whose value differs between a bundle and this stack
+         *     (restoring it flags the corpus stale).
+         */
+        SettingDrift: {
+            /**
+             * Bundle
+             * @description The value when the bundle was exported.
+             */
+            bundle: string;
+            /**
+             * Current
+             * @description This stack's value now.
+             */
+            current: string;
+            /** Setting */
+            setting: string;
         };
         /**
          * SettingError
@@ -2565,6 +2895,452 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_backups_api_backups__corpus__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    export_backup_api_backups__corpus__export_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupRunInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another writer of the corpus is in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    restore_backup_api_backups__corpus__restore_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupRunInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No bundle has this name. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Another writer of the corpus is in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The bundle is invalid or incompatible. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_backup_runs_api_backups__corpus__runs_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupRunList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    backup_run_api_backups__corpus__runs__run_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupRunInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No export or restore run has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    backup_run_events_api_backups__corpus__runs__run_id__events_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                corpus: "rag" | "graph";
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SSE stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description graph: GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No export or restore run has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     chat_api_chat_post: {
         parameters: {
             query?: never;
@@ -2614,7 +3390,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The stores are unavailable (code `stores_unavailable`). */
+            /** @description The corpus is being restored. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2981,6 +3757,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The corpus is being restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3119,6 +3904,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The corpus is being restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
@@ -3246,7 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No supported archive to build. */
+            /** @description No supported archive to build, or an export or restore of the graph is in flight (corpus_busy). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3894,6 +4688,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description The graph is being restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden or reserved. */
             422: {
                 headers: {
@@ -4286,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The corpus folder has nothing to ingest. */
+            /** @description The corpus folder has nothing to ingest, or an export or restore of it is in flight (corpus_busy). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4743,7 +5546,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAIErrorBody"];
                 };
             };
-            /** @description Store or model server unavailable. */
+            /** @description Store or model server unavailable, or the corpus is being restored (corpus_restoring). */
             503: {
                 headers: {
                     [name: string]: unknown;

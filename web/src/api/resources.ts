@@ -2,8 +2,12 @@
 import { getBlob, getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
 import type { SseMessage } from "./sse";
 import type {
+  BackupList,
+  BackupRunInfo,
+  BackupRunList,
   ChunkPreview,
   ConversationDetail,
+  Corpus,
   ConversationPatch,
   ConversationSummary,
   DeleteResponse,
@@ -186,6 +190,41 @@ export function getGraphDay(docKey: string, signal?: AbortSignal): Promise<Graph
 /** A path under a watched folder as URL path segments (its slashes kept). */
 function pathSegments(path: string): string {
   return path.split("/").map(seg).join("/");
+}
+
+// --- backups (one zip per export in each corpus's varagity-exports/ folder) -----------
+
+/** A corpus's bundles with their verdicts and drift, and what a restore would replace. */
+export function listBackups(corpus: Corpus, signal?: AbortSignal): Promise<BackupList> {
+  return getJson<BackupList>(`/api/backups/${corpus}`, signal);
+}
+
+/** Recent export and restore runs of a corpus, newest first. */
+export function listBackupRuns(corpus: Corpus, signal?: AbortSignal): Promise<BackupRunList> {
+  return getJson<BackupRunList>(`/api/backups/${corpus}/runs`, signal);
+}
+
+/** Launch an export run; 409 corpus_busy names whoever writes the corpus now. */
+export function exportBackup(corpus: Corpus): Promise<BackupRunInfo> {
+  return sendJson<BackupRunInfo>("POST", `/api/backups/${corpus}/export`);
+}
+
+/** Launch a restore run replacing the corpus with the bundle `name`. */
+export function restoreBackup(corpus: Corpus, name: string): Promise<BackupRunInfo> {
+  return sendJson<BackupRunInfo>("POST", `/api/backups/${corpus}/restore`, { name });
+}
+
+export function getBackupRun(corpus: Corpus, runId: string, signal?: AbortSignal): Promise<BackupRunInfo> {
+  return getJson<BackupRunInfo>(`/api/backups/${corpus}/runs/${seg(runId)}`, signal);
+}
+
+/** `progress` / `done` / `error` events of an export or restore run. */
+export function backupRunEvents(
+  corpus: Corpus,
+  runId: string,
+  signal?: AbortSignal,
+): AsyncGenerator<SseMessage> {
+  return getEvents(`/api/backups/${corpus}/runs/${seg(runId)}/events`, signal);
 }
 
 // --- page previews of evidence ------------------------------------------------------

@@ -61,3 +61,8 @@ export type GraphEntityList = Schemas["GraphEntityList"];
 export type GraphNeighbourhood = Schemas["GraphNeighbourhood"];
 export type GraphDayRef = Schemas["GraphDayRef"];
 export type GraphDay = Schemas["GraphDay"];
+
+export type BackupList = Schemas["BackupList"];
+export type BundleInfo = Schemas["BundleInfo"];
+export type BackupRunInfo = Schemas["BackupRunInfo"];
+export type BackupRunList = Schemas["BackupRunList"];

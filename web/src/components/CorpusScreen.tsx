@@ -1,11 +1,13 @@
 /** The corpus screen: upload, the folder tree with per-document status, and deletion. */
-import { useMemo, useState } from "react";
+import { useCallback, useMemo, useState } from "react";
 
 import { describeError } from "../api/client";
 import { deleteDocuments } from "../api/resources";
 import type { DeleteResponse, DocumentInfo, DocumentStatus } from "../api/types";
 import { buildTree, resolveSelection, toggle, TRANSITIONAL, type TreeNode } from "../corpus/tree";
 import { useDocuments } from "../corpus/useDocuments";
+import { useBackups } from "../backups/useBackups";
+import { BackupPanel } from "./BackupPanel";
 import { DocumentTree } from "./DocumentTree";
 import { ConfirmDialog } from "./Modal";
 import { UploadPanel } from "./UploadPanel";
@@ -42,6 +44,10 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
   const [removeFiles, setRemoveFiles] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [outcome, setOutcome] = useState<{ ok: boolean; text: string; failures: string[] } | null>(null);
+  const backups = useBackups(
+    "rag",
+    useCallback(() => setChanges((c) => c + 1), []),
+  );
 
   const docs = useMemo(() => documents.list?.documents ?? [], [documents.list]);
   const tree = useMemo(() => buildTree(docs), [docs]);
@@ -139,6 +145,7 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
           <DocumentTree root={tree} selected={chosen.paths} onToggle={onToggle} />
         )}
       </section>
+      <BackupPanel backups={backups} />
       <ConfirmDialog
         open={confirming}
         title={`Delete ${chosen.docIds.length} document${chosen.docIds.length === 1 ? "" : "s"}?`}

@@ -11,6 +11,8 @@ import type { GraphBuildList, GraphSourceList, GraphStatus, GraphUploadResponse 
 import type { GraphAvailability } from "../graph/availability";
 import { liveBuild, shouldSwitch } from "../graph/builds";
 import { useGraphBuild } from "../graph/useGraphBuild";
+import { useBackups } from "../backups/useBackups";
+import { BackupPanel } from "./BackupPanel";
 import { GraphBuilds } from "./GraphBuilds";
 import { GraphExplorer } from "./GraphExplorer";
 import { GraphSources } from "./GraphSources";
@@ -66,6 +68,14 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
     }, [refresh]),
   );
   const { follow, build: followed } = controller;
+  const backups = useBackups(
+    "graph",
+    useCallback(() => {
+      refresh();
+      setGraphVersion((v) => v + 1);
+    }, [refresh]),
+    enabled,
+  );
 
   useEffect(() => {
     if (!enabled) return;
@@ -159,6 +169,7 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
         <>
           <GraphSources list={sources} error={sourcesError} onChanged={uploaded} />
           <GraphBuilds list={builds} error={buildsError} controller={controller} canBuild={canBuild} />
+          <BackupPanel backups={backups} />
           <GraphExplorer
             entity={entity}
             day={day}

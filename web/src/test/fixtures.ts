@@ -1,5 +1,14 @@
 /** Evidence shaped like the service's, for unit tests. */
-import type { DaySource, DoneEvent, GraphBuild, GraphEvidence, RetrievalEvent, Source } from "../api/types";
+import type {
+  BackupRunInfo,
+  BundleInfo,
+  DaySource,
+  DoneEvent,
+  GraphBuild,
+  GraphEvidence,
+  RetrievalEvent,
+  Source,
+} from "../api/types";
 
 export function source(n: number, overrides: Partial<Source> = {}): Source {
   return {
@@ -110,6 +119,47 @@ export function graphBuild(overrides: Partial<GraphBuild> = {}): GraphBuild {
     message: "graph build: 1/2 transcripts processed",
     error: null,
     dagster_url: "http://127.0.0.1:3000/runs/4f2a9c1e",
+    ...overrides,
+  };
+}
+
+export function bundle(overrides: Partial<BundleInfo> = {}): BundleInfo {
+  return {
+    name: "varagity-rag-20261108-1312.zip",
+    size_bytes: 1_400_000,
+    ok: true,
+    code: null,
+    detail: null,
+    created_at: "2026-11-08T13:12:00Z",
+    counts: { chunks: 340, documents: 12 },
+    stale: false,
+    embedding_model: "all-MiniLM-L6-v2",
+    embedding_dim: 384,
+    engine: null,
+    drift: [],
+    ...overrides,
+  };
+}
+
+export function backupRun(overrides: Partial<BackupRunInfo> = {}): BackupRunInfo {
+  return {
+    run_id: "9e1b0000-0000-4000-8000-000000000001",
+    corpus: "rag",
+    kind: "export",
+    state: "running",
+    status: "STARTED",
+    done: false,
+    source: "api",
+    bundle: null,
+    phase: "chunks",
+    processed: 1200,
+    total: 5000,
+    message: "backup progress: chunks 1200/5000",
+    error: null,
+    created_at: "2026-11-08T13:12:00Z",
+    started_at: "2026-11-08T13:12:01Z",
+    ended_at: null,
+    dagster_url: "http://127.0.0.1:3000/runs/9e1b",
     ...overrides,
   };
 }

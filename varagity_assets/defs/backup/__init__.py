@@ -1,0 +1,1 @@
+"""Backups: one zip per corpus export, verified before it counts, and restores."""
