@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, Depends, Query, Request
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
+
 from varagity.backup.bundle import (
     BundleError,
     BundleVerdict,
@@ -26,7 +27,6 @@ from varagity.backup.bundle import (
     list_bundles,
     resolve_bundle,
 )
-
 from varagity.config import Settings
 from varagity.dagster_client import (
     CorpusRun,
