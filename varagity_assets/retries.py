@@ -1,11 +1,12 @@
-"""The one retry policy of every step that calls a model server: an outage retries the
-step, anything else fails it.
+"""The one retry policy of every step that calls a model server or writes a corpus: an
+outage retries the step, anything else fails it.
 
 Two layers, one rule. A model client retries a transient failure itself, within
 seconds (``MODEL_MAX_RETRIES``, :mod:`varagity.models.base`): a dropped connection, a
 busy server. When those are spent the failure is an *outage* (:func:`is_outage`: a
 model server that cannot be reached, times out or answers 408/409/425/429/5xx, or
-Postgres gone), no input's fault, and the whole step is retried by Dagster after
+Postgres gone, or the corpus held by a backup export or restore for the moment), no
+input's fault, and the whole step is retried by Dagster after
 longer waits while the supervisor (or the operator) brings the service back: the
 :func:`step_retry_policy`, ``MODEL_STEP_RETRIES`` times, exponential backoff with
 jitter. Each retry is a "step up for retry" event in the run view, with the error. Any
@@ -27,6 +28,7 @@ import dagster as dg
 import psycopg
 
 from varagity.config import Settings, get_settings
+from varagity.corpus_lock import CorpusBusy
 from varagity.models.base import ModelError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,10 +47,13 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 def is_outage(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it was raised from) says a service is down rather than
     that the input is bad: a model call that failed transiently after the client's own
-    retries, or Postgres gone (a lost or refused connection; a cancelled statement is
-    the query's own)."""
+    retries, Postgres gone (a lost or refused connection; a cancelled statement is the
+    query's own), or the corpus held by another writer (a graph build meeting a backup
+    export, a store write meeting a restore: the holder lets go within the waits)."""
     for cause in _chain(exc):
         if isinstance(cause, ModelError) and cause.transient:
+            return True
+        if isinstance(cause, CorpusBusy):
             return True
         if isinstance(cause, psycopg.OperationalError) and not isinstance(
             cause, psycopg.errors.QueryCanceled

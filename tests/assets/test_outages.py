@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from tests.conftest import SettingsFactory, free_port
+from varagity.corpus_lock import CorpusBusy
 from varagity.models.base import ModelError
 from varagity.models.embeddings import EmbeddingClient
 from varagity_assets.retries import is_outage, step_retry_policy
@@ -60,3 +61,15 @@ def test_postgres_gone_is_an_outage_a_cancelled_statement_is_not() -> None:
     assert not is_outage(psycopg.errors.QueryCanceled("canceling statement due to timeout"))
     assert not is_outage(psycopg.errors.UniqueViolation("duplicate key"))
     assert not is_outage(ValueError("not a text file"))
+
+
+def test_a_corpus_held_by_a_backup_is_an_outage_for_the_step() -> None:
+    # a graph build meeting an export waits and retries instead of failing for good (the
+    # sensor would not ask for that archive again until it changes)
+    busy = CorpusBusy("graph", "backup export run 1234 (pid 9)")
+    assert is_outage(busy)
+    assert not is_outage(RuntimeError("graph_workdir failed"))
+    try:
+        raise RuntimeError("apply failed") from busy
+    except RuntimeError as wrapped:
+        assert is_outage(wrapped)
