@@ -413,65 +413,39 @@ _RUN_FIELDS = "runId status jobName creationTime startTime endTime tags { key va
 
 _CORPUS_RUN_FIELDS = _RUN_FIELDS + " assetSelection { path }"
 
-_CORPUS_RUNS = (
-    """
-query CorpusRuns($filter: RunsFilter, $limit: Int) {
-  runsOrError(filter: $filter, limit: $limit) {
-    __typename
-    ... on Runs { results { """
-    + _CORPUS_RUN_FIELDS
-    + """ } }
-    ... on InvalidPipelineRunsFilterError { message }
-    ... on PythonError { message }
-  }
-}
-"""
-)
 
-_CORPUS_RUN = (
-    """
-query CorpusRun($id: ID!) {
-  runOrError(runId: $id) {
+def _runs_query(name: str, fields: str) -> str:
+    """A GraphQL query for the runs a ``RunsFilter`` matches, each with ``fields``."""
+    return f"""
+query {name}($filter: RunsFilter, $limit: Int) {{
+  runsOrError(filter: $filter, limit: $limit) {{
     __typename
-    ... on Run { """
-    + _CORPUS_RUN_FIELDS
-    + """ }
-    ... on RunNotFoundError { message }
-    ... on PythonError { message }
-  }
-}
+    ... on Runs {{ results {{ {fields} }} }}
+    ... on InvalidPipelineRunsFilterError {{ message }}
+    ... on PythonError {{ message }}
+  }}
+}}
 """
-)
 
-_GRAPH_RUNS = (
-    """
-query GraphRuns($filter: RunsFilter, $limit: Int) {
-  runsOrError(filter: $filter, limit: $limit) {
-    __typename
-    ... on Runs { results { """
-    + _RUN_FIELDS
-    + """ } }
-    ... on InvalidPipelineRunsFilterError { message }
-    ... on PythonError { message }
-  }
-}
-"""
-)
 
-_GRAPH_RUN = (
-    """
-query GraphRun($id: ID!) {
-  runOrError(runId: $id) {
+def _run_query(name: str, fields: str) -> str:
+    """A GraphQL query for one run by id, with ``fields``."""
+    return f"""
+query {name}($id: ID!) {{
+  runOrError(runId: $id) {{
     __typename
-    ... on Run { """
-    + _RUN_FIELDS
-    + """ }
-    ... on RunNotFoundError { message }
-    ... on PythonError { message }
-  }
-}
+    ... on Run {{ {fields} }}
+    ... on RunNotFoundError {{ message }}
+    ... on PythonError {{ message }}
+  }}
+}}
 """
-)
+
+
+_CORPUS_RUNS = _runs_query("CorpusRuns", _CORPUS_RUN_FIELDS)
+_CORPUS_RUN = _run_query("CorpusRun", _CORPUS_RUN_FIELDS)
+_GRAPH_RUNS = _runs_query("GraphRuns", _RUN_FIELDS)
+_GRAPH_RUN = _run_query("GraphRun", _RUN_FIELDS)
 
 _RUN_LOG = """
 query RunLog($id: ID!, $after: String, $limit: Int) {

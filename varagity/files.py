@@ -4,6 +4,7 @@ the empty folders a removal or a failed write leaves behind."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 
@@ -35,3 +36,12 @@ def prune_empty_folders(root: Path, folder: Path) -> list[str]:
         pruned.append(current.relative_to(root).as_posix())
         current = current.parent
     return pruned
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable: fsync the folder itself."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

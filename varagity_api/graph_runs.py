@@ -38,7 +38,8 @@ from varagity_api.schemas.graph import (
 
 log = logging.getLogger(__name__)
 
-#: Dagster run status -> the build's state.
+#: Dagster run status -> the state a followed run (a graph build, an export, a restore)
+#: shows; a status Dagster adds later reads as running.
 _STATES: dict[str, BuildState] = {
     "QUEUED": "queued",
     "NOT_STARTED": "queued",
@@ -49,6 +50,12 @@ _STATES: dict[str, BuildState] = {
     "FAILURE": "failed",
     "CANCELED": "canceled",
 }
+
+
+def run_state(status: str) -> BuildState:
+    """The state shown for a Dagster run status."""
+    return _STATES.get(status, "running")
+
 
 # An ended run's log and error never change: read them once per process.
 _ENDED_KEPT = 500
@@ -101,7 +108,7 @@ def build_of(client: DagsterClient, run: GraphRun, dagster_url: str) -> GraphBui
         run_id=run.run_id,
         kind=run.kind,
         path=run.relative_path if run.kind == "build" else None,
-        state=_STATES.get(run.status, "running"),
+        state=run_state(run.status),
         status=run.status,
         done=run.done,
         source=run.source,

@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any, Literal, cast
 
 from varagity.config import Settings
+from varagity.files import fsync_dir
 from varagity.records import RESERVED_DIR
 
 Corpus = Literal["rag", "graph"]
@@ -623,14 +624,6 @@ def load_checked(path: Path, settings: Settings, corpus: Corpus) -> BundleManife
 
 
 # --- writing --------------------------------------------------------------------------
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def sweep_partials(folder: Path) -> list[str]:
     """Delete the ``.*.partial`` files no running export holds (each export holds a lock
     on its own); returns their names."""
@@ -748,7 +741,7 @@ class BundleWriter:
                     continue
                 os.replace(self.partial, target)
                 break
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         self.name = name
         self.path = self.folder / name
         return self.path

@@ -44,6 +44,7 @@ from varagity.backup.bundle import (
 from varagity.backup.locks import restore_holder
 from varagity.config import Settings
 from varagity.corpus_lock import graph_write_lock
+from varagity.files import fsync_dir
 from varagity.graph.manifest import read_summary
 from varagity.graph.registry import running_engine_format, workdir_for
 from varagity.graph.service import GraphService
@@ -176,11 +177,7 @@ def _extract(path: Path, settings: Settings, staged: Path, report: Progress) -> 
                 out.flush()
                 os.fsync(out.fileno())
         report("files", total, total)
-    fd = os.open(staged, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_dir(staged)
     return manifest
 
 

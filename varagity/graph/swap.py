@@ -23,6 +23,7 @@ from pathlib import Path
 
 from varagity.config import Settings
 from varagity.corpus_lock import CorpusBusy, graph_write_lock
+from varagity.files import fsync_dir
 from varagity.graph.registry import workdir_for
 
 log = logging.getLogger(__name__)
@@ -38,14 +39,6 @@ def staged_dir(workdir: Path, run: str) -> Path:
 def previous_dir(workdir: Path, run: str) -> Path:
     """Where the live working directory waits while the new one is proven."""
     return workdir.with_name(f"{workdir.name}.previous-{run}")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -64,7 +57,7 @@ def swap_in(workdir: Path, staged: Path, run: str) -> None:
     else:
         previous.mkdir()  # "there was no graph": rolling back leaves none
     os.rename(staged, workdir)
-    _fsync_dir(workdir.parent)
+    fsync_dir(workdir.parent)
 
 
 def roll_back(workdir: Path, run: str) -> None:
@@ -79,7 +72,7 @@ def roll_back(workdir: Path, run: str) -> None:
             os.rename(previous, workdir)
         else:
             previous.rmdir()
-    _fsync_dir(workdir.parent)
+    fsync_dir(workdir.parent)
 
 
 def commit(workdir: Path, run: str) -> None:
@@ -88,7 +81,7 @@ def commit(workdir: Path, run: str) -> None:
     if previous.exists():
         replaced = workdir.with_name(f"{workdir.name}.replaced-{run}")
         os.rename(previous, replaced)
-        _fsync_dir(workdir.parent)
+        fsync_dir(workdir.parent)
         _remove(replaced)
 
 

@@ -42,7 +42,7 @@ from varagity.stores.corpus_queries import corpus_counts
 from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client, require_graph_enabled
 from varagity_api.errors import ApiError
-from varagity_api.graph_runs import run_url
+from varagity_api.graph_runs import run_state, run_url
 from varagity_api.schemas.backups import (
     BackupList,
     BackupRunInfo,
@@ -77,18 +77,6 @@ _DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is un
 _DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _BUSY = {"model": ErrorBody, "description": "Another writer of the corpus is in flight."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No export or restore run has this id."}
-
-#: Dagster run status -> the run's state (as graph builds show it).
-_STATES = {
-    "QUEUED": "queued",
-    "NOT_STARTED": "queued",
-    "STARTING": "queued",
-    "STARTED": "running",
-    "CANCELING": "running",
-    "SUCCESS": "succeeded",
-    "FAILURE": "failed",
-    "CANCELED": "canceled",
-}
 
 
 def dagster_failure(exc: DagsterError) -> ApiError:
@@ -147,7 +135,7 @@ def run_info(client: DagsterClient, run: CorpusRun, dagster_url: str) -> BackupR
         run_id=run.run_id,
         corpus="graph" if run.corpus == "graph" else "rag",
         kind=run.kind,
-        state=_STATES.get(run.status, "running"),  # type: ignore[arg-type]
+        state=run_state(run.status),
         status=run.status,
         done=run.done,
         source=run.source,
