@@ -22,6 +22,10 @@ from typing import Any
 
 from varagity.config import Settings
 
+#: The checkout: the worker runs as ``-m tests.backup.worker`` from wherever the test
+#: stands (the settings fixture moves each test into its own temporary folder).
+REPO = Path(__file__).resolve().parents[2]
+
 PAUSED = "PAUSED"
 
 
@@ -118,7 +122,7 @@ def start_worker(
         [sys.executable, "-m", "tests.backup.worker", str(spec)],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
