@@ -9,7 +9,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from varagity.dagster_client import (
+    BackfillNotFound,
+    DagsterError,
+    DagsterUnavailable,
+    RunEnded,
+    RunNotFound,
+)
 from varagity.stores.conversation_store import ConversationNotFound, GroupNotFound
+from varagity_api.schemas.common import ErrorBody
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +31,24 @@ class ApiError(Exception):
         self.status = status
         self.code = code
         self.message = message
+
+
+#: OpenAPI responses of every route that calls Dagster.
+DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
+DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
+
+
+def dagster_error(exc: DagsterError, *, not_found: str, ended: str = "run_ended") -> ApiError:
+    """The HTTP error for a failed Dagster call: 404 ``not_found`` for an unknown run or
+    job, 409 ``ended`` for acting on a run that has ended, 503 while Dagster cannot be
+    reached, 502 for anything else it refused."""
+    if isinstance(exc, RunNotFound | BackfillNotFound):
+        return ApiError(404, not_found, str(exc))
+    if isinstance(exc, RunEnded):
+        return ApiError(409, ended, str(exc))
+    if isinstance(exc, DagsterUnavailable):
+        return ApiError(503, "dagster_unavailable", str(exc))
+    return ApiError(502, "dagster_error", str(exc))
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -18,17 +18,14 @@ from varagity.config import Settings
 from varagity.dagster_client import (
     DagsterClient,
     DagsterError,
-    DagsterUnavailable,
     GraphRun,
     GraphRunLog,
-    RunEnded,
-    RunNotFound,
 )
 from varagity.graph.archives import scan_archives
 from varagity.ingest.discovery import partition_key_for
 from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import dagster_client
-from varagity_api.errors import ApiError
+from varagity_api.errors import ApiError, dagster_error
 from varagity_api.schemas.graph import (
     BuildState,
     GraphBuild,
@@ -64,14 +61,8 @@ _ended_lock = threading.Lock()
 
 
 def dagster_failure(exc: DagsterError) -> ApiError:
-    """The HTTP error for a failed Dagster call (404 for an unknown build)."""
-    if isinstance(exc, RunNotFound):
-        return ApiError(404, "build_not_found", str(exc))
-    if isinstance(exc, RunEnded):
-        return ApiError(409, "build_ended", str(exc))
-    if isinstance(exc, DagsterUnavailable):
-        return ApiError(503, "dagster_unavailable", str(exc))
-    return ApiError(502, "dagster_error", str(exc))
+    """The HTTP error for a failed Dagster call about a graph build."""
+    return dagster_error(exc, not_found="build_not_found", ended="build_ended")
 
 
 def run_url(dagster_url: str, run_id: str) -> str:

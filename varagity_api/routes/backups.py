@@ -32,7 +32,6 @@ from varagity.dagster_client import (
     CorpusRun,
     DagsterClient,
     DagsterError,
-    DagsterUnavailable,
     RunNotFound,
 )
 from varagity.graph.registry import workdir_for
@@ -41,7 +40,7 @@ from varagity.services import Services
 from varagity.stores.corpus_queries import corpus_counts
 from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client, require_graph_enabled
-from varagity_api.errors import ApiError
+from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
 from varagity_api.graph_runs import run_state, run_url
 from varagity_api.schemas.backups import (
     BackupList,
@@ -73,19 +72,13 @@ router = APIRouter(
     responses={403: {"model": ErrorBody, "description": "graph: GRAPH_ENABLED is false."}},
 )
 
-_DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
-_DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _BUSY = {"model": ErrorBody, "description": "Another writer of the corpus is in flight."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No export or restore run has this id."}
 
 
 def dagster_failure(exc: DagsterError) -> ApiError:
-    """The HTTP error for a failed Dagster call (404 for an unknown run)."""
-    if isinstance(exc, RunNotFound):
-        return ApiError(404, "run_not_found", str(exc))
-    if isinstance(exc, DagsterUnavailable):
-        return ApiError(503, "dagster_unavailable", str(exc))
-    return ApiError(502, "dagster_error", str(exc))
+    """The HTTP error for a failed Dagster call about an export or restore run."""
+    return dagster_error(exc, not_found="run_not_found")
 
 
 def bundle_info(verdict: BundleVerdict) -> BundleInfo:
@@ -194,7 +187,7 @@ def _launch(settings: Settings, corpus: str, name: str | None) -> BackupRunInfo:
     "/export",
     status_code=202,
     response_model=BackupRunInfo,
-    responses={409: _BUSY, 502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN},
+    responses={409: _BUSY, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
 )
 async def export_backup(corpus: CorpusName, settings: SettingsDep) -> BackupRunInfo:
     """Write the corpus into a new bundle (an ``export_bundle`` run, verified before it
@@ -230,8 +223,8 @@ def _checked_bundle(settings: Settings, corpus: str, name: str) -> None:
         404: {"model": ErrorBody, "description": "No bundle has this name."},
         409: _BUSY,
         422: {"model": ErrorBody, "description": "The bundle is invalid or incompatible."},
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def restore_backup(
@@ -248,7 +241,7 @@ async def restore_backup(
 
 
 @router.get(
-    "/runs", response_model=BackupRunList, responses={502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN}
+    "/runs", response_model=BackupRunList, responses={502: DAGSTER_FAILED, 503: DAGSTER_DOWN}
 )
 async def list_backup_runs(
     corpus: CorpusName, settings: SettingsDep, limit: int = Query(default=10, ge=1, le=100)
@@ -269,7 +262,7 @@ async def list_backup_runs(
 @router.get(
     "/runs/{run_id}",
     response_model=BackupRunInfo,
-    responses={404: _NOT_FOUND, 502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN},
+    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
 )
 async def backup_run(corpus: CorpusName, run_id: str, settings: SettingsDep) -> BackupRunInfo:
     """An export or restore run: its state, progress, the bundle, its error if it failed."""
@@ -287,8 +280,8 @@ async def backup_run(corpus: CorpusName, run_id: str, settings: SettingsDep) -> 
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
         404: _NOT_FOUND,
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def backup_run_events(

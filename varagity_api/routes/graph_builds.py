@@ -24,7 +24,7 @@ from varagity.graph.sources.registry import is_companion, rejections
 from varagity.ingest.discovery import resolve_in_corpus
 from varagity.records import normalize_relative_path
 from varagity_api.deps import SettingsDep, dagster_client, require_graph_enabled
-from varagity_api.errors import ApiError
+from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError
 from varagity_api.graph_runs import (
     build_of,
     dagster_failure,
@@ -47,8 +47,6 @@ router = APIRouter(
 )
 log = logging.getLogger(__name__)
 
-_DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
-_DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No graph build has this run id."}
 
 
@@ -143,8 +141,8 @@ def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
             "graph is in flight (corpus_busy).",
         },
         422: {"model": ErrorBody, "description": "Some paths are not supported archives."},
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def launch_graph_builds(
@@ -159,7 +157,7 @@ async def launch_graph_builds(
         raise dagster_failure(exc) from exc
 
 
-@router.get("", response_model=GraphBuildList, responses={502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN})
+@router.get("", response_model=GraphBuildList, responses={502: DAGSTER_FAILED, 503: DAGSTER_DOWN})
 async def list_graph_builds(
     settings: SettingsDep, limit: int = Query(default=20, ge=1, le=100)
 ) -> GraphBuildList:
@@ -183,7 +181,7 @@ def _read_build(client: DagsterClient, run_id: str, dagster_url: str) -> GraphBu
 @router.get(
     "/{run_id}",
     response_model=GraphBuild,
-    responses={404: _NOT_FOUND, 502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN},
+    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
 )
 async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
     """A build's state, its days processed so far, and its error if it failed."""
@@ -201,8 +199,8 @@ async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
         404: _NOT_FOUND,
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def graph_build_events(
@@ -238,8 +236,8 @@ async def graph_build_events(
     responses={
         404: _NOT_FOUND,
         409: {"model": ErrorBody, "description": "The build has already ended."},
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def kill_graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:

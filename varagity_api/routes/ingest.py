@@ -21,7 +21,6 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.dagster_client import (
-    BackfillNotFound,
     BackfillProgress,
     DagsterClient,
     DagsterError,
@@ -34,7 +33,7 @@ from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
 from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
-from varagity_api.errors import ApiError
+from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.ingest import (
     IngestJobList,
@@ -52,18 +51,12 @@ router = APIRouter(tags=["ingest"])
 log = logging.getLogger(__name__)
 
 
-_DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
-_DAGSTER_FAILED = {"model": ErrorBody, "description": "Dagster refused or failed the request."}
 _NOT_FOUND = {"model": ErrorBody, "description": "No job has this id."}
 
 
 def _dagster_failure(exc: DagsterError) -> ApiError:
-    """The HTTP error for a failed Dagster call (404 for unknown jobs)."""
-    if isinstance(exc, BackfillNotFound):
-        return ApiError(404, "job_not_found", str(exc))
-    if isinstance(exc, DagsterUnavailable):
-        return ApiError(503, "dagster_unavailable", str(exc))
-    return ApiError(502, "dagster_error", str(exc))
+    """The HTTP error for a failed Dagster call about an ingest job."""
+    return dagster_error(exc, not_found="job_not_found")
 
 
 def _targets(settings: Settings, paths: list[str] | None, *, reingest: bool) -> list[str]:
@@ -152,8 +145,8 @@ def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
             "it is in flight (corpus_busy).",
         },
         422: {"model": ErrorBody, "description": "Some paths are not ingestible corpus files."},
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def launch_ingest(body: IngestRequest, settings: SettingsDep) -> IngestLaunched:
@@ -184,7 +177,7 @@ async def launch_ingest(body: IngestRequest, settings: SettingsDep) -> IngestLau
 
 
 @router.get(
-    "/ingest", response_model=IngestJobList, responses={502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN}
+    "/ingest", response_model=IngestJobList, responses={502: DAGSTER_FAILED, 503: DAGSTER_DOWN}
 )
 async def list_ingest_jobs(
     settings: SettingsDep, limit: int = Query(default=20, ge=1, le=100)
@@ -218,7 +211,7 @@ async def _progress(client: DagsterClient, services: Services, job_id: str) -> B
 @router.get(
     "/ingest/{job_id}",
     response_model=IngestProgress,
-    responses={404: _NOT_FOUND, 502: _DAGSTER_FAILED, 503: _DAGSTER_DOWN},
+    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
 )
 async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
     """A job's status, file counts per stage, runs, and failed files with their errors."""
@@ -235,8 +228,8 @@ async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
         404: _NOT_FOUND,
-        502: _DAGSTER_FAILED,
-        503: _DAGSTER_DOWN,
+        502: DAGSTER_FAILED,
+        503: DAGSTER_DOWN,
     },
 )
 async def ingest_job_events(
