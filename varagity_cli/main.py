@@ -455,6 +455,7 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
     would: the same library calls, Postgres started here (and stopped again) when it is
     the embedded one and not running. No model server is needed either way."""
     from varagity.backup.bundle import BundleError, resolve_bundle, verify_bundle
+    from varagity.backup.corpora import export_corpus, restore_corpus
     from varagity.backup.locks import CorpusBusy
     from varagity.services import Services
     from varagity.stores.postgres import embedded_postgres_pid, stop_embedded_postgres
@@ -467,28 +468,24 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
     services = Services.open(settings)
     try:
         if name is None:
-            if corpus == "graph":
-                from varagity.backup.graph import export_graph
-
-                exported = export_graph(services.settings, progress=_print_progress)
-            else:
-                from varagity.backup.rag import export_rag
-
-                exported = export_rag(services.settings, services.pg, progress=_print_progress)
+            exported = export_corpus(
+                corpus,  # type: ignore[arg-type]
+                services.settings,
+                services.pg,
+                progress=_print_progress,
+            )
             verdict = verify_bundle(exported.path, services.settings, corpus)  # type: ignore[arg-type]
             _print_verdict(verdict, sys.stdout)
             return 0 if verdict.ok else 1
         path = resolve_bundle(services.settings, corpus, name)  # type: ignore[arg-type]
-        if corpus == "graph":
-            from varagity.backup.graph import restore_graph
-
-            restored = restore_graph(path, services.settings, progress=_print_progress)
-        else:
-            from varagity.backup.rag import restore_rag
-
-            restored = restore_rag(
-                path, services.settings, services.pg, services.bm25, progress=_print_progress
-            )
+        restored = restore_corpus(
+            corpus,  # type: ignore[arg-type]
+            path,
+            services.settings,
+            services.pg,
+            services.bm25,
+            progress=_print_progress,
+        )
         counts = ", ".join(f"{v} {k}" for k, v in restored.manifest.counts.items())
         print(f"restored {counts} from {name} in {restored.seconds:.1f} s")
         if restored.stale_reason:

@@ -94,6 +94,7 @@ def backup_bundle(
     chunks with their vectors (``rag``), or the graph engine's working directory with
     its sidecars (``graph``). Written whole or not at all, then verified."""
     from varagity.backup.bundle import BundleError, verify_bundle
+    from varagity.backup.corpora import export_corpus
     from varagity.backup.locks import CorpusBusy
 
     corpus = context.partition_key
@@ -103,13 +104,7 @@ def backup_bundle(
     try:
         if corpus == "graph":
             require_graph(varagity)
-            from varagity.backup.graph import export_graph
-
-            result = export_graph(settings, progress=progress)
-        else:
-            from varagity.backup.rag import export_rag
-
-            result = export_rag(settings, services.pg, progress=progress)
+        result = export_corpus(corpus, settings, services.pg, progress=progress)
     except (BundleError, CorpusBusy) as exc:
         raise corpus_failure(exc, corpus) from exc
     except FileNotFoundError as exc:  # a graph nothing has built yet: nothing to back up

@@ -53,6 +53,7 @@ def restore_corpus(
     the graph's working directory swapped (``graph``). The library refuses an
     incompatible or damaged bundle before touching anything."""
     from varagity.backup.bundle import BundleError, resolve_bundle
+    from varagity.backup.corpora import restore_corpus
     from varagity.backup.locks import CorpusBusy
 
     services = varagity.services
@@ -64,14 +65,9 @@ def restore_corpus(
             require_graph(varagity)
         path = resolve_bundle(settings, corpus, config.name)
         context.log.info(f"restoring the {corpus} corpus from {path}")
-        if corpus == "graph":
-            from varagity.backup.graph import restore_graph
-
-            result = restore_graph(path, settings, progress=progress)
-        else:
-            from varagity.backup.rag import restore_rag
-
-            result = restore_rag(path, settings, services.pg, services.bm25, progress=progress)
+        result = restore_corpus(
+            corpus, path, settings, services.pg, services.bm25, progress=progress
+        )
     except FileNotFoundError as exc:
         raise dg.Failure(
             f"bundle_not_found: no bundle {config.name!r} in the {corpus} corpus's "
