@@ -85,6 +85,16 @@ def count_chat_turn(engine: str, method: str, outcome: str) -> None:
 R = TypeVar("R")
 
 
+def _labelled_gauge(
+    name: str, documentation: str, label: str, values: Mapping[str, float]
+) -> GaugeMetricFamily:
+    """A gauge with one sample per key of ``values`` (in key order), labelled ``label``."""
+    family = GaugeMetricFamily(name, documentation, labels=[label])
+    for key, value in sorted(values.items()):
+        family.add_metric([key], value)
+    return family
+
+
 class _ScrapeCollector(Collector, Generic[R]):
     """Gauges computed from a reading taken at scrape time; a reading that fails (a
     store down, a file unreadable) or is None yields nothing, never a failed scrape."""
@@ -171,15 +181,13 @@ class GraphCollector(_ScrapeCollector[GraphGaugeReading]):
     def gauges(self, reading: GraphGaugeReading) -> Iterator[GaugeMetricFamily]:
         """Documents by status, entities and relations."""
         statuses, entities, relations = reading
-        documents = GaugeMetricFamily(
+        yield _labelled_gauge(
             "varagity_graph_documents",
             "Transcript days (conversation-days) in the message graph, by the engine's "
             "document status, as of the last build.",
-            labels=["status"],
+            "status",
+            statuses,
         )
-        for status, count in statuses.items():
-            documents.add_metric([status], count)
-        yield documents
         yield GaugeMetricFamily(
             "varagity_graph_entities", "Entities in the message graph.", value=entities
         )
@@ -224,38 +232,32 @@ class PipelineCollector(_ScrapeCollector[FullReading]):
     def gauges(self, reading: FullReading) -> Iterator[GaugeMetricFamily]:
         """The pipeline gauges of whichever side could be read."""
         if reading.ingest is not None:
-            files = GaugeMetricFamily(
+            yield _labelled_gauge(
                 "varagity_corpus_files",
                 "Corpus files and documents by status (indexed, no_text, pending, failed, "
                 "outdated, missing).",
-                labels=["status"],
+                "status",
+                reading.ingest.files_by_status,
             )
-            for status, count in sorted(reading.ingest.files_by_status.items()):
-                files.add_metric([status], count)
-            yield files
             yield GaugeMetricFamily(
                 "varagity_corpus_chunks_contextualized",
                 "Stored chunks that have their LLM blurb (contextualization progress).",
                 value=reading.ingest.chunks_contextualized,
             )
         if reading.dagster is not None:
-            runs = GaugeMetricFamily(
+            yield _labelled_gauge(
                 "varagity_dagster_runs",
                 "Dagster runs waiting or working, by status (the pipeline's queue).",
-                labels=["status"],
+                "status",
+                reading.dagster.runs_by_status,
             )
-            for status, count in sorted(reading.dagster.runs_by_status.items()):
-                runs.add_metric([status], count)
-            yield runs
-            steps = GaugeMetricFamily(
+            yield _labelled_gauge(
                 "varagity_pipeline_step_seconds",
                 "Mean duration of each pipeline step (asset) over the newest finished "
                 "ingest and contextualize runs.",
-                labels=["step"],
+                "step",
+                reading.dagster.step_seconds,
             )
-            for step, seconds in sorted(reading.dagster.step_seconds.items()):
-                steps.add_metric([step], seconds)
-            yield steps
             gates = GaugeMetricFamily(
                 "varagity_eval_gate_passed",
                 "1 when the evaluation gate (a blocking asset check) passed on its asset's "
@@ -294,20 +296,18 @@ class InfraCollector(_ScrapeCollector[InfraReading]):
 
     def gauges(self, reading: InfraReading) -> Iterator[GaugeMetricFamily]:
         """The infrastructure gauges."""
-        up = GaugeMetricFamily(
+        yield _labelled_gauge(
             "varagity_model_server_up",
             "1 when the model server answers its health probe, 0 when it does not.",
-            labels=["server"],
+            "server",
+            {server: int(ok) for server, ok in reading.model_servers_up.items()},
         )
-        for server, ok in sorted(reading.model_servers_up.items()):
-            up.add_metric([server], 1 if ok else 0)
-        yield up
-        sizes = GaugeMetricFamily(
-            "varagity_store_bytes", "On-disk size of each store, in bytes.", labels=["store"]
+        yield _labelled_gauge(
+            "varagity_store_bytes",
+            "On-disk size of each store, in bytes.",
+            "store",
+            reading.store_bytes,
         )
-        for store, size in sorted(reading.store_bytes.items()):
-            sizes.add_metric([store], size)
-        yield sizes
         if reading.bm25_entries is not None:
             yield GaugeMetricFamily(
                 "varagity_bm25_entries", "Chunks in the BM25 index.", value=reading.bm25_entries
