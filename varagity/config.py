@@ -230,6 +230,12 @@ class Settings(BaseSettings):
         default=50, ge=1, le=1000, description="Most files one sensor-launched run ingests."
     )
     MAX_FILE_BYTES: int = Field(default=50 * 1024 * 1024, ge=1)
+    FOLDER_WATCH: bool = Field(
+        default=True,
+        description="The API watches DOCS_PATH (inotify) and launches a landed file's "
+        "ingest run at once; off, files dropped in the folder wait for the folder "
+        "sensor's next tick (uploads still launch theirs). One API process should watch.",
+    )
 
     # --- retrieval --------------------------------------------------------
     RETRIEVAL_METHOD: RetrievalMethod = "hybrid"

@@ -85,6 +85,11 @@ class CacheShare:
         )
 
 
+def _phase(what: str) -> None:
+    """Say which measurement starts (a 1,000-file run takes many minutes)."""
+    print(f"{time.strftime('%H:%M:%S')} measuring {what} ...", flush=True)
+
+
 def prompt_cache_share(log_text: str) -> CacheShare:
     """How much of the prompts a ``llama_cpp.server`` (verbose, its default) did not
     evaluate, from its log.
@@ -215,6 +220,7 @@ def run_ingest_benchmark(
     print(f"starting a private stack under {root} ...", flush=True)
     stack.start()
     try:
+        _phase("the raw embedder")
         raw = _chunks_of(root / "raw", sets["raw"], settings)
         services = Services.open(settings.model_copy(update={"DOCS_PATH": root / "raw"}))
         try:
@@ -240,6 +246,7 @@ def run_ingest_benchmark(
         finally:
             services.close()
 
+        _phase("the pipeline without Dagster")
         services = Services.open(settings.model_copy(update={"DOCS_PATH": root / "direct"}))
         try:
             t0 = time.perf_counter()
@@ -282,6 +289,7 @@ def run_ingest_benchmark(
         finally:
             services.close()
 
+        _phase("the pipeline through the sensor and the daemon")
         log.start()
         t0 = time.perf_counter()
         _write_corpus(settings.docs_path, sets["dagster"])
@@ -304,6 +312,7 @@ def run_ingest_benchmark(
             dagster_s = time.perf_counter() - t0
             first_indexed = first_indexed or dagster_s
 
+            _phase("file-to-searchable latency")
             uploaded = _probe_latencies(settings, probes, upload=True)
             dropped = _probe_latencies(settings, max(1, probes // 4), upload=False)
 

@@ -11,11 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
 from tests.conftest import SettingsFactory, free_port
 from tests.support.api_server import index_files, serve
 from varagity.config import Settings
+from varagity_api.main import create_app
 
 pytestmark = pytest.mark.integration
 
@@ -388,3 +390,17 @@ def test_bidi_and_invisible_characters_in_names_are_refused(
     assert [x["code"] for x in results] == ["invalid_name"] * 4 + [None]
     assert "U+202E" in results[0]["message"]
     assert _tree(settings.docs_path) == ["ok.md"]
+
+
+@pytest.mark.parametrize("watch", [True, False])
+def test_the_api_watches_the_folder_unless_told_not_to(
+    make_settings: SettingsFactory, pg_url: str, watch: bool
+) -> None:
+    settings = make_settings(DATABASE_URL=pg_url, FOLDER_WATCH=watch, DAGSTER_PORT=free_port())
+    app = create_app(settings)
+    with TestClient(app):
+        watcher = app.state.folder_watcher
+        assert (watcher is not None and watcher.running) is watch
+        if watcher is not None:
+            assert watcher.docs_path == settings.docs_path
+    assert watcher is None or not watcher.running  # stopped with the app

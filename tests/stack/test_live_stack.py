@@ -80,9 +80,18 @@ def test_an_upload_is_ingested_by_exactly_one_run_launched_by_the_route(
     assert r.json()["counts"] == {"stored": 1}
     _wait(lambda: "drones.md" in search_paths(api, "Velo-9"), 300, "drones.md", proc)
 
-    (run,) = [x for x in _ingest_runs(dagster) if x["runId"] not in before]
+    run = _only_run_since(stack, before)
     assert run["tags"][SOURCE_TAG] == "upload"
     assert run["tags"][PARTITION_TAG] == partition_key_for("drones.md")
+    assert search_paths(api, "Velo-9") == ["drones.md"]
+
+
+def _only_run_since(stack: RunningStack, before: set[str]) -> dict:
+    """The one ingest run launched since ``before``, once it has ended and the folder
+    sensor has looked at the folder (and the new file) twice more without asking for
+    another."""
+    dagster, proc = stack.dagster, stack.proc
+    (run,) = [x for x in _ingest_runs(dagster) if x["runId"] not in before]
 
     def end_time() -> float | None:
         return next(x for x in _ingest_runs(dagster) if x["runId"] == run["runId"])["endTime"]
@@ -90,11 +99,26 @@ def test_an_upload_is_ingested_by_exactly_one_run_launched_by_the_route(
     _wait(lambda: end_time() is not None, 120, "the run to end", proc)
     ended = end_time()
     assert ended is not None
-    # the sensor has looked at the folder (and the new file) twice since that run ended
     _wait(lambda: _ticks_after(dagster, ended) >= 2, 120, "two sensor ticks", proc)
     new_runs = [x for x in _ingest_runs(dagster) if x["runId"] not in before]
     assert [x["runId"] for x in new_runs] == [run["runId"]], new_runs
-    assert search_paths(api, "Velo-9") == ["drones.md"]
+    return run
+
+
+@pytest.mark.timeout(900)
+def test_a_file_moved_into_the_folder_is_launched_by_the_watcher_in_one_run(
+    stack: RunningStack, tmp_path: Path
+) -> None:
+    before = {r["runId"] for r in _ingest_runs(stack.dagster)}
+    written = tmp_path / "boats.md"
+    written.write_text("# Boats\n\nThe Skerry-4 dinghy carries 3 sailors.\n")
+    docs = Path(stack.env["DOCS_PATH"])
+    os.rename(written, docs / "boats.md")  # moved in whole: no write in the folder
+    _wait(lambda: "boats.md" in search_paths(stack.api, "Skerry-4"), 300, "boats.md", stack.proc)
+
+    run = _only_run_since(stack, before)
+    assert run["tags"][SOURCE_TAG] == "folder"
+    assert run["tags"][PARTITION_TAG] == partition_key_for("boats.md")
 
 
 # Grafana's built-in interval variables, as Grafana would fill them in for a short range

@@ -83,45 +83,67 @@ def scan(docs_path: Path) -> tuple[list[CorpusFile], list[SkippedFile]]:
     """Walk ``DOCS_PATH``: ingestible files sorted by relative path, and skipped ones."""
     files: list[CorpusFile] = []
     skipped: list[SkippedFile] = []
-    from varagity.ingest.parsers.registry import supported_suffixes
-
-    supported = supported_suffixes()
     root = docs_path.resolve()
     if not root.is_dir():
         return files, skipped
+    supported = _supported_suffixes()
     for path in _walk(root):
-        rel = path.relative_to(root).as_posix()
-        if rel.split("/", 1)[0].lower() == RESERVED_DIR:
-            continue
-        if any(part.startswith(".") for part in rel.split("/")):
-            continue  # hidden files and folders (editor swap files, .git, ...)
-        if path.is_symlink():
-            try:
-                target = path.resolve(strict=True)
-            except RuntimeError:  # Python 3.11 reports a loop so
-                skipped.append(SkippedFile(rel, "symlink loop: it resolves back to itself"))
-                continue
-            except OSError as exc:
-                reason = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
-                skipped.append(SkippedFile(rel, f"{reason}: {os.readlink(path)} does not resolve"))
-                continue
-            if root not in target.parents:
-                skipped.append(SkippedFile(rel, f"symlink points outside the corpus: {target}"))
-                continue
-        if path.suffix.lower() not in supported:
-            skipped.append(SkippedFile(rel, f"unsupported file type {path.suffix or '(none)'}"))
-            continue
-        try:
-            stat = path.stat()
-        except OSError as exc:  # vanished or unreadable between listing and stat
-            skipped.append(SkippedFile(rel, f"cannot stat: {exc.strerror}"))
-            continue
-        if not S_ISREG(stat.st_mode):  # a named pipe would block its reader forever
-            skipped.append(SkippedFile(rel, "not a regular file (a pipe, socket or device)"))
-            continue
-        files.append(CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns))
+        found = _classify(root, path, supported)
+        if isinstance(found, CorpusFile):
+            files.append(found)
+        elif found is not None:
+            skipped.append(found)
     files.sort(key=lambda f: f.relative_path)
     return files, skipped
+
+
+def corpus_file_at(docs_path: Path, path: Path) -> CorpusFile | SkippedFile | None:
+    """What :func:`scan` would say of one path under ``DOCS_PATH`` (absolute, not
+    resolved): the file to ingest, why it is skipped, or ``None`` when it is not part of
+    the corpus at all (a hidden or reserved path, a folder, outside ``DOCS_PATH``)."""
+    root = docs_path.resolve()
+    if root not in path.parents:
+        return None
+    try:
+        if path.is_dir():  # as _walk: folders, and links to them, are not files
+            return None
+    except OSError:
+        return None
+    return _classify(root, path, _supported_suffixes())
+
+
+def _supported_suffixes() -> frozenset[str]:
+    from varagity.ingest.parsers.registry import supported_suffixes  # the parsers' imports
+
+    return supported_suffixes()
+
+
+def _classify(root: Path, path: Path, supported: frozenset[str]) -> CorpusFile | SkippedFile | None:
+    """One path of :func:`_walk`: ingestible, skipped with its reason, or not corpus."""
+    rel = path.relative_to(root).as_posix()
+    if rel.split("/", 1)[0].lower() == RESERVED_DIR:
+        return None
+    if any(part.startswith(".") for part in rel.split("/")):
+        return None  # hidden files and folders (editor swap files, .git, ...)
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except RuntimeError:  # Python 3.11 reports a loop so
+            return SkippedFile(rel, "symlink loop: it resolves back to itself")
+        except OSError as exc:
+            reason = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
+            return SkippedFile(rel, f"{reason}: {os.readlink(path)} does not resolve")
+        if root not in target.parents:
+            return SkippedFile(rel, f"symlink points outside the corpus: {target}")
+    if path.suffix.lower() not in supported:
+        return SkippedFile(rel, f"unsupported file type {path.suffix or '(none)'}")
+    try:
+        stat = path.stat()
+    except OSError as exc:  # vanished or unreadable between listing and stat
+        return SkippedFile(rel, f"cannot stat: {exc.strerror}")
+    if not S_ISREG(stat.st_mode):  # a named pipe would block its reader forever
+        return SkippedFile(rel, "not a regular file (a pipe, socket or device)")
+    return CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns)
 
 
 def _walk(root: Path) -> Iterator[Path]:

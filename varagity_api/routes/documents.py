@@ -17,17 +17,15 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from varagity.config import Settings
 from varagity.corpus import delete_documents, list_corpus
-from varagity.dagster_client import DagsterError
-from varagity.ingest.discovery import partition_key_for
 from varagity.ingest.uploads import store_uploads
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
 from varagity.uploads import UploadRefused
-from varagity_api.corpus_gate import refuse_beside, refuse_while_restoring
-from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
+from varagity_api.corpus_gate import refuse_while_restoring
+from varagity_api.deps import ServicesDep, SettingsDep
 from varagity_api.errors import ApiError
+from varagity_api.ingest_launch import UPLOAD_SOURCE, ingest_launcher
 from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.documents import (
@@ -42,9 +40,6 @@ from varagity_api.schemas.documents import (
 
 router = APIRouter(tags=["documents"])
 log = logging.getLogger(__name__)
-
-UPLOAD_SOURCE = "upload"
-"""The ``varagity/source`` tag of the ingest runs an upload launches."""
 
 _RESTORING = {"model": ErrorBody, "description": "The corpus is being restored."}
 _FORM_FIELDS = ("paths", "mtimes", "folder")
@@ -111,24 +106,6 @@ async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteRespo
     return await run_in_threadpool(_delete, services, body.doc_ids, body.remove_file)
 
 
-def _launch_ingest(settings: Settings, relative_paths: list[str]) -> None:
-    """Ask Dagster to ingest freshly written files now instead of at the sensor's next
-    tick; on failure the sensor still finds them, so the upload stands. Beside an
-    export or a restore of the documents nothing is launched: the sensor takes the
-    files once it has ended (a run launched during a restore would only fail on the
-    corpus lock)."""
-    client = dagster_client(settings)
-    try:
-        refuse_beside(settings, "rag", kinds=("export", "restore"))
-        client.launch_ingest_runs(
-            [partition_key_for(p) for p in relative_paths],
-            batch_size=settings.INGEST_BATCH_SIZE,
-            source=UPLOAD_SOURCE,
-        )
-    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy
-        log.warning("uploaded files wait for the folder sensor: %s", exc)
-
-
 _UPLOAD_BODY = {
     "required": True,
     "content": {
@@ -188,27 +165,33 @@ async def upload_documents(request: Request, settings: SettingsDep) -> UploadRes
 
     With curl: ``curl -F files=@a.md -F paths=notes/a.md -F mtimes=1700000000000 ...``.
     """
+    launcher = ingest_launcher(request.app)
     async with receive_upload(
         request, settings.home / "uploads", settings.MAX_FILE_BYTES, _FORM_FIELDS
     ) as form:
-        try:
-            results = await run_in_threadpool(
-                store_uploads,
-                settings.docs_path,
-                form.files,
-                paths=form.fields.get("paths", []),
-                mtimes=form.fields.get("mtimes", []),
-                folder=form.one_field("folder"),
-            )
-        except UploadRefused as exc:
-            raise ApiError(422, exc.code, exc.message) from exc
-        except ValueError as exc:
-            raise ApiError(422, "invalid_upload", str(exc)) from exc
-    for r in results:
-        UPLOADED_FILES.labels(outcome=r.status).inc()
-    written = [r.relative_path for r in results if r.status in ("stored", "replaced")]
-    if written:
-        await run_in_threadpool(_launch_ingest, settings, [p for p in written if p])
+        with launcher.uploading():
+            try:
+                results = await run_in_threadpool(
+                    store_uploads,
+                    settings.docs_path,
+                    form.files,
+                    paths=form.fields.get("paths", []),
+                    mtimes=form.fields.get("mtimes", []),
+                    folder=form.one_field("folder"),
+                )
+            except UploadRefused as exc:
+                raise ApiError(422, exc.code, exc.message) from exc
+            except ValueError as exc:
+                raise ApiError(422, "invalid_upload", str(exc)) from exc
+            for r in results:
+                UPLOADED_FILES.labels(outcome=r.status).inc()
+            written = [
+                r.relative_path
+                for r in results
+                if r.status in ("stored", "replaced") and r.relative_path
+            ]
+            if written:
+                await run_in_threadpool(partial(launcher.launch, written, source=UPLOAD_SOURCE))
     return UploadResponse(
         results=[UploadFileResult.model_validate(r, from_attributes=True) for r in results],
         counts=dict(Counter(r.status for r in results)),
