@@ -117,6 +117,39 @@ def rag_lock(url: str, *, exclusive: bool, holder: str) -> Iterator[psycopg.Conn
         conn.close()  # ending the session releases the lock
 
 
+# --- the folder watcher's presence ------------------------------------------------------
+#: Second key of the advisory lock a live folder watcher holds shared (on a session of its
+#: own) for as long as it watches, so the folder sensor can tell that new files are being
+#: launched as they land; it dies with the watcher's process.
+WATCHER_LOCK_KEY = 3
+WATCHER_HOLDER = "folder watcher"
+
+
+@contextlib.contextmanager
+def folder_watcher_presence(url: str) -> Iterator[psycopg.Connection]:
+    """Say, for the block, that a folder watcher launches new files as they land."""
+    name = (HOLDER_PREFIX + WATCHER_HOLDER).encode()[:63].decode("utf-8", "ignore")
+    conn = psycopg.connect(url, autocommit=True, application_name=name, connect_timeout=10)
+    try:
+        conn.execute(
+            "SELECT pg_advisory_lock_shared(%s, %s)", (CORPUS_LOCK_SPACE, WATCHER_LOCK_KEY)
+        )
+        yield conn
+    finally:
+        conn.close()  # ending the session releases the lock
+
+
+def folder_watcher_live(conn: psycopg.Connection) -> bool:
+    """Whether some session holds :func:`folder_watcher_presence` now."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        " AND classid = %s AND objid = %s AND objsubid = 2"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))",
+        (CORPUS_LOCK_SPACE, WATCHER_LOCK_KEY),
+    ).fetchone()
+    return bool(row and row[0])
+
+
 # --- the graph: flock ---------------------------------------------------------------------
 WRITE_LOCK_FILE = ".varagity-graph-write.lock"
 RESTORE_LOCK_FILE = ".varagity-graph-restore.lock"

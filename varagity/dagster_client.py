@@ -755,14 +755,28 @@ class DagsterClient:
         most ``batch_size`` of them (in the partition set's order, the first run of
         several a half-size one as :func:`~varagity.pipeline.ingest_batches` says; a lone
         file gets a one-partition run), tagged as the sensor tags its batches, so a failed or
-        crashed run is re-run by the sensor in the same way. A file an ingest run already
-        covers (the folder sensor may have been quicker) is left to that run; the sensor
-        likewise leaves a file alone while a run covering it is in flight. Returns the
-        ids of the runs launched.
+        crashed run is re-run by the sensor in the same way. The first run of a burst is
+        launched before the partitions of the others are added (a thousand of them keep
+        the webserver busy for seconds), so its files are searchable that much sooner. A
+        file an ingest run already covers (the folder sensor may have been quicker) is
+        left to that run; the sensor likewise leaves a file alone while a run covering
+        it is in flight. Returns the ids of the runs launched.
         """
         keys = list(dict.fromkeys(partition_keys))
         if not keys:
             raise DagsterError("there is nothing to ingest: no partitions were given")
+        first = ingest_batches(keys, batch_size)[0]
+        run_ids = self._launch_ingest_batches(first, batch_size, source=source)
+        if rest := keys[len(first) :]:
+            run_ids += self._launch_ingest_batches(rest, batch_size, source=source, whole=True)
+        return run_ids
+
+    def _launch_ingest_batches(
+        self, keys: Sequence[str], batch_size: int, *, source: str, whole: bool = False
+    ) -> list[str]:
+        """Add the partitions of ``keys``, then launch a run per contiguous range of at
+        most ``batch_size`` of them in the partition set's order (the first of several
+        runs a half-size one, unless ``whole``), leaving out keys a run is busy with."""
         self.add_document_partitions(keys)
         position = {key: i for i, key in enumerate(self.document_partitions())}
         missing = [k for k in keys if k not in position]
@@ -770,13 +784,13 @@ class DagsterClient:
             raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
         busy = self._in_flight_ingest_partitions(list(position))
         todo = sorted((k for k in keys if k not in busy), key=position.__getitem__)
-        groups = [
-            group
-            for batch in ingest_batches(todo, batch_size)
-            for group in contiguous_groups(batch, position, batch_size)
-        ]
+        batches = (
+            [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
+            if whole
+            else ingest_batches(todo, batch_size)
+        )
         run_ids = []
-        for group in groups:
+        for group in (g for b in batches for g in contiguous_groups(b, position, batch_size)):
             tags = {SOURCE_TAG: source}
             if len(group) == 1:
                 tags[PARTITION_TAG] = group[0]

@@ -14,7 +14,6 @@ from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings, get_settings
-from varagity.ingest.watch import FolderWatcher
 from varagity.logging_setup import configure_logging
 from varagity.observability.metrics import (
     register_corpus_collector,
@@ -28,7 +27,7 @@ from varagity_api.contract import document_contract
 from varagity_api.deps import app_settings
 from varagity_api.errors import install_error_handlers
 from varagity_api.guard import RequestGuard
-from varagity_api.ingest_launch import ingest_launcher
+from varagity_api.ingest_launch import ingest_launcher, watch_folder
 from varagity_api.routes import api_router, root_routers
 from varagity_api.routes.metrics import (
     corpus_reading,
@@ -84,18 +83,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         register_graph_collector(lambda: graph_gauges(app_settings(app)))
         register_pipeline_collector(lambda: pipeline_gauges(app.state.services, app_settings(app)))
         register_infra_collector(lambda: infra_reading(app.state.services, app_settings(app)))
-        launcher = ingest_launcher(app)
-        watcher = None
-        if app.state.base_settings.FOLDER_WATCH:
-            watcher = FolderWatcher(app.state.base_settings.docs_path, launcher.landed)
-            if not await run_in_threadpool(watcher.start):
-                watcher = None
-        app.state.folder_watcher = watcher
+        watching, app.state.folder_watcher = await run_in_threadpool(
+            watch_folder, app.state.base_settings, ingest_launcher(app)
+        )
         try:
             yield
         finally:
-            if watcher is not None:
-                await run_in_threadpool(watcher.stop)
+            await run_in_threadpool(watching.close)
             if app.state.services is not None:
                 await run_in_threadpool(app.state.services.close)
 

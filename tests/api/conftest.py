@@ -62,6 +62,7 @@ def dagster_stack(
         DATABASE_URL=db_url,
         DAGSTER_PORT=free_port(),
         CONTEXTUALIZE=False,
+        FOLDER_WATCH=False,  # as the folder sensor is stopped: runs come from the API only
         LLM_MAX_TOKENS=32,
         LOG_LEVEL="INFO",
         **model_urls,

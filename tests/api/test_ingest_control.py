@@ -22,8 +22,16 @@ from tests.conftest import SettingsFactory, free_port
 from tests.support.api_server import serve
 from varagity.config import Settings
 from varagity.dagster_client import DagsterClient
+from varagity.ingest.discovery import partition_key_for
 from varagity.ingest.stages import ingest_file
-from varagity.pipeline import INGEST_ASSETS
+from varagity.pipeline import (
+    BATCH_TAG,
+    FILES_TAG,
+    INGEST_ASSETS,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    SOURCE_TAG,
+)
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 
@@ -232,6 +240,37 @@ def test_client_adds_each_partition_once(dagster_stack: Settings) -> None:
     assert client.add_document_partitions([key, key]) == [key]
     assert client.add_document_partitions([key]) == []
     assert key in client.document_partitions()
+
+
+def test_a_burst_is_launched_in_the_sensors_runs_the_first_before_the_rest(
+    dagster_stack: Settings,
+) -> None:
+    client = DagsterClient(dagster_stack.dagster_url)
+    names = [f"burst/{i}.md" for i in range(7)]
+    for name in names:
+        _write(dagster_stack, name, f"# Part {name}\n\nFile {name} of a burst.\n")
+    keys = [partition_key_for(n) for n in names]
+    run_ids = client.launch_ingest_runs(keys, batch_size=3, source="api")
+    # launched again at once: the runs that cover them are in flight, so nothing is
+    assert client.launch_ingest_runs(keys[:3], batch_size=3, source="api") == []
+    runs = [
+        client.query(
+            "query R($id: ID!) { runOrError(runId: $id) { ... on Run { creationTime "
+            "tags { key value } } } }",
+            {"id": run_id},
+        )["runOrError"]
+        for run_id in run_ids
+    ]
+    tags = [{t["key"]: t["value"] for t in run["tags"]} for run in runs]
+    # half a batch first, then whole ones, each a range of the partitions in order
+    assert [(t[RANGE_START_TAG], t[RANGE_END_TAG], t[FILES_TAG]) for t in tags] == [
+        (keys[0], keys[1], "2"),
+        (keys[2], keys[4], "3"),
+        (keys[5], keys[6], "2"),
+    ]
+    assert all(t[SOURCE_TAG] == "api" and t[BATCH_TAG] == "true" for t in tags)
+    created = [run["creationTime"] for run in runs]
+    assert created == sorted(created)
 
 
 def test_dagster_down_is_503(

@@ -23,12 +23,15 @@ from tests.support.relay import RestartingRelay
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.corpus import list_corpus
+from varagity.corpus_lock import folder_watcher_presence
 from varagity.files import file_sha256
 from varagity.ingest.discovery import partition_key_for
 from varagity.records import doc_id_for
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
 from varagity.stores.ingest_failures import failures_by_path
+from varagity.stores.postgres import database_url
+from varagity_assets.defs.ingest import sensors as folder_sensors
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -455,6 +458,31 @@ def test_a_file_an_upload_run_is_ingesting_is_not_requested_again(
     assert all(r.success for r in h.run_requests(retry))
     assert search_paths(stack_settings, "Orbo lamp", "bm25") == ["up.md"]
     assert isinstance(h.tick(), dg.SkipReason)
+
+
+def test_a_file_that_just_landed_is_left_to_a_live_folder_watcher(
+    stack_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the API's folder watcher says it is live, the sensor leaves a file that
+    landed moments ago to it (both asking could make two runs of it) and takes it once
+    the grace is over; with no watcher live, at once."""
+    docs = stack_settings.docs_path
+    write_file(docs / "landed.md", "# Landed\n\nThe Pemba kite flies in 9 knots of wind.\n")
+    h = Harness()
+    with folder_watcher_presence(database_url(stack_settings)):
+        left = h.tick()
+        assert isinstance(left, dg.SkipReason)
+        assert "1 file(s) that just landed are the folder watcher's" in str(left.skip_message)
+        assert h.instance.get_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS) == []
+        with monkeypatch.context() as later:
+            later.setattr(folder_sensors, "_WATCHER_GRACE_NS", 0)
+            taken = h.tick()
+        assert isinstance(taken, dg.SensorResult)
+        assert [r.partition_key for r in taken.run_requests] == ["landed.md"]
+    write_file(docs / "next.md", "# Next\n\nThe Pemba kite packs into 2 litres.\n")
+    at_once = h.tick()  # the watcher is gone
+    assert isinstance(at_once, dg.SensorResult)
+    assert [r.partition_key for r in at_once.run_requests] == ["next.md"]
 
 
 def _crash(h: Harness, request: dg.RunRequest) -> None:

@@ -37,6 +37,9 @@ class CorpusFile:
     path: Path
     size: int
     mtime_ns: int
+    #: when the file last changed in the folder (written, renamed in, its mode changed):
+    #: an upload or a copy may keep an old ``mtime_ns``, never an old ``ctime_ns``
+    ctime_ns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +146,7 @@ def _classify(root: Path, path: Path, supported: frozenset[str]) -> CorpusFile |
         return SkippedFile(rel, f"cannot stat: {exc.strerror}")
     if not S_ISREG(stat.st_mode):  # a named pipe would block its reader forever
         return SkippedFile(rel, "not a regular file (a pipe, socket or device)")
-    return CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns)
+    return CorpusFile(rel, path, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def _walk(root: Path) -> Iterator[Path]:

@@ -24,6 +24,14 @@ re-hashed, a skipped file is reported once):
   file put back while its purge run is queued or running waits for that run, which
   keeps what is back in the folder, and is ingested after it.
 
+While the API's folder watcher is live (it holds a Postgres advisory lock saying so,
+:func:`~varagity.corpus_lock.folder_watcher_presence`), it launches each new or changed
+file's run as the file lands, as the upload route does; the sensor then leaves a file
+whose ctime is less than ``_WATCHER_GRACE_NS`` old to it (were both to ask, the file
+could get two runs: the sensor's request and the watcher's launch may cross before
+either run is in flight) and takes it as any other once the grace is over (a file the
+watcher could not launch waits that long).
+
 Run keys are built from path + content hash (+ mtime, so a file edited back to an
 earlier content is still re-ingested); a new file's key also carries the cursor's
 ``generation``, counted up with every purge, so a file removed and put back is
@@ -41,12 +49,14 @@ with, and the stale flag with the completed reingest backfills, and requests a
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
 
 from varagity.backup.locks import corpus_restoring
+from varagity.corpus_lock import folder_watcher_live
 from varagity.files import file_sha256
 from varagity.ingest.discovery import partition_key_for, relative_path_for, scan
 from varagity.pipeline import (
@@ -218,6 +228,19 @@ def _covers_present_file(request: dg.RunRequest, current: dict[str, list]) -> bo
     return key is None or relative_path_for(key) in current
 
 
+#: How long a file that landed (its ctime) is left to the API's folder watcher, while one
+#: is live, before the sensor takes it as any other: the watcher launches within a second
+#: or two of a landing (a thousand files at once take it a few seconds); a file it did not
+#: launch (Dagster unreachable, a backup running) waits this long for the sensor.
+_WATCHER_GRACE_NS = 15 * 1_000_000_000
+
+
+def _watcher_live(varagity: VaragityResource) -> bool:
+    """Whether the API's folder watcher is watching (it holds a lock saying so)."""
+    with varagity.services.pg.connection() as conn:
+        return folder_watcher_live(conn)
+
+
 #: The sensor daemon evaluates sensors once per 5-s loop, and only those whose last tick
 #: began at least ``minimum_interval_seconds`` ago. Asking for exactly 5 s skipped every
 #: other loop whenever the tick began a little later in its loop than the one before
@@ -258,10 +281,20 @@ def docs_folder_sensor(
 
     current: dict[str, list] = {}
     candidates: list[tuple[str, str, int]] = []  # (relative_path, sha256, mtime_ns)
+    # while the API's folder watcher is live it launches each file as it lands: a file
+    # that landed moments ago is its to launch (asked for here too, it could get a second
+    # run before the watcher's is in flight); it is looked at once the grace is over
+    fresh_after = time.time_ns() - _WATCHER_GRACE_NS if _watcher_live(varagity) else None
+    left_to_watcher = 0
     for f in files:
         before = previous.get(f.relative_path)
         if before and before[0] == f.mtime_ns and before[1] == f.size:
             digest = before[2]
+        elif fresh_after is not None and f.ctime_ns > fresh_after:
+            if before:
+                current[f.relative_path] = before
+            left_to_watcher += 1
+            continue
         else:
             try:
                 digest = file_sha256(f.path)
@@ -369,6 +402,11 @@ def docs_folder_sensor(
         return dg.SkipReason(
             f"{len(current)} file(s), nothing changed"
             + (f"; {len(purging)} removed file(s) wait for their runs" if purging else "")
+            + (
+                f"; {left_to_watcher} file(s) that just landed are the folder watcher's"
+                if left_to_watcher
+                else ""
+            )
         )
     return dg.SensorResult(
         run_requests=run_requests,
