@@ -479,6 +479,36 @@ def test_a_file_that_just_landed_is_left_to_a_live_folder_watcher(
             taken = h.tick()
         assert isinstance(taken, dg.SensorResult)
         assert [r.partition_key for r in taken.run_requests] == ["landed.md"]
+        # a file the watcher indexed and that went again before the grace was over is
+        # still purged: the sensor kept it in its cursor, unhashed
+        write_file(docs / "brief.md", "# Brief\n\nThe Pemba kite bag weighs 800 g.\n")
+        assert isinstance(h.tick(), dg.SkipReason)
+        h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["brief.md"])
+        [watchers_run] = h.run_requests(dg.RunRequest(partition_key="brief.md"))
+        assert watchers_run.success
+        assert search_paths(stack_settings, "Pemba kite bag", "bm25") == ["brief.md"]
+        (docs / "brief.md").unlink()
+        gone = h.tick()
+        assert isinstance(gone, dg.SensorResult)
+        [purge] = h.run_requests(gone)
+        assert purge.success and purge.dagster_run.job_name == pipeline.PURGE_JOB
+        assert search_paths(stack_settings, "Pemba kite bag", "bm25") == []
+        # and one the sensor never saw at all (landed, indexed and gone between ticks)
+        write_file(docs / "quick.md", "# Quick\n\nThe Pemba kite line is 24 m long.\n")
+        h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["quick.md"])
+        assert all(r.success for r in h.run_requests(dg.RunRequest(partition_key="quick.md")))
+        (docs / "quick.md").unlink()
+        unseen = h.tick()
+        assert isinstance(unseen, dg.SensorResult)
+        assert all(r.success for r in h.run_requests(unseen))
+        assert search_paths(stack_settings, "Pemba kite line", "bm25") == []
+        assert "quick.md" not in h.partitions()
+        # one that went before anything ingested it leaves nothing to purge
+        write_file(docs / "blip.md", "# Blip\n\nGone at once.\n")
+        assert isinstance(h.tick(), dg.SkipReason)
+        (docs / "blip.md").unlink()
+        assert isinstance(h.tick(), dg.SkipReason)
+        assert "blip.md" not in json.loads(h.cursor or "{}")["files"]
     write_file(docs / "next.md", "# Next\n\nThe Pemba kite packs into 2 litres.\n")
     at_once = h.tick()  # the watcher is gone
     assert isinstance(at_once, dg.SensorResult)

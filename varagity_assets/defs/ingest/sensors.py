@@ -285,15 +285,15 @@ def docs_folder_sensor(
     # that landed moments ago is its to launch (asked for here too, it could get a second
     # run before the watcher's is in flight); it is looked at once the grace is over
     fresh_after = time.time_ns() - _WATCHER_GRACE_NS if _watcher_live(varagity) else None
-    left_to_watcher = 0
+    fresh: set[str] = set()
     for f in files:
         before = previous.get(f.relative_path)
         if before and before[0] == f.mtime_ns and before[1] == f.size:
             digest = before[2]
         elif fresh_after is not None and f.ctime_ns > fresh_after:
-            if before:
-                current[f.relative_path] = before
-            left_to_watcher += 1
+            # kept in the cursor (unhashed if new), so its removal is still a removal
+            current[f.relative_path] = before or [0, 0, ""]
+            fresh.add(f.relative_path)
             continue
         else:
             try:
@@ -311,24 +311,34 @@ def docs_folder_sensor(
     for item in skipped:
         if item.relative_path in previous and item.relative_path not in current:
             current[item.relative_path] = previous[item.relative_path]
-    removed = sorted(set(previous) - set(current))
+    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
+    # Removed: a file the cursor had that is gone, and a file with a partition that is
+    # gone though this sensor never saw it (the watcher or an upload launched its run
+    # and it went again between two ticks). A file seen only while it was the watcher's
+    # that is gone without a partition was never ingested: nothing to purge.
+    there = current.keys() | {item.relative_path for item in skipped}
+    removed = sorted(
+        {rel for rel in previous.keys() - there if previous[rel][2]}
+        | {rel for rel in map(relative_path_for, existing) if rel not in there}
+    )
     # the partitions in-flight ingest runs cover: looked up once a tick, and only if needed
     ingesting = functools.cache(lambda: _in_flight_partitions(context, ingest_documents_job.name))
     # a removed file an ingest run still works on is purged once that run ends (a blurb
     # run cannot write a purged document back: it re-checks the document before every
     # write, so it does not hold a purge back)
     busy = ingesting() if removed else set()
-    purging = {rel: previous[rel] for rel in removed if partition_key_for(rel) in busy}
+    purging = {
+        rel: previous.get(rel, [0, 0, ""]) for rel in removed if partition_key_for(rel) in busy
+    }
     for rel in purging.keys() - waiting.keys():
         context.log.info(f"{rel} was removed; it is purged once the ingest run on it ends")
     purge_now = [rel for rel in removed if rel not in purging]
 
-    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
     # every file gets a partition; files new to the instance are ingested in batches
     new_items = [
         (partition_key_for(rel), file_state[2])
         for rel, file_state in current.items()
-        if partition_key_for(rel) not in existing
+        if partition_key_for(rel) not in existing and rel not in fresh
     ]
     # a file put back while its purge run is queued or running waits for that run
     held = _paths_being_purged(context) if new_items else set()
@@ -402,11 +412,7 @@ def docs_folder_sensor(
         return dg.SkipReason(
             f"{len(current)} file(s), nothing changed"
             + (f"; {len(purging)} removed file(s) wait for their runs" if purging else "")
-            + (
-                f"; {left_to_watcher} file(s) that just landed are the folder watcher's"
-                if left_to_watcher
-                else ""
-            )
+            + (f"; {len(fresh)} file(s) that just landed are the folder watcher's" if fresh else "")
         )
     return dg.SensorResult(
         run_requests=run_requests,
