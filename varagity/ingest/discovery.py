@@ -12,7 +12,7 @@ import errno
 import logging
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
@@ -115,6 +115,15 @@ def corpus_file_at(docs_path: Path, path: Path) -> CorpusFile | SkippedFile | No
     return _classify(root, path, _supported_suffixes())
 
 
+def not_corpus(parts: Sequence[str]) -> bool:
+    """Whether a path under ``DOCS_PATH`` (its relative parts) is outside the corpus
+    whatever it holds: in the reserved backups folder, or hidden (editor swap files,
+    ``.git``, ...)."""
+    if parts and parts[0].lower() == RESERVED_DIR:
+        return True
+    return any(part.startswith(".") for part in parts)
+
+
 def _supported_suffixes() -> frozenset[str]:
     from varagity.ingest.parsers.registry import supported_suffixes  # the parsers' imports
 
@@ -124,10 +133,8 @@ def _supported_suffixes() -> frozenset[str]:
 def _classify(root: Path, path: Path, supported: frozenset[str]) -> CorpusFile | SkippedFile | None:
     """One path of :func:`_walk`: ingestible, skipped with its reason, or not corpus."""
     rel = path.relative_to(root).as_posix()
-    if rel.split("/", 1)[0].lower() == RESERVED_DIR:
+    if not_corpus(rel.split("/")):
         return None
-    if any(part.startswith(".") for part in rel.split("/")):
-        return None  # hidden files and folders (editor swap files, .git, ...)
     if path.is_symlink():
         try:
             target = path.resolve(strict=True)

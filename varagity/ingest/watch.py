@@ -23,7 +23,7 @@ from pathlib import Path
 
 from inotify_simple import Event, INotify, flags
 
-from varagity.ingest.discovery import RESERVED_DIR, CorpusFile, corpus_file_at
+from varagity.ingest.discovery import CorpusFile, corpus_file_at, not_corpus
 
 log = logging.getLogger(__name__)
 
@@ -170,11 +170,7 @@ class FolderWatcher:
 
     def _watched(self, folder: Path) -> bool:
         """Whether files in ``folder`` can be corpus (not hidden, not the reserved one)."""
-        root = self.docs_path.resolve()
-        parts = folder.relative_to(root).parts if folder != root else ()
-        if parts and parts[0].lower() == RESERVED_DIR:
-            return False
-        return not any(p.startswith(".") for p in parts)
+        return not not_corpus(folder.relative_to(self.docs_path.resolve()).parts)
 
     def _watch_tree(self, top: Path, landed: dict[Path, None] | None) -> None:
         """Watch ``top`` and the folders below it (links to folders are not followed, as

@@ -284,13 +284,15 @@ def docs_folder_sensor(
     # while the API's folder watcher is live it launches each file as it lands: a file
     # that landed moments ago is its to launch (asked for here too, it could get a second
     # run before the watcher's is in flight); it is looked at once the grace is over
-    fresh_after = time.time_ns() - _WATCHER_GRACE_NS if _watcher_live(varagity) else None
+    # (asked of Postgres only once a file needs a look, not on every idle tick)
+    watcher_live = functools.cache(lambda: _watcher_live(varagity))
+    fresh_after = time.time_ns() - _WATCHER_GRACE_NS
     fresh: set[str] = set()
     for f in files:
         before = previous.get(f.relative_path)
         if before and before[0] == f.mtime_ns and before[1] == f.size:
             digest = before[2]
-        elif fresh_after is not None and f.ctime_ns > fresh_after:
+        elif f.ctime_ns > fresh_after and watcher_live():
             # kept in the cursor (unhashed if new), so its removal is still a removal
             current[f.relative_path] = before or [0, 0, ""]
             fresh.add(f.relative_path)
