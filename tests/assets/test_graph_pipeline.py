@@ -159,6 +159,37 @@ def test_the_sensor_diffs_the_folder(graph_settings: Settings) -> None:
     assert h.partitions() == set()
 
 
+def test_a_just_landed_archive_waits_for_a_later_tick(graph_settings: Settings) -> None:
+    """An archive written moments ago is left alone (an upload launches its own build
+    between storing and the next tick; a copy may be half done); once it has been left
+    alone for the settling time it is built; a change is judged the same way; a removal
+    is not held back."""
+    root = graph_settings.graph_docs_path
+    archive = write_chat_db(root, days=1)
+    h = GraphHarness(settle_s=2.0)
+    fresh = h.tick()
+    assert isinstance(fresh, dg.SkipReason), fresh
+    assert h.partitions() == set()
+    time.sleep(2.5)
+    [build] = requests(h.tick())
+    assert build.partition_key == "chat.db"
+
+    # the archive changes again: the change is not judged until it has settled either
+    shm = Path(f"{archive.path}-shm")
+    shm.write_bytes(bytes(b ^ 0xFF for b in shm.read_bytes()))
+    assert isinstance(h.tick(), dg.SkipReason)
+    time.sleep(2.5)
+    [rebuild] = requests(h.tick())
+    assert rebuild.run_key != build.run_key
+
+    # removed while still settling: its partition and days go at once
+    for path in archive.files():
+        path.unlink()
+    removed = h.tick()
+    assert [r.job_name for r in requests(removed)] == [pipeline.GRAPH_REMOVE_JOB]
+    assert h.partitions() == set()
+
+
 def test_sensor_to_graph_grown_by_a_day_then_removed(graph_settings: Settings) -> None:
     root = graph_settings.graph_docs_path
     archive = write_chat_db(root, days=1)

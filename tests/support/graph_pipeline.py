@@ -5,28 +5,39 @@ run of the graph build left in its events."""
 from __future__ import annotations
 
 from typing import Any, cast
+from unittest import mock
 
 import dagster as dg
 
 from tests.support.pipeline import Harness, SensorOutcome
 from varagity import pipeline
+from varagity_assets.defs.graph import sensors as graph_sensors
 from varagity_assets.defs.graph.sensors import graph_sources_sensor
 from varagity_assets.resources import VaragityResource
 
 
 class GraphHarness(Harness):
     """Ticks ``graph_sources_sensor``; partition requests are applied, a run key already
-    launched is not launched again."""
+    launched is not launched again. An archive is judged as soon as it is written unless
+    ``settle_s`` gives the sensor's settling time back."""
 
-    def __init__(self, instance: dg.DagsterInstance | None = None) -> None:
+    def __init__(
+        self, instance: dg.DagsterInstance | None = None, *, settle_s: float = 0.0
+    ) -> None:
         super().__init__()
         if instance is not None:
             self.instance = instance
+        self.settle_s = settle_s
 
     def tick(self) -> dg.SensorResult | dg.SkipReason:
-        with dg.build_sensor_context(
-            instance=self.instance, cursor=self.cursor, resources={"varagity": VaragityResource()}
-        ) as ctx:
+        with (
+            mock.patch.object(graph_sensors, "_SETTLE_S", self.settle_s),
+            dg.build_sensor_context(
+                instance=self.instance,
+                cursor=self.cursor,
+                resources={"varagity": VaragityResource()},
+            ) as ctx,
+        ):
             result = cast(dg.SensorResult | dg.SkipReason, graph_sources_sensor(ctx))
         self._apply(result, ctx)
         return result

@@ -25,6 +25,11 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   (without hashing it again). An archive never seen here whose partition exists already
   (the upload route adds it just before it launches the build) is looked at again on
   the next tick, when that run is in flight;
+* an archive new or changed less than ``_SETTLE_S`` ago (by its newest ``ctime``) is
+  left for a later tick: an upload stores an archive's files and then launches its
+  build, and a tick between the two would request a second build of the same bytes
+  (the first to run extracts the days, the other waits behind it for nothing); a copy
+  still in progress is not hashed half-written either;
 * an archive gone from the folder loses its partition, and a ``remove_graph_sources``
   run takes its days out of the graph. One that is still there but no longer reads as
   an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
@@ -39,6 +44,7 @@ skips the tick, saying so, with the cursor left as it was.
 import hashlib
 import json
 import math
+import time
 from typing import Any
 
 import dagster as dg
@@ -85,6 +91,9 @@ _NOT_STARTED = {
 #: A run must have started this long after an archive's last change to count as
 #: reading it (the run worker's clock against the file system's).
 _CLOCK_MARGIN_S = 1.0
+#: How long an archive must have been left alone before this sensor requests its build
+#: (an upload launches its own within that time; a graph build takes minutes anyway).
+_SETTLE_S = 10.0
 
 
 def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
@@ -181,6 +190,7 @@ def graph_sources_sensor(
     skipped: dict[str, dict[str, Any]] = {}
     changed: list[str] = []
     candidates = {c.relative_path: c for c in scan_archives(root)}
+    settled_before = time.time() - _SETTLE_S
     for rel, candidate in candidates.items():
         try:
             stat = candidate.stat_signature()
@@ -192,6 +202,10 @@ def graph_sources_sensor(
         before = previous.get(rel)
         if before is not None and before["stat"] == stat:
             archives[rel] = before
+            continue
+        if _changed_at(candidate) > settled_before:  # just landed: a later tick judges it
+            if before is not None:
+                archives[rel] = before
             continue
         if rel in reported and reported[rel]["stat"] == stat:  # judged already: not one
             skipped[rel] = reported[rel]
