@@ -26,12 +26,16 @@ from varagity.pipeline import (
 )
 
 
-def test_a_burst_starts_with_a_half_size_run_then_full_ones() -> None:
+def test_a_burst_starts_with_two_short_runs_then_full_ones() -> None:
     items = list(range(12))
-    assert [len(b) for b in ingest_batches(items, 5)] == [3, 5, 4]
-    assert [len(b) for b in ingest_batches(items, 4)] == [2, 4, 4, 2]
+    assert [len(b) for b in ingest_batches(items, 5)] == [1, 3, 5, 3]
+    assert [len(b) for b in ingest_batches(items, 4)] == [1, 3, 4, 4]
+    assert [len(b) for b in ingest_batches(list(range(1000)), 100)][:4] == [12, 62, 100, 100]
+    assert [len(b) for b in ingest_batches(list(range(101)), 100)] == [12, 62, 27]
+    assert [len(b) for b in ingest_batches(items, 1)] == [1] * 12
     # every item once, in order
-    assert [x for b in ingest_batches(items, 5) for x in b] == items
+    for size in (1, 2, 3, 4, 5, 11):
+        assert [x for b in ingest_batches(items, size) for x in b] == items
 
 
 def test_what_fits_one_run_stays_one_run() -> None:

@@ -752,55 +752,53 @@ class DagsterClient:
         """Ingest these files now, in runs of the ingest job the folder sensor would ask for.
 
         Adds the missing partitions, then submits one run per contiguous range of at
-        most ``batch_size`` of them (in the partition set's order, the first run of
-        several a half-size one as :func:`~varagity.pipeline.ingest_batches` says; a lone
-        file gets a one-partition run), tagged as the sensor tags its batches, so a failed or
-        crashed run is re-run by the sensor in the same way. The first run of a burst is
+        most ``batch_size`` of them (in the partition set's order, cut as
+        :func:`~varagity.pipeline.ingest_batches` cuts a burst; a lone file gets a
+        one-partition run), tagged as the sensor tags its batches, so a failed or crashed
+        run is re-run by the sensor in the same way. The first two runs of a burst are
         launched before the partitions of the others are added (a thousand of them keep
-        the webserver busy for seconds), so its files are searchable that much sooner. A
-        file an ingest run already covers (the folder sensor may have been quicker) is
-        left to that run; the sensor likewise leaves a file alone while a run covering
-        it is in flight. Returns the ids of the runs launched.
+        the webserver busy for seconds): its first files are searchable that much
+        sooner, and the two runs start together, as the cut wants. A file an ingest run
+        already covers (the folder sensor may have been quicker) is left to that run;
+        the sensor likewise leaves a file alone while a run covering it is in flight.
+        Returns the ids of the runs launched.
         """
         keys = list(dict.fromkeys(partition_keys))
         if not keys:
             raise DagsterError("there is nothing to ingest: no partitions were given")
-        first = ingest_batches(keys, batch_size)[0]
-        run_ids = self._launch_ingest_batches(first, batch_size, source=source)
-        if rest := keys[len(first) :]:
-            run_ids += self._launch_ingest_batches(rest, batch_size, source=source, whole=True)
+        batches = ingest_batches(keys, batch_size)
+        run_ids = self._launch_ingest_batches(batches[:2], batch_size, source=source)
+        if len(batches) > 2:
+            run_ids += self._launch_ingest_batches(batches[2:], batch_size, source=source)
         return run_ids
 
     def _launch_ingest_batches(
-        self, keys: Sequence[str], batch_size: int, *, source: str, whole: bool = False
+        self, batches: Sequence[Sequence[str]], batch_size: int, *, source: str
     ) -> list[str]:
-        """Add the partitions of ``keys``, then launch a run per contiguous range of at
-        most ``batch_size`` of them in the partition set's order (the first of several
-        runs a half-size one, unless ``whole``), leaving out keys a run is busy with."""
+        """Add the partitions of ``batches``, then launch a run per contiguous range (in
+        the partition set's order, at most ``batch_size``) of each batch's keys, leaving
+        out keys a run is busy with."""
+        keys = [key for batch in batches for key in batch]
         self.add_document_partitions(keys)
         position = {key: i for i, key in enumerate(self.document_partitions())}
         missing = [k for k in keys if k not in position]
         if missing:
             raise DagsterError(f"Dagster has no partition {missing[0]!r} after adding it")
         busy = self._in_flight_ingest_partitions(list(position))
-        todo = sorted((k for k in keys if k not in busy), key=position.__getitem__)
-        batches = (
-            [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
-            if whole
-            else ingest_batches(todo, batch_size)
-        )
         run_ids = []
-        for group in (g for b in batches for g in contiguous_groups(b, position, batch_size)):
-            tags = {SOURCE_TAG: source}
-            if len(group) == 1:
-                tags[PARTITION_TAG] = group[0]
-            else:
-                tags |= {
-                    **range_request_tags(group),
-                    BATCH_TAG: "true",
-                    FILES_TAG: str(len(group)),
-                }
-            run_ids.append(self._launch_run(INGEST_JOB, tags))
+        for batch in batches:
+            todo = sorted((k for k in batch if k not in busy), key=position.__getitem__)
+            for group in contiguous_groups(todo, position, batch_size):
+                tags = {SOURCE_TAG: source}
+                if len(group) == 1:
+                    tags[PARTITION_TAG] = group[0]
+                else:
+                    tags |= {
+                        **range_request_tags(group),
+                        BATCH_TAG: "true",
+                        FILES_TAG: str(len(group)),
+                    }
+                run_ids.append(self._launch_run(INGEST_JOB, tags))
         return run_ids
 
     def _launch_run(

@@ -10,6 +10,7 @@ the pure helpers that shape runs over partitions: nothing here imports Dagster.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -198,17 +199,24 @@ def contiguous_groups(
 def ingest_batches(items: Sequence[T], size: int) -> list[Sequence[T]]:
     """``items`` cut into ingest runs of at most ``size``, in order.
 
-    A burst of more than one run starts with a run of half ``size``. dagster.yaml runs
-    two ingest runs at once so that one parses and stores while the other embeds; two
-    equal runs started together stay in step, both embedding and then both storing,
-    and the embedder idles between (measured on 200 files: 5.5 s of every 22 s with
-    runs of 50). The short first run ends half a run early, so from then on one run's
-    embedding covers the other's parsing and storing; its files are also searchable
-    sooner.
+    A burst of more than one run starts with two short runs, an eighth of ``size`` and
+    an eighth more than half of it, then full ones. dagster.yaml runs two ingest runs
+    at once and the embedding server shares itself fairly between them, so two runs
+    that start together end together and then leave it idle while the next two start
+    (about a second: the queue's dequeue, a worker, parsing); runs that end together
+    go on doing so. Started together, the short first run ends when the second has
+    half a run of embedding left, so from then on each run starts while the other is
+    half way through. The first run's files are searchable soonest: a 1,000-file burst
+    in runs of 100 had its first file searchable after 6.2 s, where a first run of half
+    a batch took 14.2 s. (Measured on 1,000 files in runs of 50: the embedder idle
+    6.3 s of 114 s in step, 1.7 s out of step, but the same wall time: on two cores
+    the other processes used the freed seconds.)
     """
     if size < 1:
         raise ValueError("size must be at least 1")
     if len(items) <= size:
         return [items] if items else []
-    first = (size + 1) // 2
-    return [items[:first]] + [items[i : i + size] for i in range(first, len(items), size)]
+    first = max(1, size // 8)
+    second = first + min(size, size // 2 + first)
+    cuts = [0, first, *range(second, len(items), size), len(items)]
+    return [items[a:b] for a, b in pairwise(cuts)]

@@ -28,6 +28,7 @@ from varagity.pipeline import (
     BATCH_TAG,
     FILES_TAG,
     INGEST_ASSETS,
+    PARTITION_TAG,
     RANGE_END_TAG,
     RANGE_START_TAG,
     SOURCE_TAG,
@@ -262,13 +263,19 @@ def test_a_burst_is_launched_in_the_sensors_runs_the_first_before_the_rest(
         for run_id in run_ids
     ]
     tags = [{t["key"]: t["value"] for t in run["tags"]} for run in runs]
-    # half a batch first, then whole ones, each a range of the partitions in order
-    assert [(t[RANGE_START_TAG], t[RANGE_END_TAG], t[FILES_TAG]) for t in tags] == [
-        (keys[0], keys[1], "2"),
-        (keys[2], keys[4], "3"),
-        (keys[5], keys[6], "2"),
+    # cut as the sensor cuts a burst (1, 3 - 1, then whole ones): a range of the
+    # partitions in order per run, a lone file's run naming its partition
+    assert [
+        (t.get(PARTITION_TAG), t.get(RANGE_START_TAG), t.get(RANGE_END_TAG), t.get(FILES_TAG))
+        for t in tags
+    ] == [
+        (keys[0], None, None, None),
+        (None, keys[1], keys[2], "2"),
+        (None, keys[3], keys[5], "3"),
+        (keys[6], None, None, None),
     ]
-    assert all(t[SOURCE_TAG] == "api" and t[BATCH_TAG] == "true" for t in tags)
+    assert all(t[SOURCE_TAG] == "api" for t in tags)
+    assert [t.get(BATCH_TAG) for t in tags] == [None, "true", "true", None]
     created = [run["creationTime"] for run in runs]
     assert created == sorted(created)
 

@@ -388,10 +388,13 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
     h = Harness()
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
-    # a half-size run first, so that two ingest runs work out of step, then full ones
-    assert [r.tags.get(pipeline.FILES_TAG) for r in result.run_requests] == ["2", "4", "4"]
+    # a quarter and a three-quarter run first, so that two ingest runs work out of step,
+    # then full ones (a one-file run names its partition)
+    assert [r.tags.get(pipeline.FILES_TAG) for r in result.run_requests] == [None, "3", "4", "2"]
+    assert result.run_requests[0].partition_key == "f00.txt"
     assert all(r.success for r in h.run_requests(result))
     # each file's materializations carry its own metadata (added per partition key)
+    run_sizes = [1, 3, 3, 3, 4, 4, 4, 4, 2, 2]
     for i in range(10):
         key = f"f{i:02d}.txt"
         for asset, stage, field in (
@@ -406,9 +409,11 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
             metadata = record.asset_materialization.metadata  # type: ignore[union-attr]
             assert metadata[field].value == 1, (asset, key)
             assert f"{stage}_seconds" in metadata, (asset, key)
-            if stage != "chunk":  # embedded and stored with the other files of its run
-                assert metadata[f"{stage}_batch_files"].value == (2 if i < 2 else 4)
+            if stage != "chunk" and i > 0:  # embedded and stored with its run's others
+                assert metadata[f"{stage}_batch_files"].value == run_sizes[i]
                 assert metadata[f"{stage}_batch_seconds"].value > 0, (asset, key)
+            elif stage != "chunk":  # the first run's lone file: nothing done together
+                assert f"{stage}_batch_files" not in metadata
         # this file's own: the doc id of its path and content, not a neighbour's
         (record,) = h.instance.fetch_materializations(
             dg.AssetRecordsFilter(
@@ -531,15 +536,16 @@ def test_crashed_batch_is_recovered_in_batches(
     make_settings, pg_url: str, model_urls: dict[str, str]
 ) -> None:
     """Issue 12 #3: a crashed batch's files were re-run one run per file."""
-    settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=3, **model_urls)
-    for i in range(5):  # a half-size run first (ingest_batches), then a full one
+    settings = make_settings(DATABASE_URL=pg_url, INGEST_BATCH_SIZE=4, **model_urls)
+    for i in range(6):  # runs of 1, 3 and 2 files (ingest_batches)
         write_file(settings.docs_path / f"f{i}.txt", f"File {i} is about subject{i}.\n")
     h = Harness()
     first = h.tick()
-    assert isinstance(first, dg.SensorResult) and len(first.run_requests) == 2
-    crashed, done = first.run_requests
+    assert isinstance(first, dg.SensorResult) and len(first.run_requests) == 3
+    lone, crashed, rest = first.run_requests
+    assert crashed.tags[pipeline.FILES_TAG] == "3"
     _crash(h, crashed)
-    assert all(r.success for r in h.run_requests(dg.SensorResult(run_requests=[done])))
+    assert all(r.success for r in h.run_requests(dg.SensorResult(run_requests=[lone, rest])))
 
     recovery = h.tick()
     assert isinstance(recovery, dg.SensorResult)
@@ -552,12 +558,16 @@ def test_crashed_batch_is_recovered_in_batches(
     _crash(h, again)
     solo = h.tick()
     assert isinstance(solo, dg.SensorResult)
-    assert sorted(r.partition_key or "" for r in solo.run_requests) == ["f0.txt", "f1.txt"]
+    assert sorted(r.partition_key or "" for r in solo.run_requests) == [
+        "f1.txt",
+        "f2.txt",
+        "f3.txt",
+    ]
     assert all(r.success for r in h.run_requests(solo))
     assert isinstance(h.tick(), dg.SkipReason)
     services = Services.open(settings)
     try:
-        assert len(services.pg.list_documents()) == 5
+        assert len(services.pg.list_documents()) == 6
     finally:
         services.close()
 
