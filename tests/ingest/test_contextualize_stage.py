@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import elasticsearch
 import numpy as np
@@ -34,6 +35,7 @@ from varagity.ingest.stages import (
     purge_documents,
     store_documents,
 )
+from varagity.models.chat import ChatClient
 from varagity.records import ChunkRecord
 from varagity.services import Services
 from varagity.stores.bm25 import BM25Document, BM25Store
@@ -282,6 +284,61 @@ def test_pause_keeps_written_blurbs_and_a_later_pass_finishes(
     assert not rest.paused and rest.contextualized == total
     assert set(rest.blurbs).isdisjoint(first.blurbs), "no chunk was situated twice"
     assert all(at is not None for _, _, _, at in _rows(services, doc_id).values())
+
+
+class CountingStream:
+    """The real model, counting the replies it streams and their pieces."""
+
+    def __init__(self, chat: ChatClient) -> None:
+        self.chat = chat
+        self.streams = 0
+        self.pieces = 0
+
+    def complete(self, messages: Sequence[dict[str, str]], **kwargs: object) -> str:
+        raise AssertionError("a pass that can be paused streams its blurbs")
+
+    def count_tokens(self, text: str) -> int | None:
+        return self.chat.count_tokens(text)
+
+    def stream(self, messages: list[dict[str, str]], **kwargs: Any) -> Iterator[str]:
+        self.streams += 1
+        for piece in self.chat.stream(messages, **kwargs):
+            self.pieces += 1
+            yield piece
+
+
+def test_ingest_arriving_mid_blurb_cuts_that_blurb_off(
+    services: Services, bm25_backend: BM25Store, ctx_settings: Settings
+) -> None:
+    """A blurb under way when ingest starts is cut off within a few tokens (not left to
+    run to its end, which took 78 s beside an ingest): nothing of it is stored, the
+    chunk still waits, and a later pass writes it."""
+    doc_id = _store_raw(services, bm25_backend, ctx_settings, "station.md")
+    before, total = services.pg.context_progress(doc_id)
+    chat = CountingStream(services.chat)
+    asked: list[int] = []
+
+    def ingest_started_once_streaming() -> bool:
+        asked.append(chat.pieces)
+        return chat.pieces > 0
+
+    kwargs = {"pg": services.pg, "bm25": bm25_backend, "embedder": services.embedder}
+    cut = contextualize_document(
+        doc_id,
+        chat=chat,
+        settings=ctx_settings,
+        should_pause=ingest_started_once_streaming,
+        **kwargs,
+    )
+    assert cut.paused and cut.blurbs == {} and cut.contextualized == before
+    assert chat.streams == 1, "no blurb after the cut one"
+    assert asked[0] == 0 and asked[-1] == chat.pieces, "asked before the pass, then mid-stream"
+    assert 0 < chat.pieces <= 4, f"cut off after {chat.pieces} pieces"
+    assert services.pg.context_progress(doc_id) == (before, total)
+    assert all(at is None for _, _, _, at in _rows(services, doc_id).values())
+
+    rest = contextualize_document(doc_id, chat=services.chat, settings=ctx_settings, **kwargs)
+    assert not rest.paused and rest.contextualized == total
 
 
 def test_document_deleted_while_blurbing_stays_deleted(

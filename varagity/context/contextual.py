@@ -46,6 +46,12 @@ _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
 
 
 TokenCount = Callable[[str], int]
+# streamed deltas between two ``should_stop`` questions while a blurb is written
+_STOP_CHECK_EVERY = 4
+
+
+class Interrupted(Exception):
+    """A blurb was cut off before the model finished it: ``should_stop`` said so."""
 
 
 def utf8_bytes(text: str) -> int:
@@ -138,12 +144,29 @@ class DocumentContextualizer:
             {"role": "user", "content": self.preamble + CHUNK_TEMPLATE.format(chunk=chunk)},
         ]
 
-    def situate(self, chunk: str) -> str:
-        """The cleaned blurb for one chunk ("" when the model wrote nothing usable)."""
-        raw = self.client.complete(
-            self.messages(chunk), max_tokens=self.max_tokens, temperature=0.0
-        )
-        return clean_context(raw)
+    def situate(self, chunk: str, *, should_stop: Callable[[], bool] | None = None) -> str:
+        """The cleaned blurb for one chunk ("" when the model wrote nothing usable).
+
+        With ``should_stop`` and a client that streams, the reply is streamed and
+        ``should_stop`` asked every few tokens; when it says so the stream is closed
+        (the server stops generating) and :class:`Interrupted` is raised, so a blurb
+        under way gives its cores up within moments instead of running to its end.
+        """
+        messages = self.messages(chunk)
+        stream = getattr(self.client, "stream", None)
+        if should_stop is None or stream is None:
+            raw = self.client.complete(messages, max_tokens=self.max_tokens, temperature=0.0)
+            return clean_context(raw)
+        parts: list[str] = []
+        deltas = stream(messages, max_tokens=self.max_tokens, temperature=0.0)
+        try:
+            for delta in deltas:
+                parts.append(delta)
+                if len(parts) % _STOP_CHECK_EVERY == 0 and should_stop():
+                    raise Interrupted(f"stopped after {len(parts)} streamed pieces")
+        finally:
+            deltas.close()
+        return clean_context("".join(parts))
 
 
 def contextualized_text(header: str | None, context: str | None, content: str) -> str:

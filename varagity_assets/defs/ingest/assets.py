@@ -321,8 +321,9 @@ def chunk_contexts(
     ("contextualized n/m") is logged, so the partition shows progress before the step
     ends. :class:`NotStored` for a file with no stored version; nothing is called with
     ``CONTEXTUALIZE=false``. While an ingest run is queued or under way the pass gives
-    way before its next LLM call (what is written stays; the blurb sensor requests the
-    rest once ingest is done), so new files never wait for the LLM's cores.
+    way: the blurb being written is cut off within a few tokens and no other is asked
+    for (what is written stays; the blurb sensor requests the rest once ingest is
+    done), so new files never wait for the LLM's cores.
     """
     services = varagity.services
     settings = services.settings
