@@ -438,15 +438,11 @@ def contextualize_document(
         for record in group:
             if pg.get_document(doc_id) is None:  # deleted or replaced: no more LLM calls
                 break
-            if (first or written_blurbs) and pause():  # keep what is written, give way
-                paused = True
-                group = group[: len(written_blurbs)]
-                break
-            try:
-                blurb = contextualizer.situate(
-                    record.content, should_stop=pause if should_pause is not None else None
-                )
-            except Interrupted:  # asked mid-blurb: that one is dropped, the rest kept
+            try:  # asked before the call or mid-blurb: keep what is written, give way
+                if (first or written_blurbs) and pause():
+                    raise Interrupted("asked before the LLM call")
+                blurb = contextualizer.situate(record.content, should_stop=should_pause)
+            except Interrupted:  # a blurb cut off mid-way is dropped
                 paused = True
                 group = group[: len(written_blurbs)]
                 break
