@@ -123,9 +123,14 @@ CHAT_HELP = "/new starts a new conversation, /quit or Ctrl-D leaves, Ctrl-C stop
 def cmd_chat(args: argparse.Namespace) -> int:
     """A conversation in the terminal: each line a question, answered and saved like the
     web client's turns (see :func:`chat_loop`)."""
+    import signal
+
     from varagity.services import Services
     from varagity.stores.conversation_store import ConversationStore
 
+    # Ctrl-C is how an answer is stopped, so it must raise here even where the parent
+    # started this process with SIGINT ignored (a shell's background job does that)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     services = Services.open(get_settings())
     try:
         return chat_loop(
