@@ -30,8 +30,8 @@ def test_a_burst_starts_with_two_short_runs_then_full_ones() -> None:
     items = list(range(12))
     assert [len(b) for b in ingest_batches(items, 5)] == [1, 3, 5, 3]
     assert [len(b) for b in ingest_batches(items, 4)] == [1, 3, 4, 4]
-    assert [len(b) for b in ingest_batches(list(range(1000)), 100)][:4] == [12, 62, 100, 100]
-    assert [len(b) for b in ingest_batches(list(range(101)), 100)] == [12, 62, 27]
+    assert [len(b) for b in ingest_batches(list(range(1000)), 200)] == [12, 112] + [200] * 4 + [76]
+    assert [len(b) for b in ingest_batches(list(range(201)), 200)] == [12, 112, 77]
     assert [len(b) for b in ingest_batches(items, 1)] == [1] * 12
     # every item once, in order
     for size in (1, 2, 3, 4, 5, 11):

@@ -227,7 +227,7 @@ class Settings(BaseSettings):
     )
     CONTEXTUALIZE: bool = True
     INGEST_BATCH_SIZE: int = Field(
-        default=100, ge=1, le=1000, description="Most files one sensor-launched run ingests."
+        default=200, ge=1, le=1000, description="Most files one sensor-launched run ingests."
     )
     MAX_FILE_BYTES: int = Field(default=50 * 1024 * 1024, ge=1)
     FOLDER_WATCH: bool = Field(
