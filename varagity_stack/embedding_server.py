@@ -33,9 +33,9 @@ import argparse
 import base64
 import logging
 import os
-import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -77,7 +77,12 @@ class MiniLMEmbedder:
     max_seq_length: int | None = None
     load_s: float = 0.0
     _model: Any = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # every forward pass runs on this one thread: one at a time (torch already uses every
+    # core), and in one malloc arena, where passes on whichever request thread came
+    # along grew an arena per thread to the activations' peak
+    _runner: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="embed"), repr=False
+    )
 
     def load(self) -> MiniLMEmbedder:
         """Load the weights (idempotent).
@@ -143,14 +148,14 @@ class MiniLMEmbedder:
             Array of shape ``(len(texts), dim)``.
         """
         self.load()
-        with self._lock:
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self._runner.submit(
+            self._model.encode,
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).result()
         return np.asarray(vectors, dtype=np.float32)
 
 
