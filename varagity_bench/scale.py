@@ -85,7 +85,7 @@ _STEP = 1000  # CHUNK_SIZE - CHUNK_OVERLAP
 _PRODUCT_SAMPLE = 2000  # chunks written through write_document (timed)
 _COPY_BATCH = 10_000
 _BM25_BATCH = 10_000
-_PIPELINE_FILES = 500  # runs of 12, 112, 200 and 176 files at the default INGEST_BATCH_SIZE, two at a time
+_PIPELINE_FILES = 500  # runs of 12, 112, 200, 176 at the default INGEST_BATCH_SIZE, two at once
 
 
 # --------------------------------------------------------------------------- corpus
