@@ -554,10 +554,20 @@ def cmd_backup_restore(args: argparse.Namespace) -> int:
     return _launch_backup_run(args, args.name)
 
 
+def _exit_on_sigterm() -> None:
+    """Make SIGTERM (a ``timeout``'s, a service manager's) exit through the command's
+    ``finally`` blocks, as Ctrl-C does: the stack or model server a benchmark starts runs
+    in sessions of its own and would outlive a process that SIGTERM ends outright."""
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """Run the ingest benchmark."""
     from varagity_bench.ingest import run_ingest_benchmark
 
+    _exit_on_sigterm()
     return run_ingest_benchmark(
         files=args.files,
         paragraphs=args.paragraphs,
@@ -577,6 +587,7 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
         m, _, efc = text.partition(":")
         return int(m), int(efc)
 
+    _exit_on_sigterm()
     return run_scale_benchmark(
         chunks=args.chunks,
         real=args.real,
@@ -590,6 +601,7 @@ def cmd_bench_backup(args: argparse.Namespace) -> int:
     """Export and restore throughput of a generated document corpus."""
     from varagity_bench.backup import run_backup_benchmark
 
+    _exit_on_sigterm()
     return run_backup_benchmark(documents=args.documents, chunks_per_document=args.chunks_per_doc)
 
 
@@ -597,6 +609,7 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
     """Run the concurrent-chat load benchmark."""
     from varagity_bench.load import run_load_benchmark
 
+    _exit_on_sigterm()
     return run_load_benchmark(
         chats=args.chats,
         files=args.files,
@@ -677,12 +690,9 @@ def cmd_models(args: argparse.Namespace) -> int:
         for name in names:
             print(model_gguf_path(LOCAL_MODELS[name], settings.model_cache_path))
         return 0
-    import signal
-
     from varagity_bench.models import format_table, run_models_bench
 
-    # a timeout's SIGTERM must still stop the model server (it runs in its own session)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    _exit_on_sigterm()
     for row in run_models_bench(names, settings):
         print(format_table([row]), flush=True)
     return 0

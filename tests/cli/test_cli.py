@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -256,3 +257,25 @@ def test_chat_ends_at_end_of_input_and_ctrl_c_stops_only_the_answer(
         assert ConversationStore(pg).list_conversations() == []
     finally:
         pg.close()
+
+
+def test_a_benchmark_ended_by_sigterm_stops_what_it_started(tmp_path: Path) -> None:
+    # the benchmarks' stacks run in sessions of their own: SIGTERM must exit through
+    # the finally block that stops them, not end the process outright
+    stopped = tmp_path / "stopped"
+    code = (
+        "import time\n"
+        "from varagity_cli.main import _exit_on_sigterm\n"
+        "_exit_on_sigterm()\n"
+        "try:\n"
+        "    print('started', flush=True)\n"
+        "    time.sleep(120)\n"
+        "finally:\n"
+        f"    open({str(stopped)!r}, 'w').write('stack stopped')\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"started\n"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 143
+    assert stopped.read_text() == "stack stopped"
