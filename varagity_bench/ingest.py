@@ -218,8 +218,8 @@ def run_ingest_benchmark(
 
     stack = Stack(settings)
     print(f"starting a private stack under {root} ...", flush=True)
-    stack.start()
     try:
+        stack.start()  # inside: a start cut short stops what came up
         _phase("the raw embedder")
         raw = _chunks_of(root / "raw", sets["raw"], settings)
         services = Services.open(settings.model_copy(update={"DOCS_PATH": root / "raw"}))

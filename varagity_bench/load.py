@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import statistics
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -141,22 +143,23 @@ def run_load_benchmark(
     """
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     stack: Stack | None = None
-    if url is None:
-        root, settings = private_stack_settings(
-            "varagity-load-", CONTEXTUALIZE=False, LLM_MAX_TOKENS=answer_tokens
-        )
-        settings.docs_path.mkdir(parents=True)
-        rng = random.Random(5)
-        for i in range(4):
-            (settings.docs_path / f"seed-{i}.md").write_text(generate_file(rng, i, 4))
-        stack = Stack(settings)
-        print(f"starting a private stack under {root} ...", flush=True)
-        stack.start()
-        url = f"http://{settings.HOST}:{settings.API_PORT}"
-        deadline = time.monotonic() + 600
-        while _indexed(url, headers, "seed-") < 4 and time.monotonic() < deadline:
-            time.sleep(1)
+    root: Path | None = None
     try:
+        if url is None:
+            root, settings = private_stack_settings(
+                "varagity-load-", CONTEXTUALIZE=False, LLM_MAX_TOKENS=answer_tokens
+            )
+            settings.docs_path.mkdir(parents=True)
+            rng = random.Random(5)
+            for i in range(4):
+                (settings.docs_path / f"seed-{i}.md").write_text(generate_file(rng, i, 4))
+            stack = Stack(settings)
+            print(f"starting a private stack under {root} ...", flush=True)
+            stack.start()
+            url = f"http://{settings.HOST}:{settings.API_PORT}"
+            deadline = time.monotonic() + 600
+            while _indexed(url, headers, "seed-") < 4 and time.monotonic() < deadline:
+                time.sleep(1)
         rng = random.Random(int(time.time()))
         batch = {
             f"load-{rng.randrange(10**8)}-{i}.md": generate_file(rng, i, 6) for i in range(files)
@@ -184,6 +187,8 @@ def run_load_benchmark(
     finally:
         if stack is not None:
             stack.stop()
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
 
     errors = [t.error for t in timings if t.error]
     queued = [t for t in timings if t.queued is not None]

@@ -474,9 +474,9 @@ def run_scale_benchmark(
 
     stack = Stack(settings)
     print(f"starting a private stack under {root} ...", flush=True)
-    stack.start()
     services: Services | None = None
     try:
+        stack.start()  # inside: a start cut short stops what came up
         services = Services.open(settings)
         pg, bm25 = services.pg, services.bm25
         time.sleep(5)
