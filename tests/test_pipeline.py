@@ -48,6 +48,25 @@ def test_what_fits_one_run_stays_one_run() -> None:
 def test_a_batch_size_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ingest_batches([1], 0)
+    with pytest.raises(ValueError, match="max_weight must be at least 1"):
+        ingest_batches([1, 2], 5, weight=lambda x: x, max_weight=0)
+
+
+def test_runs_are_also_cut_by_the_bytes_of_their_files() -> None:
+    # sizes in MiB-like units; a run holds at most 10 of them
+    sizes = [4, 4, 4, 1, 1, 1, 1, 25, 3, 3]
+    runs = ingest_batches(sizes, 200, weight=lambda s: s, max_weight=10)
+    assert runs == [[4, 4], [4, 1, 1, 1, 1], [25], [3, 3]]
+    assert all(sum(r) <= 10 or len(r) == 1 for r in runs)  # a heavier file runs alone
+    # the count still cuts, and the byte cut only ever splits the count's runs
+    many = [1] * 1000
+    by_count = ingest_batches(many, 200)
+    by_both = ingest_batches(many, 200, weight=lambda s: s, max_weight=100)
+    assert [len(b) for b in by_both] == [12, 100, 12] + [100] * 8 + [76]
+    assert [x for b in by_both for x in b] == many
+    assert len(by_both) > len(by_count)
+    # light files: the byte cap changes nothing
+    assert ingest_batches(many, 200, weight=lambda s: s, max_weight=10**6) == by_count
 
 
 def test_contiguous_groups_break_at_gaps_and_at_the_limit() -> None:

@@ -58,6 +58,7 @@ RUNTIME_EDITABLE = (
     "SEMANTIC_BREAKPOINT_PERCENTILE",
     "OCR_DPI",
     "INGEST_BATCH_SIZE",
+    "INGEST_BATCH_BYTES",
     "MAX_FILE_BYTES",
     "LLM_MAX_TOKENS",
     "LLM_TEMPERATURE",
@@ -228,6 +229,13 @@ class Settings(BaseSettings):
     CONTEXTUALIZE: bool = True
     INGEST_BATCH_SIZE: int = Field(
         default=200, ge=1, le=1000, description="Most files one sensor-launched run ingests."
+    )
+    INGEST_BATCH_BYTES: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1,
+        description="Most bytes of files one sensor- or API-launched ingest run takes "
+        "(a larger file gets a run of its own): bounds a run worker's memory, about "
+        "20 MiB per MiB of text.",
     )
     MAX_FILE_BYTES: int = Field(default=50 * 1024 * 1024, ge=1)
     FOLDER_WATCH: bool = Field(

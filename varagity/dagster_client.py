@@ -13,7 +13,7 @@ themselves through ``ExecutionStepFailureEvent`` / ``RunFailureEvent`` in their 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -747,12 +747,19 @@ class DagsterClient:
         )
 
     def launch_ingest_runs(
-        self, partition_keys: Sequence[str], *, batch_size: int, source: str
+        self,
+        partition_keys: Sequence[str],
+        *,
+        batch_size: int,
+        source: str,
+        sizes: Mapping[str, int] | None = None,
+        batch_bytes: int | None = None,
     ) -> list[str]:
         """Ingest these files now, in runs of the ingest job the folder sensor would ask for.
 
         Adds the missing partitions, then submits one run per contiguous range of at
-        most ``batch_size`` of them (in the partition set's order, cut as
+        most ``batch_size`` of them and, given each file's ``sizes`` by partition key, at
+        most ``batch_bytes`` of file (in the partition set's order, cut as
         :func:`~varagity.pipeline.ingest_batches` cuts a burst; a lone file gets a
         one-partition run), tagged as the sensor tags its batches, so a failed or crashed
         run is re-run by the sensor in the same way. The first two runs of a burst are
@@ -766,7 +773,12 @@ class DagsterClient:
         keys = list(dict.fromkeys(partition_keys))
         if not keys:
             raise DagsterError("there is nothing to ingest: no partitions were given")
-        batches = ingest_batches(keys, batch_size)
+        batches = ingest_batches(
+            keys,
+            batch_size,
+            weight=None if sizes is None else lambda key: sizes.get(key, 0),
+            max_weight=batch_bytes,
+        )
         run_ids = self._launch_ingest_batches(batches[:2], batch_size, source=source)
         if len(batches) > 2:
             run_ids += self._launch_ingest_batches(batches[2:], batch_size, source=source)

@@ -80,6 +80,7 @@ class IngestLauncher:
         sensor takes the files once it has ended (a run launched during a restore would
         only fail on the corpus lock)."""
         settings = self._settings()
+        docs = settings.docs_path
         with self._launching:
             try:
                 refuse_beside(settings, "rag", kinds=("export", "restore"))
@@ -87,6 +88,9 @@ class IngestLauncher:
                     [partition_key_for(p) for p in relative_paths],
                     batch_size=settings.INGEST_BATCH_SIZE,
                     source=source,
+                    # a file gone meanwhile weighs nothing (its run finds it gone)
+                    sizes={partition_key_for(p): _size(docs / p) for p in relative_paths},
+                    batch_bytes=settings.INGEST_BATCH_BYTES,
                 )
             except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy
                 log.warning(
@@ -99,7 +103,6 @@ class IngestLauncher:
             if source == UPLOAD_SOURCE:
                 if len(self._uploaded) > _UPLOADED_KEPT:  # handed over long ago
                     self._uploaded.clear()
-                docs = settings.docs_path
                 self._uploaded.update((p, _version(docs / p)) for p in relative_paths)
 
     def landed(self, relative_paths: list[str]) -> None:
@@ -121,6 +124,11 @@ def _version(path: Path) -> tuple[int, int]:
     except OSError:
         return (0, -1)
     return (stat.st_mtime_ns, stat.st_size)
+
+
+def _size(path: Path) -> int:
+    """The file's size in bytes; 0 if it is gone."""
+    return max(0, _version(path)[1])
 
 
 def ingest_launcher(app: FastAPI) -> IngestLauncher:

@@ -252,7 +252,12 @@ def run_ingest_benchmark(
             t0 = time.perf_counter()
             doc_ids = []
             rels = list(sets["direct"])
-            for batch in ingest_batches(rels, services.settings.INGEST_BATCH_SIZE):
+            for batch in ingest_batches(
+                rels,
+                services.settings.INGEST_BATCH_SIZE,
+                weight=lambda rel: (root / "direct" / rel).stat().st_size,
+                max_weight=services.settings.INGEST_BATCH_BYTES,
+            ):
                 run = []
                 for rel in batch:
                     parsed = parse_file(root / "direct", rel, settings=services.settings)

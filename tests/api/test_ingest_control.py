@@ -280,6 +280,36 @@ def test_a_burst_is_launched_in_the_sensors_runs_the_first_before_the_rest(
     assert created == sorted(created)
 
 
+def test_a_burst_of_large_files_is_cut_by_bytes_too(dagster_stack: Settings) -> None:
+    client = DagsterClient(dagster_stack.dagster_url)
+    names = [f"heavy/{i}.md" for i in range(5)]
+    for name in names:
+        _write(dagster_stack, name, f"# Part {name}\n\nFile {name} of a heavy burst.\n")
+    keys = [partition_key_for(n) for n in names]
+    sizes = dict(zip(keys, [600, 500, 300, 900, 200], strict=True))
+    run_ids = client.launch_ingest_runs(
+        keys, batch_size=100, source="api", sizes=sizes, batch_bytes=1000
+    )
+    tags = [
+        {
+            t["key"]: t["value"]
+            for t in client.query(
+                "query R($id: ID!) { runOrError(runId: $id) "
+                "{ ... on Run { tags { key value } } } }",
+                {"id": run_id},
+            )["runOrError"]["tags"]
+        }
+        for run_id in run_ids
+    ]
+    # at most 1000 bytes of file a run, in order: 600 | 500 + 300 | 900 | 200
+    assert [(t.get(PARTITION_TAG), t.get(RANGE_START_TAG), t.get(RANGE_END_TAG)) for t in tags] == [
+        (keys[0], None, None),
+        (None, keys[1], keys[2]),
+        (keys[3], None, None),
+        (keys[4], None, None),
+    ]
+
+
 def test_dagster_down_is_503(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
 ) -> None:

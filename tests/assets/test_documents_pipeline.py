@@ -437,6 +437,29 @@ def test_many_files_become_few_runs(make_settings, pg_url: str, model_urls: dict
         services.close()
 
 
+def test_large_files_are_cut_into_runs_by_bytes(
+    make_settings, pg_url: str, model_urls: dict[str, str]
+) -> None:
+    settings = make_settings(
+        DATABASE_URL=pg_url, INGEST_BATCH_SIZE=50, INGEST_BATCH_BYTES=3000, **model_urls
+    )
+    sizes = [1000, 1000, 1000, 2500, 500, 4000, 100, 100]
+    for i, size in enumerate(sizes):
+        write_file(settings.docs_path / f"g{i}.txt", ("word " * size)[:size])
+    result = Harness().tick()
+    assert isinstance(result, dg.SensorResult)
+    # in order, at most 3000 bytes a run (1000 x 3 | 2500 + 500 | 4000 alone | 100 x 2)
+    assert [
+        (r.partition_key, r.tags.get(pipeline.RANGE_START_TAG), r.tags.get(pipeline.FILES_TAG))
+        for r in result.run_requests
+    ] == [
+        (None, "g0.txt", "3"),
+        (None, "g3.txt", "2"),
+        ("g5.txt", None, None),
+        (None, "g6.txt", "2"),
+    ]
+
+
 def test_a_file_an_upload_run_is_ingesting_is_not_requested_again(
     stack_settings: Settings,
 ) -> None:

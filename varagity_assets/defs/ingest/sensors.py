@@ -7,7 +7,8 @@ reason}, "generation": n, ...}``; a file whose mtime and size are unchanged is n
 re-hashed, a skipped file is reported once):
 
 * new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
-  per run (one run over a contiguous range of the partitions added this tick);
+  and at most ``INGEST_BATCH_BYTES`` bytes per run (one run over a contiguous range of
+  the partitions added this tick; a larger file gets a run of its own);
 * changed files (new content hash) are re-requested one run each, unless an ingest run
   covering the file is in flight (the upload route launches one as soon as a file is
   stored): the file is looked at again after that run, which usually indexed it; a file
@@ -374,7 +375,15 @@ def docs_folder_sensor(
         changed = [c for c in changed if c[0] not in deferred]
 
     size = settings.INGEST_BATCH_SIZE
-    run_requests = [_batch_request(batch, generation) for batch in ingest_batches(new_items, size)]
+    run_requests = [
+        _batch_request(batch, generation)
+        for batch in ingest_batches(
+            new_items,
+            size,
+            weight=lambda item: current[relative_path_for(item[0])][1],
+            max_weight=settings.INGEST_BATCH_BYTES,
+        )
+    ]
     run_requests += [
         dg.RunRequest(job_name=INGEST_JOB, run_key=f"{key}:{digest}:{mtime}", partition_key=key)
         for key, digest, mtime in changed
