@@ -24,7 +24,7 @@ from varagity.pipeline import (
 )
 from varagity.services import Services
 from varagity.stores.postgres import connect, database_url
-from varagity_assets.defs.ingest.checks import chunk_quality, embedding_quality
+from varagity_assets.defs.ingest.checks import chunk_checks
 from varagity_assets.defs.ingest.partitions import run_partition_keys
 from varagity_assets.resources import VaragityResource
 
@@ -218,8 +218,11 @@ def test_checks_pass_on_ingest_and_name_corrupted_chunks(stack_settings: Setting
     # the check functions invoked directly: no run tags, so the whole corpus
     ctx = dg.build_asset_check_context(resources={"varagity": VaragityResource()})
     with ctx.op_execution_context:  # closes the resource's stores afterwards
-        direct = chunk_quality(ctx)
-        direct_embeddings = embedding_quality(ctx)
+        direct, direct_embeddings = chunk_checks(ctx)
+    assert (direct.check_name, direct_embeddings.check_name) == (
+        "chunk_quality",
+        "embedding_quality",
+    )
     assert isinstance(direct, dg.AssetCheckResult)
     assert not direct.passed
     assert direct.severity == dg.AssetCheckSeverity.ERROR
@@ -249,3 +252,15 @@ def test_checks_pass_on_ingest_and_name_corrupted_chunks(stack_settings: Setting
     assert _meta(content, "chunks_checked") == len(power)
     assert _meta(content, "failing_chunk_ids") == [blank, magic]
     assert evaluations["embedding_quality"].passed  # the skewed vector is in kettle.md
+    # both checks are one step, which reads the chunks once ...
+    steps = {e.step_key for e in rerun.all_events if e.step_key}
+    assert steps == {"chunk_checks"}
+    # ... and either can run alone
+    embedding_key = dg.AssetCheckKey(dg.AssetKey("indexed_document"), "embedding_quality")
+    alone = job.get_subset(asset_selection=set(), asset_check_selection={embedding_key})
+    one = alone.execute_in_process(
+        instance=h.instance, partition_key="kettle.md", raise_on_error=False
+    )
+    assert set(_evaluations(one)) == {"embedding_quality"}
+    assert not _evaluations(one)["embedding_quality"].passed  # the skewed vector
+    assert _meta(_evaluations(one)["embedding_quality"], "failing_chunk_ids") == [skewed]
