@@ -24,6 +24,7 @@ from varagity.config import Settings, load_settings
 from varagity.models.base import ModelError
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
+from varagity_stack.embedding_server import MiniLMEmbedder, split_evenly
 from varagity_stack.model_servers import (
     ManagedProcess,
     ProcessStartError,
@@ -187,6 +188,51 @@ def test_batching_preserves_order(embedder: EmbeddingClient) -> None:
     single = np.array([embedder.embed([t])[0] for t in texts])
     assert embedder.batch_size < len(texts)  # really batched
     np.testing.assert_allclose(batched, single, atol=1e-4)
+
+
+def test_passes_side_by_side_and_token_counts_do_not_share_the_tokenizer() -> None:
+    # The server runs a pass per core and counts each request's tokens: the fast
+    # tokenizer keeps padding state between calls, and a count (no padding) between a
+    # pass's setting it and encoding gave that pass a ragged batch (a 500). In-process,
+    # counting in a tight loop beside two embedding threads: without the lock this
+    # failed every time.
+    embedder = MiniLMEmbedder(threads=2).load()
+    texts = [f"Note {i}: " + "the long heavy kettle boils " * (1 + i * 7 % 80) for i in range(48)]
+    alone = embedder.embed(texts)
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def embed(k: int) -> None:
+        try:
+            for _ in range(3):
+                np.testing.assert_allclose(embedder.embed(texts[k::2]), alone[k::2], atol=1e-4)
+        except BaseException as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    def count() -> None:
+        while not done.is_set():
+            assert embedder.count_tokens(texts[:3]) > 3
+
+    embedders = [threading.Thread(target=embed, args=(k,)) for k in range(2)]
+    counters = [threading.Thread(target=count) for _ in range(2)]
+    for t in embedders + counters:
+        t.start()
+    for t in embedders:
+        t.join()
+    done.set()
+    for t in counters:
+        t.join()
+    assert not errors, errors
+
+
+def test_a_request_is_split_evenly_in_order() -> None:
+    items = [str(i) for i in range(35)]
+    parts = split_evenly(items, 2, min_part=8)
+    assert [len(p) for p in parts] == [18, 17]
+    assert [x for p in parts for x in p] == items
+    assert [len(p) for p in split_evenly(items, 8, min_part=8)] == [9, 9, 9, 8]
+    assert split_evenly(items[:5], 2, min_part=8) == [items[:5]]  # one short pass
+    assert split_evenly([], 2, min_part=8) == []
 
 
 def test_embedding_ping_lists_the_model(embedder: EmbeddingClient, settings: Settings) -> None:
