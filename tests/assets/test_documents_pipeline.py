@@ -45,7 +45,7 @@ def test_definitions_load(monkeypatch: pytest.MonkeyPatch) -> None:
         assert DEFS.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
     # the names the GraphQL client uses are the location's
     ingest = DEFS.resolve_job_def(pipeline.INGEST_JOB)
-    assert {n for n in ingest.graph.node_dict if "quality" not in n} == set(pipeline.INGEST_ASSETS)
+    assert set(ingest.graph.node_dict) == {*pipeline.INGEST_ASSETS, "chunk_checks"}
     assert {
         p.name for p in (DEFS.resolve_assets_def(a).partitions_def for a in pipeline.INGEST_ASSETS)
     } == {pipeline.DOCUMENTS_PARTITIONS}

@@ -101,7 +101,7 @@ def test_graph_definitions_load() -> None:
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     # the documents jobs are untouched: no graph asset in ingest or blurbs
     ingest = DEFS.resolve_job_def(pipeline.INGEST_JOB)
-    assert {n for n in ingest.graph.node_dict if "quality" not in n} == set(pipeline.INGEST_ASSETS)
+    assert set(ingest.graph.node_dict) == {*pipeline.INGEST_ASSETS, "chunk_checks"}
     assert set(DEFS.resolve_job_def(pipeline.CONTEXTUALIZE_JOB).graph.node_dict) == {
         "chunk_contexts"
     }

@@ -19,7 +19,7 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 
-import { overflow, required, withBrowser } from "./browser.mjs";
+import { overflow, overflowing, required, withBrowser } from "./browser.mjs";
 
 const SCRIPT = "e2e/app.mjs";
 const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
@@ -381,7 +381,7 @@ async function narrow(session, page) {
     await page.goto(`${BASE}/${hash}`);
     await page.locator(hash === "#/corpus" ? ".corpus-tree" : ".turn[data-status=done]").waitFor();
     const wider = await overflow(page);
-    assert.ok(wider <= 0, `${hash} is ${wider}px wider than a 375px screen`);
+    if (wider > 0) assert.fail(`${hash} is ${wider}px wider than a 375px screen: ${await overflowing(page)}`);
   }
   const toggle = page.getByRole("button", { name: "Conversations", exact: true });
   await toggle.click();

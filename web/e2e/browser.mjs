@@ -126,3 +126,36 @@ export class Session {
 export function overflow(page) {
   return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 }
+
+/**
+ * The deepest elements that reach past the viewport's right edge, for a failure message.
+ * @param {import("playwright-core").Page} page
+ */
+export function overflowing(page) {
+  return page.evaluate(() => {
+    // an element a scroller or a clipping box contains does not widen the page; an
+    // absolutely positioned one is contained by its positioned ancestor, not its parent
+    const clipped = (el) => {
+      for (let node = el; node && node !== document.body;) {
+        const position = getComputedStyle(node).position;
+        if (position === "fixed") return false;
+        const box = position === "absolute" ? node.offsetParent : node.parentElement;
+        if (!box || box === document.body) return false;
+        if (getComputedStyle(box).overflowX !== "visible") return true;
+        node = box;
+      }
+      return false;
+    };
+    const past = [...document.querySelectorAll("body *")].filter(
+      (el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !clipped(el),
+    );
+    const leaves = past.filter((el) => !past.some((other) => other !== el && el.contains(other)));
+    return leaves
+      .slice(0, 5)
+      .map((el) => {
+        const cls = [...el.classList].map((c) => `.${c}`).join("");
+        return `${el.tagName.toLowerCase()}${cls} (right ${Math.round(el.getBoundingClientRect().right)}px)`;
+      })
+      .join(", ");
+  });
+}
