@@ -135,11 +135,16 @@ export function overflowing(page) {
   return page.evaluate(() => {
     // an element a scroller or a clipping box contains does not widen the page; an
     // absolutely positioned one is contained by its positioned ancestor, not its parent
-    const clipped = (el) => {
-      for (let node = el; node && node !== document.body;) {
+    const clipped = (/** @type {Element} */ el) => {
+      /** @type {Element | null} */
+      let node = el;
+      while (node && node !== document.body) {
+        /** @type {string} */
         const position = getComputedStyle(node).position;
         if (position === "fixed") return false;
-        const box = position === "absolute" ? node.offsetParent : node.parentElement;
+        /** @type {Element | null} */
+        const box =
+          position === "absolute" && node instanceof HTMLElement ? node.offsetParent : node.parentElement;
         if (!box || box === document.body) return false;
         if (getComputedStyle(box).overflowX !== "visible") return true;
         node = box;
