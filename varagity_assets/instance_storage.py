@@ -28,10 +28,11 @@ the environment already sets it, so ``varagity up`` and ``compose.yaml`` need no
 Batches of planned materializations (written when a run is created) are stored with
 one insert, too (:meth:`_EventLogStorage.store_event_batch`).
 
-Pooling uses the storages' public ``optimize_for_webserver``; the constructor does
-what ``DagsterPostgresStorage.__init__`` does with our event log in place of the stock
-one, setting its private attributes (no setting offers the swap), so a Dagster upgrade
-can break this module, and with it every stack test.
+Pooling builds the engine the storages' ``optimize_for_webserver`` would, plus a ping
+of each connection as it is checked out (a held connection must survive a Postgres
+restart); the constructor does what ``DagsterPostgresStorage.__init__`` does with our
+event log in place of the stock one, setting its private attributes (no setting offers
+either), so a Dagster upgrade can break this module, and with it every stack test.
 """
 
 from __future__ import annotations
@@ -53,14 +54,17 @@ from dagster_postgres import (
     PostgresScheduleStorage,
 )
 from dagster_postgres.auth import PgTokenProvider
-from dagster_postgres.utils import get_token_provider_from_config, pg_url_from_config
-from sqlalchemy.engine import Connection
+from dagster_postgres.utils import (
+    create_pg_engine,
+    get_token_provider_from_config,
+    pg_url_from_config,
+)
+from sqlalchemy.engine import Connection, Engine
 
 # a daemon runs a thread per daemon kind and sensor evaluations in a small pool: beyond
 # the held connection, up to this many more open on demand and close when returned
 _MAX_OVERFLOW = 8
 _RECYCLE_SECONDS = 3600
-_NO_STATEMENT_TIMEOUT = 0
 
 _PLANNED = DagsterEventType.ASSET_MATERIALIZATION_PLANNED
 _T = TypeVar("_T")
@@ -167,11 +171,7 @@ class PooledPostgresStorage(DagsterPostgresStorage):
         )
         DagsterStorage.__init__(self)  # type: ignore[arg-type]  # (what super() would call)
         for storage in (self._run_storage, self._event_log_storage, self._schedule_storage):
-            storage.optimize_for_webserver(
-                statement_timeout=_NO_STATEMENT_TIMEOUT,
-                pool_recycle=_RECYCLE_SECONDS,
-                max_overflow=_MAX_OVERFLOW,
-            )
+            storage._engine = _pooled_engine(storage)
 
     @classmethod
     def from_config_value(
@@ -210,6 +210,31 @@ class PooledPostgresStorage(DagsterPostgresStorage):
         sibling._event_log_storage._event_watcher = None
         sibling._schedule_storage = _unregistered_copy(self._schedule_storage)
         return sibling
+
+
+def _pooled_engine(storage: Any) -> Engine:
+    """The engine ``optimize_for_webserver`` gives ``storage`` (one held connection,
+    overflow, hourly recycling; no statement timeout, as stock outside the webserver),
+    with each connection pinged as it is checked out.
+
+    A held connection outlives a Postgres restart: used after one, it fails with
+    "server closed the connection unexpectedly". The code server's thread that fails
+    runs whose worker died stops for good on that first error (Dagster does not catch
+    it), so every later dead worker's run stayed STARTED and its pool slot held (found
+    by ``varagity chaos``: a purge run killed after a Postgres restart left its file's
+    document an orphan). The ping costs a round trip per checkout on a connection
+    already open; the stock ``NullPool`` paid a whole connection instead.
+    """
+    kwargs: dict[str, Any] = {
+        "isolation_level": "AUTOCOMMIT",
+        "pool_size": 1,
+        "pool_recycle": _RECYCLE_SECONDS,
+        "max_overflow": _MAX_OVERFLOW,
+        "pool_pre_ping": True,
+    }
+    if options := storage._engine.url.query.get("options"):
+        kwargs["connect_args"] = {"options": options}
+    return create_pg_engine(storage.postgres_url, storage._token_provider, **kwargs)
 
 
 def _unregistered_copy(storage: _T) -> _T:

@@ -7,7 +7,8 @@ turn: a run worker, the Dagster daemon, the API, a model server (the chat server
 embedding server alternately) and the embedded Postgres. It then waits for recovery:
 the supervisor still up, the API answering, and every :mod:`varagity.doctor` invariant
 holding (every file indexed exactly once, the same chunk ids in Postgres and BM25, no
-orphans of deleted files, no stuck runs). A trial that does not get there within the
+orphans of deleted files, no stuck runs), and no run whose worker a trial killed still
+marked started. A trial that does not get there within the
 recovery timeout counts as not recovered, with the invariants still broken named.
 
 Nothing is repaired by hand: whatever recovers, recovers through the supervisor's
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -33,7 +35,7 @@ import psutil
 
 from varagity.config import Settings, load_settings
 from varagity.dagster_client import DagsterClient, DagsterError
-from varagity.doctor import DoctorReport, run_doctor
+from varagity.doctor import run_doctor
 from varagity.stores.bm25.tantivy_store import TantivyBM25Store
 from varagity.stores.postgres import embedded_postgres_pid, ensure_embedded_postgres
 from varagity_bench.ingest import generate_file
@@ -51,6 +53,18 @@ _MARKERS = {
     "embedding": "varagity_stack.embedding_server",
 }
 _STARTUP_S = 900.0
+_STARTED_RUNS = """
+{ runsOrError(filter: {statuses: [STARTED]}, limit: 100) { ... on Runs { results { runId } } } }
+"""
+# the worker's pid is in the run's first engine events ("Executing steps in process (pid: N)")
+_RUN_PIDS = """
+query Pids($runId: ID!) {
+  logsForRun(runId: $runId, limit: 20) {
+    ... on EventConnection { events { ... on MessageEvent { message } } }
+  }
+}
+"""
+_PID = re.compile(r"\(pid: (\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -130,6 +144,7 @@ class ChaosStack:
             VARAGITY_HOME=self.home, DOCS_PATH=self.docs, DATABASE_URL=None
         )
         self.db_url = ""
+        self.killed_workers: set[int] = set()
 
     def start(self) -> None:
         """Start ``varagity up`` and wait until the corpus is indexed."""
@@ -168,15 +183,40 @@ class ChaosStack:
             os.killpg(self.proc.pid, signal.SIGKILL)
             return self.proc.wait()
 
-    def doctor(self) -> DoctorReport:
-        """Every invariant, checked from outside the stack."""
+    def doctor(self) -> list[str]:
+        """Every invariant broken, checked from outside the stack: the doctor's, and a
+        run whose worker a trial killed that is still not ended (the doctor counts a run
+        stuck only after an hour; this harness knows which workers it killed)."""
         bm25 = TantivyBM25Store(self.settings.bm25_path)
+        client = DagsterClient(self.dagster, timeout=10)
         try:
-            return run_doctor(
-                self.db_url, bm25, self.docs, DagsterClient(self.dagster, timeout=10), settle_s=0
-            )
+            report = run_doctor(self.db_url, bm25, self.docs, client, settle_s=0)
         finally:
             bm25.close()
+        broken = [f"{p.invariant}: {p.subject}: {p.detail}" for p in report.problems]
+        return broken + self.runs_of_killed_workers(client)
+
+    def runs_of_killed_workers(self, client: DagsterClient) -> list[str]:
+        """A run still started whose worker process a trial killed: Dagster's code server
+        fails such a run within a second or two, and until it does the run holds its
+        concurrency slots."""
+        if not self.killed_workers:
+            return []
+        runs = client.query(_STARTED_RUNS)["runsOrError"].get("results", [])
+        broken = []
+        for run in runs:
+            logs = client.query(_RUN_PIDS, {"runId": run["runId"]})["logsForRun"]
+            pids = {
+                int(m.group(1))
+                for event in logs.get("events", [])
+                if (m := _PID.search(event.get("message") or ""))
+            }
+            for pid in sorted(pids & self.killed_workers):
+                broken.append(
+                    f"no_stuck_runs: run {run['runId']}: still STARTED though its worker "
+                    f"(pid {pid}) was killed"
+                )
+        return broken
 
     def kill(self, target: str, trial: int) -> str:
         """kill -9 one component; returns what was killed."""
@@ -204,6 +244,8 @@ class ChaosStack:
             victim.kill()
         except psutil.Error:
             return f"{name} (exited before the kill)"
+        if target == "run-worker":
+            self.killed_workers.add(victim.pid)
         return with_note
 
 
@@ -232,9 +274,8 @@ def _recover(stack: ChaosStack, timeout_s: float) -> tuple[bool, float, list[str
         try:
             # health probes every dependency: slow on a loaded machine, still an answer
             if httpx.get(f"{stack.api}/api/health", timeout=60).status_code == 200:
-                report = stack.doctor()
-                last = [f"{p.invariant}: {p.subject}: {p.detail}" for p in report.problems]
-                if report.ok:
+                last = stack.doctor()
+                if not last:
                     return True, time.monotonic() - started, []
             else:
                 last = ["the API answers health with an error"]

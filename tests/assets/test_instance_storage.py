@@ -196,3 +196,30 @@ def test_the_instigators_table_is_looked_up_once(
             assert instance.schedule_storage.has_instigators_table()  # type: ignore[union-attr]
             assert other.schedule_storage.has_instigators_table()  # type: ignore[union-attr]
     assert len(lookups) <= 1
+
+
+def test_held_connections_survive_a_postgres_restart(pg_url: str) -> None:
+    """Each part's held connection is ended under it (as a Postgres restart ends it);
+    the next call reconnects instead of failing. Unpinged, the first call after a
+    restart raised, and the code server's thread that fails runs of dead workers
+    stopped for good on it."""
+    from varagity.stores.postgres import connect
+
+    with _instance(pg_url) as instance:
+        instance.add_dynamic_partitions("files", ["before.md"])
+        backends = set()
+        for part in ("run_storage", "event_log_storage", "schedule_storage"):
+            with getattr(instance, part)._engine.connect() as conn:
+                backends.add(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar())
+        with connect(pg_url) as admin:
+            ended = [
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+                for pid in sorted(backends)
+            ]
+        assert ended and all(ended)
+
+        assert "before.md" in instance.get_dynamic_partitions("files")  # event log
+        assert isinstance(instance.get_runs(), list)  # run storage
+        assert isinstance(instance.all_instigator_state(), list)  # schedule storage
+        instance.add_dynamic_partitions("files", ["after.md"])
+        assert {"before.md", "after.md"} <= set(instance.get_dynamic_partitions("files"))
