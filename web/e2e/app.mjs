@@ -19,7 +19,7 @@
 import assert from "node:assert/strict";
 import { basename } from "node:path";
 
-import { overflow, overflowing, required, withBrowser } from "./browser.mjs";
+import { assertFits, required, withBrowser } from "./browser.mjs";
 
 const SCRIPT = "e2e/app.mjs";
 const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
@@ -380,8 +380,7 @@ async function narrow(session, page) {
   for (const hash of ["#/corpus", report.conversationUrl]) {
     await page.goto(`${BASE}/${hash}`);
     await page.locator(hash === "#/corpus" ? ".corpus-tree" : ".turn[data-status=done]").waitFor();
-    const wider = await overflow(page);
-    if (wider > 0) assert.fail(`${hash} is ${wider}px wider than a 375px screen: ${await overflowing(page)}`);
+    await assertFits(page, String(hash));
   }
   const toggle = page.getByRole("button", { name: "Conversations", exact: true });
   await toggle.click();

@@ -1,5 +1,6 @@
 // What both end-to-end scripts share: Debian's chromium with the flags this machine
 // needs, screenshots listed in a report, and console errors collected (any one fails).
+import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -120,18 +121,24 @@ export class Session {
 }
 
 /**
- * How far the page is wider than its viewport (0 when nothing overflows).
+ * Fail unless nothing makes the page wider than its viewport; the failure names the
+ * elements past the right edge.
  * @param {import("playwright-core").Page} page
+ * @param {string} what the page or screen, for the message
  */
-export function overflow(page) {
-  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+export async function assertFits(page, what) {
+  const wider = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  if (wider > 0) {
+    const width = page.viewportSize()?.width;
+    assert.fail(`${what} is ${wider}px wider than a ${width}px screen: ${await overflowing(page)}`);
+  }
 }
 
 /**
  * The deepest elements that reach past the viewport's right edge, for a failure message.
  * @param {import("playwright-core").Page} page
  */
-export function overflowing(page) {
+function overflowing(page) {
   return page.evaluate(() => {
     // an element a scroller or a clipping box contains does not widen the page; an
     // absolutely positioned one is contained by its positioned ancestor, not its parent

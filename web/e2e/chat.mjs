@@ -9,7 +9,7 @@
 // Screenshots and report.json go to E2E_OUT. Tests tests/web/test_e2e.py runs it.
 import assert from "node:assert/strict";
 
-import { overflow, overflowing, required, withBrowser } from "./browser.mjs";
+import { assertFits, required, withBrowser } from "./browser.mjs";
 
 const SCRIPT = "e2e/chat.mjs";
 const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
@@ -149,8 +149,7 @@ async function chat(session) {
 
   // narrow screen: one column, nothing wider than the viewport
   await page.setViewportSize({ width: 375, height: 812 });
-  const wider = await overflow(page);
-  if (wider > 0) assert.fail(`the page is ${wider}px wider than a 375px screen: ${await overflowing(page)}`);
+  await assertFits(page, "the page");
   await session.shot(page, "04-chat-narrow", "the same conversation at 375px width, evidence below the chat");
   await page.close();
 }

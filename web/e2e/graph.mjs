@@ -17,7 +17,7 @@
 import assert from "node:assert/strict";
 import { basename, delimiter } from "node:path";
 
-import { overflow, overflowing, required, withBrowser } from "./browser.mjs";
+import { assertFits, required, withBrowser } from "./browser.mjs";
 
 const SCRIPT = "e2e/graph.mjs";
 const BASE = required("VARAGITY_URL", SCRIPT).replace(/\/+$/, "");
@@ -253,10 +253,7 @@ async function entityGraph(session) {
 
   await page.setViewportSize({ width: 375, height: 812 });
   await page.locator("pre.transcript").waitFor();
-  const wider = await overflow(page);
-  if (wider > 0) {
-    assert.fail(`the Graph screen is ${wider}px wider than a 375px screen: ${await overflowing(page)}`);
-  }
+  await assertFits(page, "the Graph screen");
   await session.shot(page, "11-narrow", "375px wide: the Graph screen in one column");
   await page.close();
 }
