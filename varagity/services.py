@@ -15,6 +15,7 @@ import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 
 from varagity.backup.rag import heal_rag_index
@@ -111,6 +112,11 @@ class Services:
                     reranker=self.reranker,
                 )
             return self._retrievers[name]
+
+    def index_as_of(self) -> datetime | None:
+        """When the document index last changed (the newest ``ingested_at``; None when
+        empty): what a chat turn says its answer was given from."""
+        return self.pg.index_as_of()
 
     @property
     def graph(self) -> GraphService:

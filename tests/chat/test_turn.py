@@ -7,6 +7,7 @@ the API and CLI tests run the same runner against the real stack.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from varagity.retrieval.base import Retrieval
 HEAD = "The Tern K2 kettle has a warranty of 27 months [1]."
 LOOP = "The Kestrel is a FastAPI application that serves the corpus."
 QUESTION = "What is the warranty period of the Tern K2 kettle?"
+INDEX_AS_OF = datetime(2026, 12, 3, 14, 2, tzinfo=UTC)
 
 
 class ScriptedModel:
@@ -103,6 +105,9 @@ class FakeServices:
         self.methods.append(method)
         return self._retriever
 
+    def index_as_of(self) -> datetime | None:
+        return INDEX_AS_OF
+
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
@@ -136,6 +141,7 @@ def test_events_come_in_order_and_done_holds_the_whole_answer(settings: Settings
     assert retrieval.query == QUESTION and retrieval.condensed_query is None
     assert retrieval.method == "bm25" and retrieval.chat_engine == "simple"
     assert [c.record.content for c in retrieval.chunks] == ["Warranty: 27 months.", "Lentil soup."]
+    assert retrieval.index_as_of == INDEX_AS_OF  # stamped right after retrieval
     assert done.answer == "".join(e.text for e in events if isinstance(e, TokenDelta)) == HEAD
     assert done.reasoning == "check [1]"
     assert done.cited == [1] and done.stop_reason == "finished"

@@ -49,6 +49,7 @@ import time
 from collections.abc import Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal, Protocol, get_args
 
 from varagity.chat.base import ChatEngine, PreparedQuery, Turn
@@ -171,6 +172,9 @@ class TurnRetrieval:
             turn, else None.
         degraded: Why a graph turn is answered from the documents instead, for the
             client to show; None when the turn got what it asked for.
+        index_as_of: When the document index last changed before this retrieval (the
+            newest ``ingested_at``): what the answer was given from. None on a graph
+            turn and on an empty corpus.
     """
 
     chunks: tuple[RetrievedChunk, ...]
@@ -183,6 +187,7 @@ class TurnRetrieval:
     target_corpus: Corpus = "rag"
     graph: GraphRetrieval | None = None
     degraded: str | None = None
+    index_as_of: datetime | None = None
 
     @property
     def days(self) -> tuple[DayCard, ...]:
@@ -285,6 +290,10 @@ class TurnServices(Protocol):
         """The retriever for ``method`` (``RETRIEVAL_METHOD`` when None)."""
         ...
 
+    def index_as_of(self) -> datetime | None:
+        """When the document index last changed (None when it is empty)."""
+        ...
+
 
 def answer_decoding(settings: Settings) -> Decoding:
     """The decoding controls of answer generation (``LLM_*_PENALTY``)."""
@@ -329,6 +338,7 @@ def _run(
     prepared = engine.prepare(request.question, history)
     graph: GraphRetrieval | None = None
     degraded: str | None = None
+    index_as_of: datetime | None = None
     timings = dict(prepared.timings_ms)
     if request.corpus == "graph":
         graph, degraded = _graph_evidence(services, prepared.search_query, timings)
@@ -340,6 +350,7 @@ def _run(
         retrieval = retriever.retrieve(prepared.search_query, request.k or settings.TOP_K)
         timings.update(retrieval.timings_ms)
         chunks, method = tuple(retrieval.chunks), retriever.method
+        index_as_of = services.index_as_of()
     evidence = TurnRetrieval(
         chunks=chunks,
         query=prepared.search_query,
@@ -351,6 +362,7 @@ def _run(
         target_corpus=request.corpus,
         graph=graph,
         degraded=degraded,
+        index_as_of=index_as_of,
     )
     yield evidence
     passages = evidence.passages

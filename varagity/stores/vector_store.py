@@ -167,6 +167,17 @@ class PgVectorStore:
         """All documents, by relative path."""
         return self._documents("", ())
 
+    def index_as_of(self) -> datetime | None:
+        """When the index last took in a document: the newest ``documents.ingested_at``
+        (None on an empty corpus). One probe of ``documents_ingested_at_idx``.
+
+        An ingest or reingest of any file moves it; a blurb pass (which re-embeds
+        chunks of a stored document in place) and a deletion do not.
+        """
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT max(ingested_at) FROM documents").fetchone()
+        return row[0] if row else None
+
     def _documents(self, where: str, params: tuple[Any, ...]) -> list[DocumentRow]:
         with self._pool.connection() as conn:
             rows = conn.execute(
