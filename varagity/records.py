@@ -15,6 +15,7 @@ Identity (spec, data model):
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
@@ -108,6 +109,24 @@ class RetrievalTrace(BaseModel):
     rerank_score: float | None = None
     rerank_delta: int | None = None
     final_rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """The verbatim text of passage ``source`` (1-based) that an answer sentence rests on
+    (:mod:`varagity.generation.quotes`).
+
+    Attributes:
+        source: The passage's number as the answer cites it (``[source]``).
+        text: The passage's own text, ``passage[start:end]``.
+        start: Offset of the quote in the passage's text.
+        end: End offset (exclusive).
+    """
+
+    source: int
+    text: str
+    start: int
+    end: int
 
 
 class RetrievedChunk(BaseModel):

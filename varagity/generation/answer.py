@@ -46,6 +46,14 @@ SYSTEM_PROMPT = (
     "cite the source it comes from as [n], for example [1] or [2][3]. If the sources do "
     f'not contain the answer, say "{ABSTENTION}" Be concise.'
 )
+#: The prompt of quote-checked answers (``ANSWER_CITATIONS=quoted``): the citations are
+#: the quotes' passages (:mod:`varagity.generation.quotes`), so the model is not asked for
+#: markers, only to keep the passages' own words, which the check matches.
+QUOTED_SYSTEM_PROMPT = (
+    "You answer questions using only the numbered sources provided. Use the sources' own "
+    "words, and copy names, numbers and dates exactly as written. If the sources do not "
+    f'contain the answer, say "{ABSTENTION}" Be concise.'
+)
 HISTORY_NOTE = (
     " Earlier turns of the conversation come first; use them only to understand what the "
     "latest question refers to, and answer it from the sources."
@@ -114,11 +122,13 @@ def build_messages(
     context_tokens: int,
     answer_tokens: int,
     history: Sequence[tuple[str, str]] = (),
+    quoted: bool = False,
 ) -> list[dict[str, str]]:
     """System prompt, earlier turns (if any), then one user turn with sources + question.
 
     ``passages`` are the numbered evidence texts (:func:`chunk_passages`,
-    :func:`day_passage`); passage ``n`` is cited as ``[n]``.
+    :func:`day_passage`); passage ``n`` is cited as ``[n]``. ``quoted`` asks for the
+    passages' own words instead of markers (:data:`QUOTED_SYSTEM_PROMPT`).
 
     ``history`` holds ``(question, answer)`` pairs, oldest first; they get at most
     ``HISTORY_SHARE`` of the context window and the sources what is left.
@@ -131,11 +141,15 @@ def build_messages(
     # The question comes first and again last: measured with SmolLM2-135M, restating it
     # after long sources keeps small models on the question, and file-name headers on
     # sources were echoed back instead of answered from (see the module doc).
-    user = (
-        f"Question: {question}\n\nSources:\n\n{sources}\n\n"
-        f'Answer the question "{question}" in one or two sentences, citing sources like [1]:'
+    ask = (
+        "in one or two sentences:"
+        if quoted
+        else "in one or two sentences, citing sources like [1]:"
     )
-    system = SYSTEM_PROMPT + (HISTORY_NOTE if earlier else "")
+    user = (
+        f'Question: {question}\n\nSources:\n\n{sources}\n\nAnswer the question "{question}" {ask}'
+    )
+    system = (QUOTED_SYSTEM_PROMPT if quoted else SYSTEM_PROMPT) + (HISTORY_NOTE if earlier else "")
     return [{"role": "system", "content": system}, *earlier, {"role": "user", "content": user}]
 
 
@@ -148,6 +162,7 @@ def stream_answer(
     answer_tokens: int,
     history: Sequence[tuple[str, str]] = (),
     decoding: Decoding | None = None,
+    quoted: bool = False,
 ) -> Generator[str, None, str | None]:
     """Token deltas of the grounded answer (a fixed reply when there is no evidence).
 
@@ -164,6 +179,7 @@ def stream_answer(
         context_tokens=context_tokens,
         answer_tokens=answer_tokens,
         history=history,
+        quoted=quoted,
     )
     return (yield from client.stream(messages, max_tokens=answer_tokens, decoding=decoding))
 

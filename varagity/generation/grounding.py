@@ -221,7 +221,7 @@ class CitationStream:
 
     def _settle(self, *, final: bool) -> None:
         while True:
-            end = _sentence_end(self.raw, self._settled, final=final)
+            end = sentence_end(self.raw, self._settled, final=final)
             if end is None:
                 return
             segment = self.raw[self._settled : end]
@@ -234,7 +234,7 @@ class CitationStream:
         if segment.lstrip().startswith("```"):
             return segment
         numbers = _marker_numbers(segment)
-        text = _strip_markers(segment)
+        text = strip_markers(segment)
         body = text.rstrip()
         tail = text[len(body) :]
         stripped = body.rstrip(_CLOSING)
@@ -262,7 +262,7 @@ def _open_visible(rest: str) -> str:
     """What of the unfinished sentence ``rest`` can be shown without risk of a rewrite."""
     if rest.lstrip().startswith("```"):
         return rest
-    text = _strip_markers(rest)
+    text = strip_markers(rest)
     if text.count("`") % 2 == 1:  # inside an inline code span: shown as written
         return text
     text = _OPEN_MARKER.sub("", text)
@@ -288,7 +288,7 @@ def _unless_mention(marker: re.Match[str]) -> str:
     return marker.group() if _is_mention(marker.string, marker) else ""
 
 
-def _strip_markers(text: str) -> str:
+def strip_markers(text: str) -> str:
     """``text`` without its citation markers (and the spaces before them); code and
     markers the sentence mentions stay."""
     out = []
@@ -323,7 +323,7 @@ _ABBREVIATION_CHARS = 8  # the longest abbreviation, with a character before it
 _FENCE = re.compile(r"```.*?(?:```[^\n]*(?:\n|\Z)|\Z)", re.S)
 
 
-def _sentence_end(raw: str, start: int, *, final: bool) -> int | None:
+def sentence_end(raw: str, start: int, *, final: bool) -> int | None:
     """Where the sentence starting at ``start`` ends (just before the next one's first
     character), or None while that is not yet known; at ``final`` the text's end."""
     if start >= len(raw):

@@ -1,0 +1,168 @@
+"""Quote-checked answers: units, values, the quote check, the stream and the context cut."""
+
+from __future__ import annotations
+
+from varagity.generation.answer import ABSTENTION
+from varagity.generation.grounding import is_abstention
+from varagity.generation.quotes import (
+    QuoteChecker,
+    QuotedAnswerStream,
+    passage_units,
+    select_context,
+    values_of,
+)
+
+KETTLE = (
+    "## Warranty\n"
+    "Every Tern K2 carries a warranty of 27 months from the date of purchase. The\n"
+    "warranty covers the heating element and the electronics, but not the glass\n"
+    "water window. Claims go to service@tern.example with the receipt.\n"
+)
+RATES = (
+    "Per-diem rates by city:\n\n"
+    "| City | Rate | Hotel cap |\n"
+    "|---|---|---|\n"
+    "| Lyon | 62 EUR | 140 EUR |\n"
+    "| Porto | 48 EUR | 110 EUR |\n"
+    "| Graz | 55 EUR | 120 EUR |\n"
+)
+SOUP = "Red lentil soup keeps for 4 days in the fridge.\n- It freezes for 3 months.\n"
+
+
+def _texts(text: str) -> list[str]:
+    return [text[u.start : u.end] for u in passage_units(text)]
+
+
+def test_units_are_sentences_rows_and_items_with_exact_offsets() -> None:
+    assert _texts(KETTLE) == [
+        "## Warranty",
+        "Every Tern K2 carries a warranty of 27 months from the date of purchase.",
+        "The\nwarranty covers the heating element and the electronics, but not the glass\n"
+        "water window.",
+        "Claims go to service@tern.example with the receipt.",
+    ]
+    assert _texts(RATES)[1:] == [
+        "| City | Rate | Hotel cap |",
+        "| Lyon | 62 EUR | 140 EUR |",
+        "| Porto | 48 EUR | 110 EUR |",
+        "| Graz | 55 EUR | 120 EUR |",
+    ]
+    assert _texts(SOUP) == [
+        "Red lentil soup keeps for 4 days in the fridge.",
+        "- It freezes for 3 months.",
+    ]
+    assert _texts("Dr. Mills signed it, e.g. on 1.2.2026. Then it ended.") == [
+        "Dr. Mills signed it, e.g. on 1.2.2026.",
+        "Then it ended.",
+    ]
+
+
+def test_values_are_numbers_codes_and_names_after_the_first_word() -> None:
+    assert values_of("The Tern K2 has a warranty of 27 months [1].") == {"tern", "k2", "27"}
+    assert values_of("Error E4 means 38,000 units at 02:00 in March.") == {
+        "e4",
+        "38000",
+        "02:00",
+        "march",
+    }
+    assert values_of("Velotec makes it.") == set()  # the first word is no name by itself
+    assert values_of("Ask Aurora's desk.") == {"aurora"}
+
+
+def test_a_sentence_whose_number_is_not_in_its_quote_has_no_quote() -> None:
+    checker = QuoteChecker("How long is the warranty on the Tern K2?", [KETTLE, SOUP])
+    [quote] = checker.quote("The Tern K2 has a warranty of 27 months.")
+    assert quote.source == 1
+    assert quote.text == KETTLE[quote.start : quote.end]
+    assert "27 months" in quote.text
+    assert checker.quote("The Tern K2 has a warranty of 24 months.") == []
+    assert checker.quote("The warranty is 4 days.") == []  # 4 is the soup's, and off-topic
+    assert checker.quote("The kettle is purple and made in Norway.") == []
+
+
+def test_the_neighbouring_row_does_not_answer_for_an_item_it_does_not_name() -> None:
+    question = "What is the per-diem rate in Lyon?"
+    checker = QuoteChecker(question, [RATES])
+    [right] = checker.quote("The per-diem rate in Lyon is 62 EUR.")
+    assert right.text == "| Lyon | 62 EUR | 140 EUR |"
+    # the rate of a neighbouring row: its row does not name Lyon, Lyon's row lacks 48
+    assert checker.quote("The per-diem rate in Lyon is 48 EUR.") == []
+    assert checker.quote("The per-diem rate in Lyon is €48.") == []
+    # a city the table does not list: no quote, whatever value is stated
+    unlisted = QuoteChecker("What is the per-diem rate in Turin?", [RATES])
+    assert unlisted.quote("The per-diem rate in Turin is 55 EUR.") == []
+    # what names the table (its file) counts for a row, as the headings do for prose
+    named = QuoteChecker("What is the Porto rate in the Leeds policy?", [RATES], ["leeds/rates.md"])
+    assert [q.text for q in named.quote("The rate is 48 EUR.")] == ["| Porto | 48 EUR | 110 EUR |"]
+
+
+def test_a_value_must_sit_in_the_sentence_after_its_subject_or_with_it() -> None:
+    prose = (
+        "The station runs on a microgrid with a peak output of 4.2 megawatts. A diesel "
+        "generator covers the polar night. It was installed in 2019."
+    )
+    checker = QuoteChecker("When was the diesel generator installed?", [prose])
+    # the subject named in one sentence, its value in the next: one quote of both
+    [quote] = checker.quote("The diesel generator was installed in 2019.")
+    assert quote.text == "A diesel generator covers the polar night. It was installed in 2019."
+    # a value before the subject's sentence: the pair is not taken, the quote is the
+    # value's own sentence (whose words then decide; here they hold enough of it)
+    other = QuoteChecker("What is the output of the diesel generator?", [prose])
+    [quote] = other.quote("The diesel generator has an output of 4.2 megawatts.")
+    assert "diesel" not in quote.text and "4.2 megawatts" in quote.text
+
+
+def test_a_sentence_joining_two_facts_rests_on_two_quotes() -> None:
+    checker = QuoteChecker("How much and when?", [SOUP])
+    quotes = checker.quote("The soup keeps 4 days in the fridge and freezes for 3 months.")
+    assert [q.text for q in quotes] == [
+        "Red lentil soup keeps for 4 days in the fridge.",
+        "- It freezes for 3 months.",
+    ]
+
+
+def _stream(answer: str, question: str, passages: list[str]) -> tuple[QuotedAnswerStream, str]:
+    stream = QuotedAnswerStream(question, passages, ["kettle.md (Warranty)", "soup.md"], ABSTENTION)
+    shown = "".join(stream.feed(answer[i : i + 3]) for i in range(0, len(answer), 3))
+    return stream, shown + stream.finish()
+
+
+def test_the_stream_drops_unquoted_sentences_and_cites_the_quoted_ones() -> None:
+    answer = "The warranty lasts 27 months [2]. It covers 99 spare parts. The soup keeps 4 days."
+    stream, shown = _stream(answer, "How long do the warranty and the soup last?", [KETTLE, SOUP])
+    assert shown == stream.text == "The warranty lasts 27 months [1]. The soup keeps 4 days [2]."
+    assert stream.dropped == ["It covers 99 spare parts."]
+    assert [q.source for q in stream.quotes] == [1, 2]
+    # a sentence about what the question did not ask (the soup, not the Tern K2) has none
+    stream, shown = _stream(answer, "How long is the Tern K2 warranty?", [KETTLE, SOUP])
+    assert shown == "The warranty lasts 27 months [1]."
+
+
+def test_nothing_is_shown_of_a_sentence_before_it_is_checked() -> None:
+    stream = QuotedAnswerStream("How long?", [KETTLE], [], ABSTENTION)
+    assert stream.feed("The warranty lasts 27 mon") == ""
+    assert stream.feed("ths. More") == "The warranty lasts 27 months [1]."
+
+
+def test_an_answer_with_no_checked_sentence_abstains_naming_what_the_passages_cover() -> None:
+    stream, shown = _stream("The K2 costs 99 EUR.", "What does the K2 cost?", [KETTLE, SOUP])
+    assert shown == stream.text
+    assert is_abstention(shown) and "99" not in shown
+    assert shown == f"{ABSTENTION} The passages found cover kettle.md (Warranty) and soup.md."
+    assert stream.quotes == [] and stream.dropped == ["The K2 costs 99 EUR."]
+    assert values_of("It costs €29, or 5% more.") == {"29", "5"}
+    # the model's own abstention takes the same form, and is not an unquoted claim
+    stream, shown = _stream(ABSTENTION, "What does the K2 cost?", [KETTLE, SOUP])
+    assert shown.startswith(ABSTENTION) and stream.dropped == [] and stream.abstained
+
+
+def test_the_context_keeps_the_matching_units_their_neighbours_and_the_table_header() -> None:
+    long_kettle = "Intro line one.\n\n" + "Filler sentence number %d.\n\n" * 30 % tuple(range(30))
+    passages = [long_kettle + KETTLE, RATES, SOUP]
+    cut = select_context("What is the per-diem rate in Porto?", passages, max_tokens=60)
+    assert len(cut) == 3
+    assert "| Porto | 48 EUR | 110 EUR |" in cut[1]
+    assert "| City | Rate | Hotel cap |" in cut[1]  # the header row comes with it
+    assert len(cut[0]) < len(passages[0]) / 4 and "..." in cut[0]
+    whole = select_context("What is the per-diem rate in Porto?", passages, max_tokens=10_000)
+    assert "| Graz | 55 EUR | 120 EUR |" in whole[1]
