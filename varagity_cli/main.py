@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
+from varagity_cli.eval_cv import add_eval_cv_parser
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
@@ -1038,6 +1039,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/...)")
     ev.set_defaults(func=cmd_eval)
+
+    add_eval_cv_parser(sub)
     return parser
 
 

@@ -502,15 +502,18 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def local_model_servers(settings: Settings, log_dir: Path | str) -> Iterator[list[str]]:
+def local_model_servers(
+    settings: Settings, log_dir: Path | str, *, chat: bool = True
+) -> Iterator[list[str]]:
     """Make sure the local chat and embedding servers answer for the duration.
 
     A server whose ``*_BASE_URL`` is set is the operator's to run and is left alone; a
     local one already answering (a running ``varagity up``) is reused; otherwise it is
     started here and stopped on exit. Yields the names of the servers started.
+    ``chat=False`` leaves the chat server out (retrieval-only work).
     """
     wanted = []
-    if settings.LLM_BASE_URL is None and not _answers(f"{settings.llm_url}/models"):
+    if chat and settings.LLM_BASE_URL is None and not _answers(f"{settings.llm_url}/models"):
         wanted.append(llm_server_process(settings, log_dir))
     if settings.EMBEDDING_BASE_URL is None and not _answers(f"{settings.embedding_url}/models"):
         wanted.append(embedding_server_process(settings, log_dir))

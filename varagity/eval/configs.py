@@ -91,3 +91,79 @@ def chunker_sweep(method: str = "hybrid") -> list[EvalConfig]:
         _cfg(f"{method}@{strategy}", method, CHUNKING_STRATEGY=strategy)
         for strategy in CHUNKING_STRATEGIES
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """The retrieval settings :func:`grid_configs` crosses (``varagity eval-cv``).
+
+    Chunk settings need an ingest per value (an isolated store each); the fusion
+    settings are read at query time and share it.
+    """
+
+    chunks: tuple[tuple[int, int], ...] = ((1200, 200),)
+    """``(CHUNK_SIZE, CHUNK_OVERLAP)`` pairs."""
+    semantic_weights: tuple[float, ...] = (0.4,)
+    """``SEMANTIC_WEIGHT`` values (``BM25_WEIGHT`` is one minus it)."""
+    rrf_ks: tuple[int, ...] = (10,)
+    arm_candidates: tuple[int, ...] = (40,)
+    methods: tuple[str, ...] = ("semantic", "bm25", "hybrid")
+
+
+def grid_name(
+    method: str, chunk: tuple[int, int], w: float = 0.0, rrf: int = 0, arm: int = 0
+) -> str:
+    """A grid point's name: ``hybrid c1200/200 w0.4 k10 n40``, ``bm25 c1200/200``."""
+    name = f"{method} c{chunk[0]}/{chunk[1]}"
+    if method == "hybrid":
+        name += f" w{w:g} k{rrf} n{arm}"
+    return name
+
+
+def grid_configs(grid: Grid) -> list[EvalConfig]:
+    """Every point of ``grid`` as a configuration (contextualization off).
+
+    ``semantic`` and ``bm25`` get one point per chunk setting (fusion does not touch
+    them); ``hybrid`` one per chunk setting, weight, RRF constant and candidate depth.
+    """
+    out: list[EvalConfig] = []
+    for chunk in grid.chunks:
+        size, overlap = chunk
+        ingest = {"CHUNK_SIZE": size, "CHUNK_OVERLAP": overlap}
+        for method in grid.methods:
+            if method != "hybrid":
+                out.append(_cfg(grid_name(method, chunk), method, **ingest))
+                continue
+            for w in grid.semantic_weights:
+                for rrf in grid.rrf_ks:
+                    for arm in grid.arm_candidates:
+                        out.append(
+                            _cfg(
+                                grid_name(method, chunk, w, rrf, arm),
+                                method,
+                                **ingest,
+                                SEMANTIC_WEIGHT=w,
+                                BM25_WEIGHT=round(1.0 - w, 10),
+                                RRF_K=rrf,
+                                ARM_CANDIDATES=arm,
+                            )
+                        )
+    return out
+
+
+def default_grid_name() -> str:
+    """The grid name of the shipped defaults (the field defaults of ``Settings``)."""
+    from varagity.config import Settings
+
+    fields = Settings.model_fields
+
+    def d(name: str) -> Any:
+        return fields[name].default
+
+    return grid_name(
+        d("RETRIEVAL_METHOD"),
+        (d("CHUNK_SIZE"), d("CHUNK_OVERLAP")),
+        d("SEMANTIC_WEIGHT"),
+        d("RRF_K"),
+        d("ARM_CANDIDATES"),
+    )

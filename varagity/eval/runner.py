@@ -38,6 +38,8 @@ from varagity.eval.stores import (
     store_name,
 )
 from varagity.eval.suite import Suite
+from varagity.models.protocols import Embedder
+from varagity.retrieval import RetrievalConfig, Retriever, build_retriever
 from varagity.services import Services
 
 log = logging.getLogger(__name__)
@@ -121,23 +123,29 @@ class ConfigResult:
 
 
 def evaluate(
-    services: Services, suite: Suite, config: EvalConfig, ks: Sequence[int] = DEFAULT_KS
+    services: Services,
+    suite: Suite,
+    config: EvalConfig,
+    ks: Sequence[int] = DEFAULT_KS,
+    retriever: Retriever | None = None,
 ) -> ConfigResult:
     """Run every question of ``suite`` through ``config.method`` on ``services`` and score it.
 
     A method the retriever registry does not know (``ValueError("unknown retrieval
-    method ...")``) yields an unavailable result instead of raising.
+    method ...")``) yields an unavailable result instead of raising. ``retriever``
+    replaces ``services.retriever(config.method)`` (:func:`run_grid` builds its own).
     """
     ks = tuple(sorted(set(ks)))
     result = ConfigResult(config.name, config.method, dict(config.overrides), ks)
-    try:
-        retriever = services.retriever(config.method)
-    except ValueError as exc:
-        if "unknown retrieval method" not in str(exc):
-            raise
-        result.available = False
-        result.error = "not available"
-        return result
+    if retriever is None:
+        try:
+            retriever = services.retriever(config.method)
+        except ValueError as exc:
+            if "unknown retrieval method" not in str(exc):
+                raise
+            result.available = False
+            result.error = "not available"
+            return result
     depth = max(ks)
     for q in suite.answerable:
         started = time.perf_counter()
@@ -297,6 +305,107 @@ def run_eval(
             services.close()
         results.append(result)
     return results
+
+
+class CachedQueryEmbedder:
+    """Memoizes query vectors (a grid asks each question once per configuration).
+
+    Only queries are cached: the vector of a text depends on the embedding model alone,
+    not on the store, so one cache serves every store of a run.
+    """
+
+    def __init__(self, inner: Embedder, cache: dict[str, list[float]] | None = None) -> None:
+        """Wrap ``inner``; ``cache`` may be shared between wrappers of the same model."""
+        self.inner = inner
+        self.cache: dict[str, list[float]] = {} if cache is None else cache
+
+    def embed_query(self, text: str) -> list[float]:
+        """The cached vector, embedding it on the first call."""
+        vector = self.cache.get(text)
+        if vector is None:
+            vector = self.cache[text] = self.inner.embed_query(text)
+        return vector
+
+    def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        """Passed through uncached."""
+        return self.inner.embed_passages(texts)
+
+
+GRID_METHODS = ("semantic", "bm25", "hybrid")
+
+
+def run_grid(
+    base: Settings,
+    suite: Suite,
+    configs: Sequence[EvalConfig],
+    ks: Sequence[int] = DEFAULT_KS,
+    progress: Progress | None = None,
+    query_vectors: dict[str, list[float]] | None = None,
+) -> list[ConfigResult]:
+    """Score a grid of ``semantic`` / ``bm25`` / ``hybrid`` configurations cheaply.
+
+    Unlike :func:`run_eval`, the stores are opened once per ingest configuration and
+    each configuration's retriever is built from its own settings on those handles
+    (:func:`varagity.retrieval.build_retriever`, the code the app runs), with the query
+    vectors cached across configurations (``query_vectors``, shared between suites
+    when given). Retrieval is the same as :func:`run_eval`'s; only the repeated
+    embedding of each question is saved.
+
+    Raises:
+        ValueError: A configuration's method is not one of :data:`GRID_METHODS`.
+    """
+    say = progress or (lambda _line: None)
+    bad = sorted({c.method for c in configs} - set(GRID_METHODS))
+    if bad:
+        raise ValueError(f"run_grid handles {', '.join(GRID_METHODS)}, not {', '.join(bad)}")
+    cache: dict[str, list[float]] = {} if query_vectors is None else query_vectors
+    groups: dict[str, list[EvalConfig]] = {}
+    for config in configs:
+        derived = derive_settings(base, config.overrides)
+        groups.setdefault(store_name(suite, derived), []).append(config)
+    results: dict[str, ConfigResult] = {}
+    for name, members in groups.items():
+        try:
+            settings = isolated_settings(base, suite, members[0].overrides)
+            services = Services.open(settings)
+        except Exception as exc:
+            for config in members:
+                results[config.name] = _failed(config, ks, exc)
+            continue
+        try:
+            report = ensure_ingested(services, suite, say)
+            say(
+                f"  store {name}: {report.ingested} file(s) ingested, {report.reused} reused, "
+                f"{report.chunks} chunks ({report.seconds:.1f}s); {len(members)} config(s)"
+            )
+            embedder = CachedQueryEmbedder(services.embedder, cache)
+            for config in members:
+                derived = derive_settings(services.settings, config.overrides)
+                retriever = build_retriever(
+                    config.method,
+                    RetrievalConfig.from_settings(derived),
+                    pg=services.pg,
+                    bm25=services.bm25,
+                    embedder=embedder,
+                )
+                try:
+                    result = evaluate(services, suite, config, ks, retriever=retriever)
+                except Exception as exc:
+                    log.debug("grid config %s failed", config.name, exc_info=True)
+                    result = _failed(config, ks, exc)
+                finally:
+                    close = getattr(retriever, "close", None)
+                    if close is not None:
+                        close()
+                result.ingest = report
+                results[config.name] = result
+        except Exception as exc:
+            log.debug("grid store %s failed", name, exc_info=True)
+            for config in members:
+                results.setdefault(config.name, _failed(config, ks, exc))
+        finally:
+            services.close()
+    return [results[c.name] for c in configs]
 
 
 def _failed(config: EvalConfig, ks: Sequence[int], exc: Exception) -> ConfigResult:

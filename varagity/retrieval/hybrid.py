@@ -90,6 +90,10 @@ class HybridRetriever:
                 break
         return Retrieval(self.method, query, chunks, timings)
 
+    def close(self) -> None:
+        """Stop the arms' thread pool (a retriever built per request or per grid point)."""
+        self._pool.shutdown(wait=False)
+
     def pg_fetch(self, keys: Sequence[tuple[str, int]]) -> dict[tuple[str, int], ChunkRecord]:
         """Hydrate fused identities from Postgres."""
         return self.bm25.pg.fetch_by_identity(keys)
