@@ -10,6 +10,7 @@ from varagity.config import Settings
 from varagity.dagster_client import DagsterClient
 from varagity.services import Services
 from varagity.stores.conversation_store import ConversationStore
+from varagity.stores.feedback_store import FeedbackStore
 from varagity_api.errors import ApiError
 
 
@@ -57,6 +58,14 @@ def get_conversation_store(services: ServicesDep) -> ConversationStore:
 
 
 ConversationStoreDep = Annotated[ConversationStore, Depends(get_conversation_store)]
+
+
+def get_feedback_store(services: ServicesDep) -> FeedbackStore:
+    """The answer-feedback store over the process's Postgres pool."""
+    return FeedbackStore(services.pg)
+
+
+FeedbackStoreDep = Annotated[FeedbackStore, Depends(get_feedback_store)]
 
 
 def require_graph_enabled(settings: SettingsDep) -> None:

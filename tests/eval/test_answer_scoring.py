@@ -223,3 +223,60 @@ def test_summary_over_a_mixed_set() -> None:
     assert summary.failing["citation_validity"] == ["uncited"]
     assert summary.failing["abstention_accuracy"] == ["invent"]
     assert summary.failing["loops"] == ["loop"]
+
+
+def test_a_question_without_facts_is_judged_by_citing_the_marked_passage() -> None:
+    # a feedback question: the user marked the kettle manual's passage as the answer
+    relevant = [("kettle.md", KETTLE)]
+    sources = ["soup.txt", "kettle.md"]
+    passages = [SOUP, "# Kettle\n\n" + KETTLE]
+
+    def verdict(answer: str, **kw: object) -> tuple[bool | None, bool]:
+        s = score_answer("fb-1", answer, passages, relevant=relevant, sources=sources, **kw)  # type: ignore[arg-type]
+        return s.relevant_cited, s.passed
+
+    assert verdict("The warranty lasts 27 months [2].") == (True, True)
+    assert verdict("Simmer it for 25 minutes [1].") == (False, False)  # the wrong passage
+    assert verdict("The warranty lasts 27 months.") == (False, False)  # nothing cited
+    assert verdict("The documents do not say [2].") == (True, False)  # abstained
+    # the same passage from another file does not count
+    assert (
+        score_answer(
+            "fb-1",
+            "It is 27 months [2].",
+            passages,
+            relevant=[("other.md", KETTLE)],
+            sources=sources,
+        ).relevant_cited
+        is False
+    )
+    # key facts keep the fact rule; unanswerable questions pass by abstaining
+    with_facts = score_answer("s", "27 months [2].", passages, facts=WARRANTY, relevant=relevant)
+    assert with_facts.relevant_cited is None and with_facts.passed
+    none = score_answer("fb-2", "The documents do not say.", passages, answerable=False)
+    assert none.relevant_cited is None and none.passed
+    summary = summarize(
+        [
+            score_answer("a", "It is 27 months [2].", passages, relevant=relevant, sources=sources),
+            score_answer("b", "It is 27 months.", passages, relevant=relevant, sources=sources),
+            none,
+        ]
+    )
+    assert summary.pass_rate == pytest.approx(2 / 3)
+    assert summary.failing["pass_rate"] == ["b"]
+
+
+def test_false_abstentions_count_only_where_the_passages_held_the_answer() -> None:
+    shown = score_answer("s01", "The documents do not say.", [KETTLE], facts=WARRANTY)
+    missing = score_answer("s01", "The documents do not say.", [TOASTER], facts=WARRANTY)
+    right = score_answer("s01", "It is 27 months [1].", [KETTLE], facts=WARRANTY)
+    assert shown.false_abstention and not missing.false_abstention  # a retrieval miss
+    assert not right.false_abstention
+    invented = score_answer("u01", "It is 12 months [1].", [KETTLE], answerable=False)
+    declined = score_answer("u01", "The documents do not say.", [KETTLE], answerable=False)
+    assert invented.missed_abstention and not declined.missed_abstention
+    summary = summarize([shown, missing, right, invented, declined])
+    assert summary.false_abstentions == 2  # both abstained answerable questions
+    assert summary.false_abstention_rate == 0.5  # of the two whose passages held it
+    assert summary.failing["false_abstention_rate"] == ["s01"]
+    assert summary.missed_abstentions == 1

@@ -103,6 +103,8 @@ def test_answer_thresholds_default_to_the_retrieval_method(tmp_path: Path) -> No
         "citation_validity": 0.6,
         "abstention_accuracy": 0.8,
         "max_loops": 1,
+        "feedback_pass_rate": 0.5,  # the default when the file does not say
+        "max_false_abstention": 1.0,  # no limit unless the file sets one
     }
     del gate["answers"]
     assert load_suite(_suite(tmp_path, [row], gate)).answer_thresholds is None

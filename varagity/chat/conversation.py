@@ -39,6 +39,8 @@ def reply_of(evidence: TurnRetrieval, done: TurnDone) -> AssistantReply:
         target_corpus=evidence.target_corpus,
         graph_evidence=graph_evidence(evidence.graph) if evidence.graph else None,
         days=evidence.days,
+        index_as_of=evidence.index_as_of,
+        quotes=done.quotes,
     )
 
 

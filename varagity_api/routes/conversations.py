@@ -23,7 +23,8 @@ from varagity.stores.conversation_store import (
 from varagity.stores.conversation_store import Conversation as StoredConversation
 from varagity.stores.conversation_store import ConversationSummary as StoredSummary
 from varagity.stores.conversation_store import Group as StoredGroup
-from varagity_api.deps import ConversationStoreDep
+from varagity.stores.feedback_store import Feedback as StoredFeedback
+from varagity_api.deps import ConversationStoreDep, FeedbackStoreDep
 from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.common import ErrorBody, GraphEvidence, day_source_from_trace
 from varagity_api.schemas.conversations import (
@@ -36,6 +37,7 @@ from varagity_api.schemas.conversations import (
     Message,
     SourceSnapshot,
 )
+from varagity_api.schemas.feedback import feedback_from
 
 router = APIRouter(tags=["conversations"])
 
@@ -55,7 +57,7 @@ def _summary(row: StoredSummary) -> ConversationSummary:
     )
 
 
-def _message(row: StoredMessage) -> Message:
+def _message(row: StoredMessage, ratings: list[StoredFeedback] | None = None) -> Message:
     return Message(
         message_id=row.message_id,
         role=row.role,  # type: ignore[arg-type]  # the table's CHECK constraint
@@ -80,13 +82,17 @@ def _message(row: StoredMessage) -> Message:
             for s in row.sources
             if is_day_trace(s.snapshot)
         ],
+        index_as_of=row.index_as_of,
+        feedback=[feedback_from(f) for f in ratings or ()],
     )
 
 
-def _detail(conversation: StoredConversation) -> ConversationDetail:
+def _detail(
+    conversation: StoredConversation, ratings: dict[str, list[StoredFeedback]]
+) -> ConversationDetail:
     return ConversationDetail(
         **_summary(conversation.summary).model_dump(),
-        messages=[_message(m) for m in conversation.messages],
+        messages=[_message(m, ratings.get(m.message_id)) for m in conversation.messages],
     )
 
 
@@ -121,13 +127,17 @@ async def list_conversations(
 @router.get(
     "/conversations/{conversation_id}", response_model=ConversationDetail, responses=_NOT_FOUND
 )
-async def get_conversation(conversation_id: str, store: ConversationStoreDep) -> ConversationDetail:
-    """A conversation's messages in order, each answer with its sources and provenance."""
+async def get_conversation(
+    conversation_id: str, store: ConversationStoreDep, feedback: FeedbackStoreDep
+) -> ConversationDetail:
+    """A conversation's messages in order, each answer with its sources, provenance and
+    the ratings given on it."""
     try:
         conversation = await run_in_threadpool(store.get_conversation, conversation_id)
     except ConversationNotFound as exc:
         raise not_found(exc) from exc
-    return _detail(conversation)
+    ratings = await run_in_threadpool(feedback.of_conversation, conversation_id)
+    return _detail(conversation, ratings)
 
 
 @router.patch(

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from varagity_api.schemas.common import CorpusName, DaySource, GraphEvidence, Source
+from varagity_api.schemas.feedback import Feedback
 
 
 class ConversationSummary(BaseModel):
@@ -53,6 +54,15 @@ class Message(BaseModel):
     sources: list[SourceSnapshot] = Field(description="The document evidence, numbered as cited.")
     days: list[DaySource] = Field(
         description="A graph answer's evidence: its conversation days, numbered as cited."
+    )
+    index_as_of: datetime | None = Field(
+        default=None,
+        description="When the document index last changed before the answer's retrieval; "
+        "null on user messages, graph answers and older history.",
+    )
+    feedback: list[Feedback] = Field(
+        default_factory=list,
+        description="The ratings given on this answer (source null) and on its sources.",
     )
 
 

@@ -92,7 +92,7 @@ export async function getBlob(path: string, signal?: AbortSignal): Promise<Blob>
 
 /** Send `method` with an optional JSON body and read the JSON answer. */
 export async function sendJson<T>(
-  method: "POST" | "PATCH" | "DELETE",
+  method: "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
   body?: unknown,
   signal?: AbortSignal,

@@ -2,6 +2,7 @@
 import type { MouseEvent } from "react";
 
 import { sourceElementId, splitCitations } from "../chat/citations";
+import { formatIndexAsOf } from "../feedback/state";
 
 interface AnswerTextProps {
   turnId: string;
@@ -34,5 +35,15 @@ export function AnswerText({ turnId, text, sourceCount, onCite }: AnswerTextProp
         ),
       )}
     </>
+  );
+}
+
+/** "index as of 3 Dec 14:02": the index state the answer was given from. */
+export function IndexAsOf({ at }: { at: string | null | undefined }) {
+  if (!at) return null;
+  return (
+    <p className="index-as-of" title={`The document index last changed at ${at}`}>
+      index as of <time dateTime={at}>{formatIndexAsOf(at)}</time>
+    </p>
   );
 }

@@ -1,6 +1,7 @@
 /** The questions asked so far and their streamed answers. */
 import { evidenceCount, isLive, type Turn } from "../chat/state";
-import { AnswerText } from "./Answer";
+import { AnswerText, IndexAsOf } from "./Answer";
+import { AnswerFeedback } from "./Feedback";
 
 interface ConversationProps {
   turns: Turn[];
@@ -112,6 +113,8 @@ function TurnView({
           </button>
         )}
         {turn.status === "done" && <Timings timings={turn.timings_ms} />}
+        {turn.status === "done" && <IndexAsOf at={turn.index_as_of} />}
+        <AnswerFeedback turn={turn} />
       </footer>
     </article>
   );

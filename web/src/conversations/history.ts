@@ -46,6 +46,9 @@ function answered(question: Message, answer: Message): Turn {
     cited: citedIn(answer.content, answer.sources.length + days.length),
     timings_ms: answer.latency_ms ?? {},
     error: null,
+    message_id: answer.message_id,
+    index_as_of: answer.index_as_of ?? null,
+    feedback: answer.feedback ?? [],
   };
 }
 
