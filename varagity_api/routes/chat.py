@@ -109,6 +109,7 @@ async def turn_events(
                         graph=graph_evidence_from(event.graph) if event.graph else None,
                         days=[day_source_from(d, n) for n, d in enumerate(event.days, start=1)],
                     ),
+                        index_as_of=event.index_as_of,
                 )
             elif isinstance(event, TurnQueued):
                 if event.position == told_position:  # the runner's heartbeat: nothing new

@@ -270,6 +270,7 @@ class _Completion:
         """One ``data:`` line; ``finish_reason`` stays null until ``finish``."""
         chunk = ChatCompletionChunk(
             id=self.id,
+            index_as_of=self.evidence.index_as_of,
             created=self.created,
             model=self.model,
             choices=[ChunkChoice(delta=delta, finish_reason=finish)],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, Field
 
 from varagity.chat.turn import QUESTION_MAX_CHARS, StopReason
@@ -69,6 +71,12 @@ class RetrievalEvent(BaseModel):
     )
 
 
+    index_as_of: datetime | None = Field(
+        default=None,
+        description="When the document index last changed before this retrieval (the "
+        "newest ingest): the index state the answer is given from. Null on a graph "
+        "answer and on an empty corpus.",
+    )
 class QueuedEvent(BaseModel):
     """The model is busy with other answers: this turn waits in line (sent after
     ``retrieval``, again whenever the position changes, before the first delta)."""

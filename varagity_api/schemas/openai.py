@@ -6,6 +6,7 @@ Only what the endpoint reads or writes is modelled; request fields it does not u
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -96,6 +97,11 @@ class VaragityExtras(BaseModel):
     stop_reason: StopReason | None = Field(
         default=None,
         description="Why generation ended (complete responses, last chunk): finished, "
+    index_as_of: datetime | None = Field(
+        default=None,
+        description="When the document index last changed before this retrieval: the "
+        "index state the answer is given from (null on a graph answer or empty corpus).",
+    )
         "length, or repetition (the answer began looping and was cut).",
     )
     timings_ms: dict[str, float]

@@ -27,6 +27,8 @@ export type Message = Schemas["Message"];
 export type Group = Schemas["Group"];
 
 export type SettingField = Schemas["SettingField"];
+export type Feedback = Schemas["Feedback"];
+export type FeedbackRequest = Schemas["FeedbackRequest"];
 export type SettingValue = SettingField["value"];
 export type SettingsResponse = Schemas["SettingsResponse"];
 export type SettingsPatchResponse = Schemas["SettingsPatchResponse"];

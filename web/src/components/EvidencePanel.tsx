@@ -10,6 +10,7 @@ import type { Evidence, Turn } from "../chat/state";
 import { partitionUrl } from "../evidence/dagster";
 import { traceBadges } from "../evidence/trace";
 import { PagePreview } from "./PagePreview";
+import { SourceFeedback } from "./Feedback";
 
 const NO_EVIDENCE: Record<Turn["status"], string> = {
   retrieving: "Searching the corpus\u2026",
@@ -53,6 +54,7 @@ function SourceCard({
         <span className="source-n">[{source.n}]</span> {source.file_name}
         {cited && <span className="pill">cited</span>}
       </h3>
+        <SourceFeedback turnId={turnId} n={source.n} />
       {badges.length > 0 && (
         <ul className="badges" aria-label="Ranking">
           {badges.map((badge) => (
