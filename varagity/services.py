@@ -29,6 +29,7 @@ from varagity.models.rerank import RerankClient
 from varagity.retrieval import RetrievalConfig, Retriever, build_retriever
 from varagity.stores.bm25 import BM25Store, open_bm25_store
 from varagity.stores.corpus_state import CorpusState
+from varagity.stores.model_claims import ModelClaims
 from varagity.stores.postgres import database_url
 from varagity.stores.settings_overrides import (
     OverrideProblem,
@@ -65,6 +66,7 @@ class Services:
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
     _graph: GraphService | None = None
     _retired_chat: list[ChatClient] = field(default_factory=list)
+    _model_claims: dict[str, ModelClaims] = field(default_factory=dict)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
     @classmethod
@@ -117,6 +119,16 @@ class Services:
         """When the document index last changed (the newest ``ingested_at``; None when
         empty): what a chat turn says its answer was given from."""
         return self.pg.index_as_of()
+
+    @property
+    def model_claims(self) -> ModelClaims:
+        """The claims on the chat model (``LLM_BASE_URL``) shared with every process
+        and host through Postgres: turns claim it, blurb passes yield to them."""
+        with self._lock:
+            url = self.settings.llm_url
+            if url not in self._model_claims:
+                self._model_claims[url] = ModelClaims(self.pg.connection, url)
+            return self._model_claims[url]
 
     @property
     def graph(self) -> GraphService:

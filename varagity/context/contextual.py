@@ -13,6 +13,15 @@ one document), then the chunk last. Only the chunk and a few tokens of markup ar
 it are new to the server from the second chunk of a document on; the instruction that
 Anthropic's prompt puts after the chunk moved into the system message for the same
 reason (it would otherwise be evaluated again with every chunk).
+
+Warming in steps (:meth:`DocumentContextualizer.warm`): the first request of a
+document still evaluates the whole document, and a server cannot interrupt a prompt
+evaluation - a chat turn that wants the model meanwhile would wait for all of it. So
+before a document's first blurb the preamble is sent in growing prefixes, each
+evaluating at most :data:`WARM_STEP_TOKENS` new tokens (the cache keeps the rest) and
+generating one token; between two of them the pass can give the model up. The sum of
+evaluated tokens stays the same; each step adds an HTTP round trip, one generated
+token and the server's cache bookkeeping (measured in docs/operations.md).
 """
 
 from __future__ import annotations
@@ -48,6 +57,9 @@ _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
 TokenCount = Callable[[str], int]
 # streamed deltas between two ``should_stop`` questions while a blurb is written
 _STOP_CHECK_EVERY = 4
+#: Most new prompt tokens one warming request makes the server evaluate: a few hundred
+#: evaluate in about a second on two cores, the longest a chat turn should wait for.
+WARM_STEP_TOKENS = 256
 
 
 class Interrupted(Exception):
@@ -130,7 +142,7 @@ class DocumentContextualizer:
         """
         self.client = client
         self.max_tokens = max_tokens
-        count = model_token_count(client)
+        self.count = count = model_token_count(client)
         reserve = count(longest_chunk) + max_tokens + _PROMPT_OVERHEAD_TOKENS
         fitted = fit_document(
             document, context_tokens=context_tokens, reserve_tokens=reserve, count=count
@@ -143,6 +155,48 @@ class DocumentContextualizer:
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": self.preamble + CHUNK_TEMPLATE.format(chunk=chunk)},
         ]
+
+    def warm_cuts(self, step_tokens: int = WARM_STEP_TOKENS) -> list[int]:
+        """Where :meth:`warm` cuts the preamble: growing prefix lengths (characters),
+        each about ``step_tokens`` tokens past the one before, ending at a word; empty
+        when the whole preamble is one step or less."""
+        total = self.count(self.preamble)
+        if total <= step_tokens:
+            return []
+        step_chars = max(1, len(self.preamble) * step_tokens // total)
+        cuts: list[int] = []
+        at = step_chars
+        while at < len(self.preamble) - step_chars // 4:
+            # end on a word followed by a space: the prefix then tokenizes as the
+            # whole does up to there (a cut mid-word would not match the cache)
+            space = self.preamble.rfind(" ", cuts[-1] if cuts else 0, at + 1)
+            cut = space if space > (cuts[-1] if cuts else 0) else at
+            cuts.append(cut)
+            at = cut + step_chars
+        return cuts
+
+    def warm(
+        self,
+        *,
+        step_tokens: int = WARM_STEP_TOKENS,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Load the document into the server's prompt cache in steps of about
+        ``step_tokens`` tokens (see the module doc); returns the requests sent.
+
+        ``should_stop`` is asked before each step; when it says so,
+        :class:`Interrupted` is raised (the steps done stay in the server's cache).
+        """
+        cuts = self.warm_cuts(step_tokens)
+        for sent, cut in enumerate(cuts):
+            if should_stop is not None and should_stop():
+                raise Interrupted(f"stopped after {sent} of {len(cuts)} warming steps")
+            messages = [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": self.preamble[:cut]},
+            ]
+            self.client.complete(messages, max_tokens=1, temperature=0.0)
+        return len(cuts)
 
     def situate(self, chunk: str, *, should_stop: Callable[[], bool] | None = None) -> str:
         """The cleaned blurb for one chunk ("" when the model wrote nothing usable).

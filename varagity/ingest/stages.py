@@ -28,12 +28,18 @@ from varagity.chunking.header import chunk_header
 from varagity.chunking.headings import heading_index
 from varagity.chunking.registry import build_chunker
 from varagity.config import Settings
-from varagity.context.contextual import DocumentContextualizer, Interrupted, contextualized_text
+from varagity.context.contextual import (
+    WARM_STEP_TOKENS,
+    DocumentContextualizer,
+    Interrupted,
+    contextualized_text,
+)
 from varagity.ingest.parsers import ParsedDocument
 from varagity.models.protocols import Completer, PassageEmbedder
 from varagity.records import ChunkRecord, chunk_id_for
 from varagity.stores.bm25 import BM25Document, BM25Store
 from varagity.stores.ingest_failures import clear_failures
+from varagity.stores.model_claims import ModelClaims, Throttled
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
 from varagity.tokens import count_tokens
 
@@ -46,6 +52,9 @@ log = logging.getLogger(__name__)
 #: together: small, so a document's progress moves every few seconds, large enough
 #: that the per-write cost (a BM25 commit, a Postgres transaction) stays minor.
 CONTEXT_GROUP_SIZE = 4
+#: How often a blurb under way (or a pass waiting for chat turns) looks for turns that
+#: want the model: the cut comes this long after a turn claims it, plus a few tokens.
+TURN_CHECK_SECONDS = 0.2
 
 
 class ChunkDraft(BaseModel):
@@ -107,6 +116,8 @@ class ContextResult:
     llm_seconds: float = 0.0
     paused: bool = False
     """The pass gave way (``should_pause``) before the document was done."""
+    yielded: int = 0
+    """Times the pass gave the model up to chat turns (and waited for them)."""
 
     @property
     def progress(self) -> str:
@@ -387,6 +398,8 @@ def contextualize_document(
     group_size: int = CONTEXT_GROUP_SIZE,
     on_progress: Callable[[ContextResult], None] | None = None,
     should_pause: Callable[[], bool] | None = None,
+    claims: ModelClaims | None = None,
+    warm_step_tokens: int = WARM_STEP_TOKENS,
 ) -> ContextResult:
     """Write the missing blurbs of a stored document, re-indexing each group as it lands.
 
@@ -404,6 +417,16 @@ def contextualize_document(
     off and dropped, the blurbs already written are stored and the pass ends
     ``paused`` (new files are being ingested: the LLM would take the cores they need;
     one blurb left to finish took 78 s beside an ingest on two cores).
+
+    With ``claims`` (:class:`~varagity.stores.model_claims.ModelClaims`, shared by every
+    process through Postgres) the pass yields the model to chat turns: each LLM request
+    holds a ``"blurb"`` claim; while any ``"turn"`` claim is live, the request under way
+    is cut within a few tokens and the pass *waits* (its run goes on) until no turn
+    wants the model, then redoes that chunk (:attr:`ContextResult.yielded` counts the
+    times). So a turn waits for at most one short request: before a document's first
+    blurb, and again after each yield, the document is loaded into the server's prompt
+    cache in steps of ``warm_step_tokens`` (:meth:`DocumentContextualizer.warm`; 0 sends
+    the whole document with the first blurb).
     """
     if group_size < 1:
         raise ValueError(f"group_size must be at least 1, got {group_size}")
@@ -427,6 +450,40 @@ def contextualize_document(
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         max_tokens=settings.CONTEXT_MAX_TOKENS,
     )
+    gate = _TurnGate(claims) if claims is not None else None
+    cold = True  # the server's cache may not hold the document: warm before asking
+
+    def ask(content: str) -> str:
+        """One blurb, given up to chat turns (and redone after them) as often as needed;
+        raises :class:`Interrupted` only when the pass must pause for ingest."""
+        nonlocal cold
+        cut = False  # the last request was cut for a turn (already counted)
+        while True:
+            if gate is not None and gate.wait_for_turns(pause):
+                cold = True  # the turns' prompts went through the server meanwhile
+                gate.yielded += 0 if cut else 1
+                if pause():  # ingest began while the turns were answered
+                    raise Interrupted("asked after waiting for chat turns")
+            cut = False
+            if gate is None:
+                blurb = _situate(contextualizer, content, should_pause, warm_step_tokens, cold)
+                cold = False
+                return blurb
+            stop = gate.stop_when(pause)
+            try:
+                with gate.claims.holding("blurb"):
+                    if gate.turn_waiting(fresh=True):  # came in as the claim was made
+                        continue
+                    blurb = _situate(contextualizer, content, stop, warm_step_tokens, cold)
+                    cold = False
+                    return blurb
+            except Interrupted:
+                if pause():
+                    raise
+                gate.yielded += 1
+                cold = cut = True
+                log.info("%s: a blurb gave the model up to a chat turn; redone after it", doc_id)
+
     blurbs: dict[str, str] = {}
     llm_seconds = 0.0
     result = ContextResult(doc_id, total, done)
@@ -441,16 +498,23 @@ def contextualize_document(
             try:  # asked before the call or mid-blurb: keep what is written, give way
                 if (first or written_blurbs) and pause():
                     raise Interrupted("asked before the LLM call")
-                blurb = contextualizer.situate(record.content, should_stop=should_pause)
+                blurb = ask(record.content)
             except Interrupted:  # a blurb cut off mid-way is dropped
                 paused = True
                 group = group[: len(written_blurbs)]
                 break
             written_blurbs.append(blurb)
-        llm_seconds += time.perf_counter() - started
+        waited = gate.take_waited() if gate is not None else 0.0  # for turns, not the LLM
+        llm_seconds += time.perf_counter() - started - waited
         if not group:  # paused before this group's first blurb
             result = ContextResult(
-                doc_id, total, done, dict(blurbs), llm_seconds=llm_seconds, paused=True
+                doc_id,
+                total,
+                done,
+                dict(blurbs),
+                llm_seconds=llm_seconds,
+                paused=True,
+                yielded=gate.yielded if gate is not None else 0,
             )
             break
         written: list[str] = []
@@ -478,6 +542,7 @@ def contextualize_document(
             superseded=superseded,
             llm_seconds=llm_seconds,
             paused=paused and not superseded,
+            yielded=gate.yielded if gate is not None else 0,
         )
         if on_progress is not None:
             on_progress(result)
@@ -495,6 +560,54 @@ def contextualize_document(
             )
             break
     return result
+
+
+class _TurnGate:
+    """A blurb pass's view of the chat turns that want the model (``"turn"`` claims)."""
+
+    def __init__(self, claims: ModelClaims) -> None:
+        self.claims = claims
+        self.yielded = 0
+        self._waited = 0.0
+        self._cached = Throttled(lambda: claims.live("turn") > 0, TURN_CHECK_SECONDS)
+
+    def turn_waiting(self, *, fresh: bool = False) -> bool:
+        """Whether a chat turn wants the model (``fresh``: asked now, not throttled)."""
+        return self.claims.live("turn") > 0 if fresh else self._cached()
+
+    def stop_when(self, pause: Callable[[], bool]) -> Callable[[], bool]:
+        """What a blurb under way asks every few tokens: pause for ingest, or a turn."""
+        return lambda: self._cached() or pause()
+
+    def wait_for_turns(self, pause: Callable[[], bool]) -> bool:
+        """Block while a chat turn wants the model (or until ``pause`` says to stop);
+        True when it waited."""
+        if not self.turn_waiting(fresh=True):
+            return False
+        began = time.perf_counter()
+        log.info("a chat turn wants the model: blurbs wait for it")
+        while self.turn_waiting(fresh=True) and not pause():
+            time.sleep(TURN_CHECK_SECONDS)
+        self._waited += time.perf_counter() - began
+        return True
+
+    def take_waited(self) -> float:
+        """Seconds spent waiting for turns since the last call."""
+        waited, self._waited = self._waited, 0.0
+        return waited
+
+
+def _situate(
+    contextualizer: DocumentContextualizer,
+    content: str,
+    should_stop: Callable[[], bool] | None,
+    warm_step_tokens: int,
+    cold: bool,
+) -> str:
+    """One blurb; first, when the server may not hold the document, warm it in steps."""
+    if cold and warm_step_tokens > 0:
+        contextualizer.warm(step_tokens=warm_step_tokens, should_stop=should_stop)
+    return contextualizer.situate(content, should_stop=should_stop)
 
 
 def ingest_file(services: Services, relative_path: str) -> StoreResult:
@@ -520,5 +633,6 @@ def ingest_file(services: Services, relative_path: str) -> StoreResult:
         chat=services.chat,
         embedder=services.embedder,
         settings=settings,
+        claims=services.model_claims,
     )
     return result

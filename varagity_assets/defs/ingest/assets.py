@@ -323,7 +323,10 @@ def chunk_contexts(
     ``CONTEXTUALIZE=false``. While an ingest run is queued or under way the pass gives
     way: the blurb being written is cut off within a few tokens and no other is asked
     for (what is written stays; the blurb sensor requests the rest once ingest is
-    done), so new files never wait for the LLM's cores.
+    done), so new files never wait for the LLM's cores. A chat turn that wants the model
+    (from any API process or host, through the ``model_claims`` table) cuts the blurb
+    under way the same way, but the pass waits for the turn and then goes on (the
+    step's ``yielded_to_turns`` says how often).
     """
     services = varagity.services
     settings = services.settings
@@ -354,6 +357,7 @@ def chunk_contexts(
             settings=settings,
             on_progress=progress,
             should_pause=lambda: ingest_runs_in_flight(context.instance) > 0,
+            claims=services.model_claims,
         )
 
     def describe(result: stages.ContextResult | NotStored) -> dict[str, object]:
@@ -369,6 +373,7 @@ def chunk_contexts(
             "chunks_per_s": round(written / result.llm_seconds, 3) if result.llm_seconds else 0.0,
             "superseded": result.superseded,
             "paused_for_ingest": result.paused,
+            "yielded_to_turns": result.yielded,
         }
 
     out = ContextualizedFiles(each_file(context, "contextualize", situate, describe=describe))
