@@ -608,12 +608,20 @@ def cmd_bench_backup(args: argparse.Namespace) -> int:
 
 def cmd_bench_load(args: argparse.Namespace) -> int:
     """Run the concurrent-chat load benchmark."""
-    from varagity_bench.load import run_load_benchmark
+    from varagity_bench.load import run_blurb_benchmark, run_load_benchmark
 
     _exit_on_sigterm()
+    if args.during_blurbs:
+        return run_blurb_benchmark(
+            chats=args.chats or 8,
+            files=args.files or 4,
+            url=args.url,
+            api_key=args.api_key,
+            answer_tokens=args.answer_tokens,
+        )
     return run_load_benchmark(
-        chats=args.chats,
-        files=args.files,
+        chats=args.chats or 20,
+        files=args.files or 20,
         url=args.url,
         api_key=args.api_key,
         answer_tokens=args.answer_tokens,
@@ -973,8 +981,15 @@ def build_parser() -> argparse.ArgumentParser:
         "bench-load",
         help="N concurrent SSE chats during an ingest: errors, time to retrieval/done p50/p95",
     )
-    load.add_argument("--chats", type=int, default=20)
-    load.add_argument("--files", type=int, default=20, help="files uploaded during the chats")
+    load.add_argument("--chats", type=int, help="chats (default 20; 8 with --during-blurbs)")
+    load.add_argument(
+        "--files", type=int, help="files uploaded (default 20; 4 with --during-blurbs)"
+    )
+    load.add_argument(
+        "--during-blurbs",
+        action="store_true",
+        help="instead: first token of a chat asked alone while files are contextualized vs idle",
+    )
     load.add_argument("--url", help="load a running API instead of a private stack")
     load.add_argument("--api-key", help="the running API's API_KEY")
     load.add_argument(

@@ -53,7 +53,7 @@ from datetime import datetime
 from typing import Literal, Protocol, get_args
 
 from varagity.chat.base import ChatEngine, PreparedQuery, Turn
-from varagity.chat.queue import answer_queue
+from varagity.chat.queue import ANSWERS, ModelTurn, QueueReason, answer_queue
 from varagity.chat.registry import build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import (
@@ -204,13 +204,18 @@ class TurnRetrieval:
 
 @dataclass(frozen=True, slots=True)
 class TurnQueued:
-    """The model is busy with other answers: this turn waits in line.
+    """The model is busy: this turn waits in line.
 
     Attributes:
         position: 1-based place in the line (1: next to be answered).
+        reason: What holds the model: ``"answers"``, other chats of this process
+            ahead in line; ``"context"``, contextualization blurbs of an ingest (any
+            process or host), which give the model up within moments of this turn's
+            claim on it (:class:`~varagity.chat.queue.ModelTurn`).
     """
 
     position: int
+    reason: QueueReason = ANSWERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,11 +372,13 @@ def _run(
     yield evidence
     passages = evidence.passages
     line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
+    # the claim tells blurb passes elsewhere (through Postgres) to give the model up
+    turn = ModelTurn(line, getattr(services, "model_claims", None))
     queued = time.perf_counter()
     waited = False
-    for position in line.enter(heartbeat=QUEUE_HEARTBEAT_SECONDS):
+    for wait in turn.enter(heartbeat=QUEUE_HEARTBEAT_SECONDS):
         waited = True
-        yield TurnQueued(position)
+        yield TurnQueued(wait.position, wait.reason)
     if waited:
         timings["queued"] = _ms(queued)
     try:
@@ -380,7 +387,7 @@ def _run(
             services, request, prepared, passages, timings, generating
         )
     finally:
-        line.leave()
+        turn.leave()
     timings["generate"] = _ms(generating)
     timings["total"] = _ms(started)
     yield TurnDone(

@@ -83,7 +83,7 @@ async def turn_events(
     timings: dict[str, float] = {}
     outcome = "aborted"  # until the turn is saved or fails
     evidence: TurnRetrieval | None = None
-    told_position = 0  # the queue position the client was last told
+    told: tuple[int, str] = (0, "")  # the place in line and reason the client was last told
     events = run_turn(services, turn)
     try:
         async for event in iterate_in_threadpool(events):
@@ -112,16 +112,20 @@ async def turn_events(
                         index_as_of=event.index_as_of,
                 )
             elif isinstance(event, TurnQueued):
-                if event.position == told_position:  # the runner's heartbeat: nothing new
+                if (event.position, event.reason) == told:  # the runner's heartbeat
                     continue
-                told_position = event.position
+                told = (event.position, event.reason)
                 ahead = event.position - 1
-                message = (
-                    "Waiting for the model: it is answering another chat."
-                    if ahead == 0
-                    else f"Waiting for the model: {ahead} chats ahead of this one."
+                if event.reason == "context":
+                    message = "Waiting for the model: it is writing search context for new files."
+                elif ahead == 0:
+                    message = "Waiting for the model: it is answering another chat."
+                else:
+                    message = f"Waiting for the model: {ahead} chats ahead of this one."
+                yield sse_event(
+                    "queued",
+                    QueuedEvent(position=event.position, reason=event.reason, message=message),
                 )
-                yield sse_event("queued", QueuedEvent(position=event.position, message=message))
             elif isinstance(event, ReasoningDelta):
                 yield sse_event("reasoning", ReasoningEvent(delta=event.text))
             elif isinstance(event, TokenDelta):

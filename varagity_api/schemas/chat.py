@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from varagity.chat.queue import QueueReason
 from varagity.chat.turn import QUESTION_MAX_CHARS, StopReason
 from varagity.config import ChatEngineName
 from varagity_api.schemas.common import (
@@ -78,11 +79,15 @@ class RetrievalEvent(BaseModel):
         "answer and on an empty corpus.",
     )
 class QueuedEvent(BaseModel):
-    """The model is busy with other answers: this turn waits in line (sent after
-    ``retrieval``, again whenever the position changes, before the first delta)."""
+    """The model is busy: this turn waits (sent after ``retrieval``, again whenever the
+    position or the reason changes, before the first delta)."""
 
     position: int = Field(ge=1, description="Place in line; 1 is answered next.")
-    message: str
+    reason: QueueReason = Field(
+        description="What holds the model: other chats' answers, or the search context "
+        "(blurbs) being written for new files, which gives the model up within moments."
+    )
+    message: str = Field(description="What to show the user while waiting.")
 
 
 class ReasoningEvent(BaseModel):
