@@ -8,6 +8,12 @@ and the last queue position, to the first answer token and to ``done``; it count
 failures, ``error`` events and streams that ended without ``done``. It prints p50/p95
 of each and how many of the uploaded files were indexed by the end. Numbers depend on
 the machine; it asserts nothing.
+
+``--during-blurbs`` (:func:`run_blurb_benchmark`) measures instead what one chat waits
+for while a corpus is being contextualized: chats asked one at a time on the idle
+stack, then one at a time while the blurb runs of freshly uploaded files are under
+way; it prints the first-token p50 of both, their ratio, and how many chats were told
+they waited for search context.
 """
 
 from __future__ import annotations
@@ -212,4 +218,112 @@ def run_load_benchmark(
         + (f" (places in line up to {max(positions, default=0)})" if queued else "")
     )
     print(f"  uploaded files indexed when the chats ended: {indexed} of {stored}")
+    return 1 if errors else 0
+
+
+def _contextualizing(base: str, headers: dict[str, str], prefix: str) -> tuple[int, int]:
+    """``(files still being contextualized, files indexed)`` under ``prefix``."""
+    r = httpx.get(f"{base}/api/documents", headers=headers, timeout=60)
+    r.raise_for_status()
+    docs = [
+        d
+        for d in r.json()["documents"]
+        if d["relative_path"].startswith(prefix) and d["status"] == "indexed"
+    ]
+    return sum(1 for d in docs if d.get("contextualizing")), len(docs)
+
+
+def _one_at_a_time(base: str, headers: dict[str, str], n: int, rng: random.Random) -> ChatTiming:
+    timing = ChatTiming()
+    _chat(base, QUESTIONS[n % len(QUESTIONS)] + f" ({rng.randrange(10**6)})", headers, timing)
+    return timing
+
+
+def run_blurb_benchmark(
+    *,
+    chats: int = 8,
+    files: int = 4,
+    url: str | None = None,
+    api_key: str | None = None,
+    answer_tokens: int = 64,
+    paragraphs: int = 12,
+) -> int:
+    """First token of a chat while a corpus is contextualized vs idle; prints the table.
+
+    Chats are asked one after another (never two at once), ``chats`` on the idle stack,
+    then ``chats`` while the blurb runs of ``files`` uploaded files are under way; a
+    chat counts for the busy figure only when blurbs were still being written when it
+    ended. With ``url`` the running stack must contextualize (``CONTEXTUALIZE=true``)
+    and be idle when this starts.
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    stack: Stack | None = None
+    root: Path | None = None
+    idle: list[ChatTiming] = []
+    busy: list[ChatTiming] = []
+    late = 0
+    try:
+        if url is None:
+            root, settings = private_stack_settings(
+                "varagity-load-", CONTEXTUALIZE=True, LLM_MAX_TOKENS=answer_tokens
+            )
+            settings.docs_path.mkdir(parents=True)
+            rng = random.Random(5)
+            for i in range(2):
+                (settings.docs_path / f"seed-{i}.md").write_text(generate_file(rng, i, 3))
+            stack = Stack(settings)
+            print(f"starting a private stack under {root} ...", flush=True)
+            stack.start()
+            url = f"http://{settings.HOST}:{settings.API_PORT}"
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:  # idle: seeds indexed and contextualized
+            pending, indexed = _contextualizing(url, headers, "")
+            if indexed and not pending:
+                break
+            time.sleep(2)
+        rng = random.Random(int(time.time()))
+        print(f"{chats} chats one at a time on the idle stack ...", flush=True)
+        idle = [_one_at_a_time(url, headers, n, rng) for n in range(chats)]
+        batch = {
+            f"blurbs-{rng.randrange(10**8)}-{i}.md": generate_file(rng, 100 + i, paragraphs)
+            for i in range(files)
+        }
+        _upload(url, headers, batch)
+        print(f"uploaded {files} files; waiting for their blurb runs ...", flush=True)
+        while time.monotonic() < deadline:
+            pending, indexed = _contextualizing(url, headers, "load-bench/")
+            if indexed == files and pending:
+                break
+            time.sleep(1)
+        # the blurb sensor asks for the runs after the ingest; give them a moment
+        time.sleep(10)
+        print(f"{chats} chats one at a time while they are contextualized ...", flush=True)
+        while len(busy) < chats and time.monotonic() < deadline:
+            timing = _one_at_a_time(url, headers, len(busy), rng)
+            if _contextualizing(url, headers, "load-bench/")[0] == 0:
+                late += 1  # the blurbs were done before this chat was: not counted
+                break
+            busy.append(timing)
+    finally:
+        if stack is not None:
+            stack.stop()
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+
+    def firsts(timings: list[ChatTiming]) -> list[float]:
+        return [t.first_token for t in timings if t.first_token is not None]
+
+    errors = [t.error for t in idle + busy if t.error]
+    told = [t for t in busy if "queued" in t.events]
+    print(f"\nfirst token of a chat asked alone, idle vs while {files} files are contextualized")
+    print(f"  errors: {len(errors)}" + "".join(f"\n    {e}" for e in errors[:5]))
+    print(f"  {'':34} {'p50':>7}  {'p95':>7}  chats")
+    print(f"  {'idle':34} {_pcts(firsts(idle))}  {len(firsts(idle))}")
+    print(f"  {'while blurbs are written':34} {_pcts(firsts(busy))}  {len(firsts(busy))}")
+    if firsts(idle) and firsts(busy):
+        ratio = statistics.median(firsts(busy)) / statistics.median(firsts(idle))
+        print(f"  ratio of p50s: {ratio:.2f}x (goal: at most 1.25x)")
+    print(f"  told 'queued' in-band while blurbs were written: {len(told)} of {len(busy)}")
+    if late:
+        print("  the blurbs were all written before the last chat ended (it is not counted)")
     return 1 if errors else 0
