@@ -20,8 +20,10 @@ describe("parseChatEvent", () => {
     });
     expect(parseChatEvent(message("queued", { position: 2, message: "1 ahead" }))).toEqual({
       type: "queued",
-      data: { position: 2, message: "1 ahead" },
+      data: { position: 2, reason: "answers", message: "1 ahead" },
     });
+    const context = { position: 1, reason: "context", message: "writing search context" };
+    expect(parseChatEvent(message("queued", context))).toEqual({ type: "queued", data: context });
     expect(parseChatEvent(message("done", { answer: "x", cited: [], timings_ms: {} }))?.type).toBe("done");
     expect(parseChatEvent(message("error", { code: "model_unavailable", message: "down" }))).toEqual({
       type: "error",

@@ -56,7 +56,12 @@ export function parseChatEvent(message: SseMessage): ChatEvent | null {
       if (typeof data.position !== "number") throw malformed(message, "needs position");
       return {
         type: "queued",
-        data: { position: data.position, message: String(data.message ?? "") },
+        data: {
+          position: data.position,
+          // "context": blurbs for new files hold the model (older servers send no reason)
+          reason: data.reason === "context" ? "context" : "answers",
+          message: String(data.message ?? ""),
+        },
       };
     case "token":
     case "reasoning":

@@ -2358,17 +2358,26 @@ export interface components {
         };
         /**
          * QueuedEvent
-         * @description The model is busy with other answers: this turn waits in line (sent after
-         *     ``retrieval``, again whenever the position changes, before the first delta).
+         * @description The model is busy: this turn waits (sent after ``retrieval``, again whenever the
+         *     position or the reason changes, before the first delta).
          */
         QueuedEvent: {
-            /** Message */
+            /**
+             * Message
+             * @description What to show the user while waiting.
+             */
             message: string;
             /**
              * Position
              * @description Place in line; 1 is answered next.
              */
             position: number;
+            /**
+             * Reason
+             * @description What holds the model: other chats' answers, or the search context (blurbs) being written for new files, which gives the model up within moments.
+             * @enum {string}
+             */
+            reason: "answers" | "context";
         };
         /**
          * ReasoningEvent

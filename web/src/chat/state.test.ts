@@ -52,10 +52,18 @@ describe("chatReducer", () => {
     const queued = run(
       ask,
       { type: "event", id: "t1", event: { type: "retrieval", data: retrieval(1) } },
-      { type: "event", id: "t1", event: { type: "queued", data: { position: 2, message: "1 ahead" } } },
-      { type: "event", id: "t1", event: { type: "queued", data: { position: 1, message: "next" } } },
+      {
+        type: "event",
+        id: "t1",
+        event: { type: "queued", data: { position: 2, reason: "answers", message: "1 ahead" } },
+      },
+      {
+        type: "event",
+        id: "t1",
+        event: { type: "queued", data: { position: 1, reason: "context", message: "next" } },
+      },
     );
-    expect(queued.turns[0]?.queue).toEqual({ position: 1, message: "next" });
+    expect(queued.turns[0]?.queue).toEqual({ position: 1, reason: "context", message: "next" });
     expect(isLive(queued.turns[0]!)).toBe(true);
     const answering = chatReducer(queued, {
       type: "event",
