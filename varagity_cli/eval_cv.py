@@ -49,45 +49,29 @@ def cmd_eval_cv(args: argparse.Namespace) -> int:
     if bad:
         print(f"error: --methods takes {', '.join(runner.GRID_METHODS)}", file=sys.stderr)
         return 2
-    configs = eval_configs.grid_configs(grid)
     prefer = eval_configs.default_grid_name()
     settings = get_settings().model_copy(update={"CONTEXTUALIZE": False})
-    suites = [load_suite(path) for path in args.suite]
-    ks = sorted({args.k, args.k_max, 5, 10, 20})
-    print(
-        f"{len(configs)} configuration(s) x {len(suites)} suite(s), "
-        f"{len(grid.chunks)} ingest(s) per suite; defaults: {prefer}"
-    )
-    data = []
-    vectors: dict[str, list[float]] = {}
-    raw: dict[str, list[dict[str, object]]] = {}
-    with local_model_servers(settings, settings.home / "logs", chat=False):
-        for suite in suites:
-            split = cv.split_halves(suite.answerable, seed=args.seed)
-            print(f"suite {suite.name}: halves of {len(split.a)} and {len(split.b)} questions")
-            sys.stdout.flush()
-            results = runner.run_grid(
-                settings, suite, configs, ks, progress=print, query_vectors=vectors
-            )
-            failed = [r for r in results if not r.ok]
-            for r in failed:
-                print(f"  {r.config}: {r.error}")
-            if len(failed) == len(results):
-                print(f"error: nothing ran on suite {suite.name}", file=sys.stderr)
-                return 1
-            data.append(
-                cv.SuiteScores(
-                    suite.name,
-                    split,
-                    {r.config: {s.query_id: s for s in r.scores} for r in results if r.ok},
-                )
-            )
-            raw[suite.name] = [r.to_dict() for r in results]
-    report = cv.cross_validate(
-        data, k=args.k, k_max=args.k_max, prefer=prefer, rank_tolerance=args.tolerance
-    )
-    print()
-    print(cv.format_report(report, top=args.top))
+    # rows of earlier reports (--from), by suite folder; a run adds to them
+    paths: dict[str, str] = {}
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for earlier in args.from_report or []:
+        saved = json.loads(Path(earlier).read_text(encoding="utf-8"))
+        for name, found in saved.get("results", {}).items():
+            folder = saved.get("suites", {}).get(name)
+            if folder:
+                paths.setdefault(name, folder)
+            for row in found:
+                rows.setdefault(name, {})[row["config"]] = row
+    for folder in args.suite or []:
+        paths[load_suite(folder).name] = str(Path(folder).resolve())
+    if not paths:
+        print("error: give --suite (or --from a report that names its suites)", file=sys.stderr)
+        return 2
+    suites = [load_suite(folder) for folder in paths.values()]
+    missing = [name for name in rows if name not in paths]
+    if missing:
+        print(f"error: give --suite for {', '.join(missing)}", file=sys.stderr)
+        return 2
     out = (
         Path(args.out)
         if args.out
@@ -97,14 +81,56 @@ def cmd_eval_cv(args: argparse.Namespace) -> int:
         / f"cv-{runner.default_report_path(settings, suites[0]).name}"
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "seed": args.seed,
-        "grid": [c.name for c in configs],
-        "splits": {s.suite: {"A": list(s.split.a), "B": list(s.split.b)} for s in data},
-        "report": cv.report_to_dict(report),
-        "results": raw,
-    }
-    out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+    def save(report: cv.CvReport | None) -> None:
+        payload = {
+            "seed": args.seed,
+            "suites": {s.name: paths[s.name] for s in suites},
+            "splits": {
+                s.name: {"A": list(sp.a), "B": list(sp.b)}
+                for s in suites
+                for sp in [cv.split_halves(s.answerable, seed=args.seed)]
+            },
+            "report": cv.report_to_dict(report) if report else None,
+            "results": {name: list(by_config.values()) for name, by_config in rows.items()},
+        }
+        out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+
+    if not args.from_report:
+        configs = eval_configs.grid_configs(grid)
+        ks = sorted({args.k, args.k_max, 5, 10, 20})
+        print(
+            f"{len(configs)} configuration(s) x {len(suites)} suite(s), "
+            f"{len(grid.chunks)} ingest(s) per suite; defaults: {prefer}"
+        )
+        vectors: dict[str, list[float]] = {}
+        with local_model_servers(settings, settings.home / "logs", chat=False):
+            for suite in suites:
+                print(f"suite {suite.name}: {len(suite.answerable)} answerable question(s)")
+                sys.stdout.flush()
+                results = runner.run_grid(
+                    settings, suite, configs, ks, progress=print, query_vectors=vectors
+                )
+                for r in results:
+                    if not r.ok:
+                        print(f"  {r.config}: {r.error}")
+                    rows.setdefault(suite.name, {})[r.config] = r.to_dict()
+                save(None)  # a run cut short keeps the suites it finished (--from)
+    data = []
+    for suite in suites:
+        scores = cv.scores_from_rows(rows.get(suite.name, {}).values())
+        if not scores:
+            print(f"error: nothing was scored on suite {suite.name}", file=sys.stderr)
+            return 1
+        split = cv.split_halves(suite.answerable, seed=args.seed)
+        print(f"suite {suite.name}: halves of {len(split.a)} and {len(split.b)} questions")
+        data.append(cv.SuiteScores(suite.name, split, scores))
+    report = cv.cross_validate(
+        data, k=args.k, k_max=args.k_max, prefer=prefer, rank_tolerance=args.tolerance
+    )
+    print()
+    print(cv.format_report(report, top=args.top))
+    save(report)
     print(f"\nreport: {out}")
     return 0
 
@@ -116,18 +142,23 @@ def add_eval_cv_parser(sub: Any) -> None:
         help="cross-validate a grid of retrieval settings (chunks, fusion) over suites: "
         "choose on one half of the questions, report on the other, then swap",
     )
+    cvp.add_argument("--suite", action="append", help="suite folder; repeat for several")
     cvp.add_argument(
-        "--suite", action="append", required=True, help="suite folder; repeat for several"
+        "--from",
+        dest="from_report",
+        action="append",
+        help="recompute the folds from an earlier eval-cv report (repeat to merge several; "
+        "no retrieval runs): another --seed, --k or --tolerance on the same scores",
     )
     cvp.add_argument("--seed", type=int, default=0, help="the split's seed (default 0)")
     cvp.add_argument("--k", type=int, default=5, help="choose on Pass@k (default 5)")
     cvp.add_argument("--k-max", type=int, default=20, help="MRR / second Pass@ cut-off (20)")
     cvp.add_argument(
         "--chunks",
-        default="1200/200,1600/200",
+        default="1200/200,1600/200,2000/200",
         help="CHUNK_SIZE/CHUNK_OVERLAP pairs, comma-separated (an ingest each)",
     )
-    cvp.add_argument("--weights", default="0.3,0.4,0.5,0.6", help="SEMANTIC_WEIGHT values")
+    cvp.add_argument("--weights", default="0.2,0.3,0.4,0.5", help="SEMANTIC_WEIGHT values")
     cvp.add_argument("--rrf", default="0,10,30,60", help="RRF_K values")
     cvp.add_argument("--arms", default="20,40,80", help="ARM_CANDIDATES values")
     cvp.add_argument(

@@ -14,6 +14,7 @@ from varagity.eval.cv import (
     format_report,
     ranks,
     report_to_dict,
+    scores_from_rows,
     split_halves,
     standings,
     stratum,
@@ -203,6 +204,22 @@ def test_cross_validate_needs_suites_with_distinct_names() -> None:
     data = suite_scores("code", {"a": hits(0)})
     with pytest.raises(ValueError, match="unique"):
         cross_validate([data, data])
+
+
+def test_scores_from_saved_rows_skip_configs_that_did_not_run() -> None:
+    rows = [
+        {
+            "config": "a",
+            "available": True,
+            "error": None,
+            "questions": [{"id": "q1", "found_ranks": [3, None]}],
+        },
+        {"config": "b", "available": True, "error": "boom", "questions": []},
+        {"config": "c", "available": False, "error": None, "questions": []},
+    ]
+    scores = scores_from_rows(rows)
+    assert list(scores) == ["a"]
+    assert scores["a"]["q1"] == QueryScore("q1", (3, None))
 
 
 # --- the grid ------------------------------------------------------------------------

@@ -21,7 +21,7 @@ returns dataclasses; :func:`varagity.eval.runner.run_grid` produces the scores.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +112,21 @@ class SuiteScores:
                 pass_at_k(picked, k), mrr_at_k(picked, k_max), pass_at_k(picked, k_max), len(picked)
             )
         return out
+
+
+def scores_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, QueryScore]]:
+    """``{config: {question id: score}}`` from saved result rows (``ConfigResult.to_dict``).
+
+    Rows that did not run (``available`` false or an ``error``) are left out.
+    """
+    out: dict[str, dict[str, QueryScore]] = {}
+    for row in rows:
+        if not row.get("available", True) or row.get("error"):
+            continue
+        out[row["config"]] = {
+            q["id"]: QueryScore(q["id"], tuple(q["found_ranks"])) for q in row["questions"]
+        }
+    return out
 
 
 def ranks(scores: Mapping[str, HalfScore], digits: int = 9) -> dict[str, int]:
