@@ -52,6 +52,8 @@ def test_a_claim_is_seen_by_another_process_until_released(
         assert worker.live("turn") == 1
         assert worker.live("blurb") == 0  # kinds are apart
         assert api.live("turn", others_than=claim) == 0
+        # a claim held longer than max_age is not counted (leaked by its holder)
+        assert worker.live("turn", max_age=3600) == 1 and worker.live("turn", max_age=0) == 0
         with worker.holding("blurb"):
             assert api.live("blurb") == 1 and api.live("turn") == 1
         assert api.live("blurb") == 0

@@ -55,6 +55,9 @@ CONTEXT_GROUP_SIZE = 4
 #: How often a blurb under way (or a pass waiting for chat turns) looks for turns that
 #: want the model: the cut comes this long after a turn claims it, plus a few tokens.
 TURN_CHECK_SECONDS = 0.2
+#: A turn claim older than this is not waited for: no answer takes so long, so its
+#: holder leaked it (a turn generator never closed) and blurbs would starve.
+TURN_CLAIM_MAX_AGE_SECONDS = 600.0
 
 
 class ChunkDraft(BaseModel):
@@ -569,11 +572,18 @@ class _TurnGate:
         self.claims = claims
         self.yielded = 0
         self._waited = 0.0
-        self._cached = Throttled(lambda: claims.live("turn") > 0, TURN_CHECK_SECONDS)
+        self._cached = Throttled(self._ask, TURN_CHECK_SECONDS)
+
+    def _ask(self) -> bool:
+        return self.claims.live("turn", max_age=TURN_CLAIM_MAX_AGE_SECONDS) > 0
 
     def turn_waiting(self, *, fresh: bool = False) -> bool:
         """Whether a chat turn wants the model (``fresh``: asked now, not throttled)."""
-        return self.claims.live("turn") > 0 if fresh else self._cached()
+        if not fresh:
+            return self._cached()
+        answer = self._ask()
+        self._cached.set(answer)
+        return answer
 
     def stop_when(self, pause: Callable[[], bool]) -> Callable[[], bool]:
         """What a blurb under way asks every few tokens: pause for ingest, or a turn."""

@@ -126,13 +126,22 @@ class ModelClaims:
         finally:
             self.release(claim_id)
 
-    def live(self, kind: ClaimKind, *, others_than: uuid.UUID | None = None) -> int:
+    def live(
+        self,
+        kind: ClaimKind,
+        *,
+        others_than: uuid.UUID | None = None,
+        max_age: float | None = None,
+    ) -> int:
         """How many unexpired claims of ``kind`` there are on this model (every process,
-        every host), not counting ``others_than``."""
+        every host), not counting ``others_than`` nor, with ``max_age``, claims made
+        longer ago than that many seconds (a holder that leaked one keeps renewing it)."""
         rows = self._execute(
             "SELECT count(*) FROM model_claims WHERE model = %s AND kind = %s"
-            " AND expires_at > clock_timestamp() AND claim_id IS DISTINCT FROM %s",
-            (self.model, kind, others_than),
+            " AND expires_at > clock_timestamp() AND claim_id IS DISTINCT FROM %s"
+            " AND (%s::float8 IS NULL"
+            "  OR claimed_at > clock_timestamp() - make_interval(secs => %s::float8))",
+            (self.model, kind, others_than, max_age, max_age),
         )
         return int(rows[0][0])  # type: ignore[call-overload]
 
@@ -173,6 +182,10 @@ class Throttled:
         self.interval = interval
         self._at = -float("inf")
         self._answer = False
+
+    def set(self, answer: bool) -> None:
+        """Take ``answer``, just asked elsewhere, as the latest one."""
+        self._answer, self._at = answer, time.monotonic()
 
     def __call__(self) -> bool:
         """The answer, asked again when the last one is older than ``interval``."""
