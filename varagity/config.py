@@ -63,6 +63,8 @@ RUNTIME_EDITABLE = (
     "LLM_MAX_TOKENS",
     "LLM_TEMPERATURE",
     "ANSWER_CITATIONS",
+    "ANSWER_CONTEXT",
+    "ANSWER_CONTEXT_TOKENS",
     "CONTEXT_MAX_TOKENS",
     "RETRIEVAL_METHOD",
     "SEMANTIC_WEIGHT",
@@ -162,11 +164,28 @@ class Settings(BaseSettings):
     LLM_PRESENCE_PENALTY: float = Field(
         default=0.0, ge=-2.0, le=2.0, description="Answers: OpenAI presence_penalty."
     )
-    ANSWER_CITATIONS: Literal["attributed", "model"] = Field(
-        default="attributed",
-        description="Answers: 'attributed' cites each sentence with the passage that "
-        "supports it and drops the model's unsupported markers (varagity/generation/"
-        "grounding.py); 'model' leaves the model's own markers as written.",
+    ANSWER_CITATIONS: Literal["quoted", "attributed", "model"] = Field(
+        default="quoted",
+        description="Answers: 'quoted' releases each sentence only once a verbatim quote of "
+        "a passage holds the values it states, cites that passage and sends the quote with "
+        "it; a sentence without one is dropped and an answer left with none abstains "
+        "(varagity/generation/quotes.py). 'attributed' streams every sentence and cites the "
+        "passage that supports it (varagity/generation/grounding.py); 'model' leaves the "
+        "model's own markers as written.",
+    )
+    ANSWER_CONTEXT: Literal["sentences", "chunks"] = Field(
+        default="sentences",
+        description="Answers: what the model is shown of each passage: 'sentences', the "
+        "sentences (or table rows) that share the most words with the question, with their "
+        "neighbours, within ANSWER_CONTEXT_TOKENS; 'chunks', the whole chunks. Smaller "
+        "prompts give the first token sooner (docs/models.md has the measurements).",
+    )
+    ANSWER_CONTEXT_TOKENS: int = Field(
+        default=250,
+        ge=64,
+        le=32000,
+        description="Answers with ANSWER_CONTEXT=sentences: about how many tokens of "
+        "passage text the prompt carries.",
     )
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."

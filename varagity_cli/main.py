@@ -1,12 +1,14 @@
 """The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``chat``, ``search``,
-``reingest``, ``backup``, ``bench``, ``eval``, ``models``."""
+``reingest``, ``backup``, ``bench``, ``eval``, ``feedback``, ``models``."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -16,6 +18,7 @@ from varagity_cli.eval_cv import add_eval_cv_parser
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
+    from varagity.records import Quote
     from varagity.services import Services
     from varagity.stores.conversation_store import ConversationStore
 
@@ -118,7 +121,94 @@ def cmd_ask(args: argparse.Namespace) -> int:
         services.close()
 
 
-CHAT_HELP = "/new starts a new conversation, /quit or Ctrl-D leaves, Ctrl-C stops an answer"
+CHAT_HELP = (
+    "/new starts a new conversation, /quit or Ctrl-D leaves, Ctrl-C stops an answer; "
+    "/good, /bad rate the last answer (/help for more)"
+)
+FEEDBACK_HELP = """Rate the last answer (it is saved with the conversation):
+  /good               the answer is right
+  /bad                the answer is wrong
+  /good N, /bad N     source [N] of the answer is (not) useful evidence
+  /bad passage N      the answer is wrong, and source [N] is the passage that answers
+  /bad none           the answer is wrong, and no source answers the question
+  /unrate [N]         take back the rating of the answer (or of source [N])
+End any of them with -- and a comment: /bad none -- the manual is not indexed.
+/bad passage N and /bad none add the question to the corpus's feedback suite,
+which the answer gate runs (varagity eval --feedback)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackCommand:
+    """A parsed ``/good`` or ``/bad`` (``rating`` None: ``/unrate``)."""
+
+    rating: str | None
+    source: int | None = None
+    answered_by: int | None = None
+    none_answers: bool = False
+    comment: str | None = None
+
+    def describe(self) -> str:
+        """What the rating says, in words."""
+        if self.rating is None:
+            target = "the answer" if self.source is None else f"source [{self.source}]"
+            return f"rating of {target} taken back"
+        thumb = "thumbs-up" if self.rating == "up" else "thumbs-down"
+        text = f"{thumb} on " + ("the answer" if self.source is None else f"source [{self.source}]")
+        if self.answered_by is not None:
+            text += f"; source [{self.answered_by}] marked as the passage that answers"
+        elif self.none_answers:
+            text += "; no source answers"
+        if self.answered_by is not None or self.none_answers:
+            text += " (the question joins the feedback suite)"
+        return text + (f"; comment: {self.comment!r}" if self.comment else "")
+
+
+def parse_feedback(line: str) -> FeedbackCommand:
+    """Parse ``/good``, ``/bad`` or ``/unrate`` with their arguments (see FEEDBACK_HELP).
+
+    Raises:
+        ValueError: Saying what is wrong with ``line``.
+    """
+    body, _, comment = line.partition(" -- ")
+    if body.rstrip().endswith(" --"):
+        body = body.rstrip()[:-3]
+    words = body.split()
+    command, args = words[0], [w.lower() for w in words[1:]]
+    note = comment.strip() or None
+
+    def number(word: str) -> int:
+        if not word.isdigit() or int(word) < 1:
+            raise ValueError(f"{word!r} is not a source number (1, 2, ...)")
+        return int(word)
+
+    rating = {"/good": "up", "/bad": "down", "/unrate": None}[command]
+    if not args:
+        return FeedbackCommand(rating, comment=note)
+    if len(args) == 1 and args[0].isdigit():
+        return FeedbackCommand(rating, source=number(args[0]), comment=note)
+    if command == "/bad" and args == ["none"]:
+        return FeedbackCommand("down", none_answers=True, comment=note)
+    if command == "/bad" and len(args) == 2 and args[0] == "passage":
+        return FeedbackCommand("down", answered_by=number(args[1]), comment=note)
+    raise ValueError(f"cannot read {line!r}")
+
+
+def save_feedback(services: Services, message_id: str, command: FeedbackCommand) -> None:
+    """Store ``command`` on the answer ``message_id`` (or remove a rating: ``/unrate``)."""
+    from varagity.stores.feedback_store import FeedbackStore
+
+    store = FeedbackStore(services.pg)
+    if command.rating is None:
+        store.delete(message_id, command.source)
+        return
+    store.put(
+        message_id,
+        command.rating,
+        source=command.source,
+        answered_by=command.answered_by,
+        none_answers=command.none_answers,
+        comment=command.comment,
+    )
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
@@ -197,12 +287,15 @@ def chat_loop(
     out = out or sys.stdout
     err = err or sys.stderr
     turns = services.settings.CHAT_HISTORY_TURNS
+    last_answer: str | None = None  # the message /good and /bad rate
     if conversation_id is not None:
         try:
             history(store, conversation_id, turns)
+            answers = store.get_conversation(conversation_id).messages
         except ConversationNotFound as exc:
             print(f"error: {exc}", file=err)
             return 2
+        last_answer = next((m.message_id for m in reversed(answers) if m.role == "assistant"), None)
     interactive = inp.isatty()
     where = "the message graph" if corpus == "graph" else "the documents"
     print(f"Chatting over {where}: {CHAT_HELP}.", file=err)
@@ -227,8 +320,14 @@ def chat_loop(
         if question in ("/quit", "/exit"):
             return 0
         if question == "/new":
-            conversation_id = None
+            conversation_id = last_answer = None
             print("(new conversation)", file=err)
+            continue
+        if question == "/help":
+            print(f"{CHAT_HELP}.\n{FEEDBACK_HELP}", file=err)
+            continue
+        if question.split()[0] in ("/good", "/bad", "/unrate"):
+            _rate(services, last_answer, question, err)
             continue
         if question.startswith("/"):
             print(f"unknown command {question}: {CHAT_HELP}", file=err)
@@ -255,13 +354,39 @@ def chat_loop(
             continue  # the turn failed (render_turn said why): nothing to keep
         target = conversation_id or new_id()
         try:
-            save_turn(store, target, question, turn.evidence, turn.done)
+            saved = save_turn(store, target, question, turn.evidence, turn.done)
+            last_answer = saved.assistant_message_id
         except psycopg.Error as exc:
             print(f"the answer could not be saved: {exc}", file=err)
             continue
         if conversation_id is None:
             print(f"(conversation {target})", file=err)
         conversation_id = target
+
+
+def _rate(services: Services, message_id: str | None, line: str, err: TextIO) -> None:
+    """Apply one ``/good``/``/bad``/``/unrate`` line to the last answer; say what happened."""
+    import psycopg
+
+    from varagity.stores.feedback_store import FeedbackNotFound, InvalidFeedback, MessageNotFound
+
+    try:
+        command = parse_feedback(line)
+    except ValueError as exc:
+        print(f"{exc}\n{FEEDBACK_HELP}", file=err)
+        return
+    if message_id is None:
+        print("nothing to rate yet: ask a question first", file=err)
+        return
+    try:
+        save_feedback(services, message_id, command)
+    except (InvalidFeedback, MessageNotFound, FeedbackNotFound) as exc:
+        print(f"feedback not saved: {exc}", file=err)
+        return
+    except psycopg.Error as exc:
+        print(f"feedback not saved: {exc}", file=err)
+        return
+    print(f"(feedback saved: {command.describe()})", file=err)
 
 
 def render_turn(
@@ -308,7 +433,9 @@ def render_turn(
             return 1
         elif isinstance(event, TurnDone):
             assert evidence is not None  # the runner sends the evidence first
-            _print_sources(evidence, set(event.cited), out)
+            _print_sources(evidence, set(event.cited), out, event.quotes)
+            if evidence.index_as_of is not None:
+                print(f"index as of {format_index_as_of(evidence.index_as_of)}", file=out)
             if event.stop_reason == "repetition":
                 print(
                     "(stopped: the answer began repeating itself; without the repeats it "
@@ -320,12 +447,21 @@ def render_turn(
     return 0
 
 
-def _print_sources(evidence: TurnRetrieval, cited: set[int], out: TextIO) -> None:
+def _print_sources(
+    evidence: TurnRetrieval, cited: set[int], out: TextIO, quotes: Sequence[Quote] = ()
+) -> None:
+    """The numbered sources (cited ones starred), each with what the answer quotes of it."""
+
+    def print_quotes(n: int) -> None:
+        for text in dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == n):
+            print(f'       "{text}"', file=out)
+
     print("\n\nSources:", file=out)
     chunks = evidence.chunks
     for n, day in enumerate(evidence.days, start=1):
         mark = "*" if n in cited else " "
         print(f" {mark}[{n}] {day.thread_name}, {day.span} ({day.doc_key})", file=out)
+        print_quotes(n)
     if evidence.days:
         print("  (day-grain: each source is one conversation-day)", file=out)
         return
@@ -338,8 +474,16 @@ def _print_sources(evidence: TurnRetrieval, cited: set[int], out: TextIO) -> Non
             f"{_badges(chunk.trace)}"
         )
         print(line, file=out)
+        print_quotes(n)
     if not chunks:
         print("  (none: the corpus has nothing matching, or is empty)", file=out)
+
+
+def format_index_as_of(value: datetime, now: datetime | None = None) -> str:
+    """``3 Dec 14:02`` in local time (``3 Dec 2025 14:02`` in another year)."""
+    local = value.astimezone()
+    year = "" if local.year == (now or datetime.now(local.tzinfo)).year else f" {local.year}"
+    return f"{local.day} {local:%b}{year} {local:%H:%M}"
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -726,6 +870,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not ks or ks[0] <= 0:
         print("error: --k needs positive integers", file=sys.stderr)
         return 2
+    if args.feedback:
+        return cmd_eval_feedback(args)
+    if not args.suite:
+        print("error: give --suite (a suite folder) or --feedback", file=sys.stderr)
+        return 2
     settings = get_settings()
     suite = load_suite(args.suite).limited(args.limit)
     if args.drop:
@@ -781,6 +930,114 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else runner.default_report_path(settings, suite)
     print(f"\nreport: {runner.write_report(out, suite, results, ks, args.limit)}")
     return 0 if any(r.ok for r in results) else 1
+
+
+def cmd_eval_feedback(args: argparse.Namespace) -> int:
+    """Answer the live corpus's feedback suite on the live index, as the answer gate
+    does; print each verdict and the pass rate against its threshold (exit 1 below it)."""
+    import json
+
+    from varagity.eval import answers as eval_answers
+    from varagity.eval.feedback import load_feedback_suite, write_suite
+    from varagity.eval.suite import AnswerThresholds, load_suite
+    from varagity.services import Services
+    from varagity_stack.model_servers import local_model_servers
+
+    settings = get_settings()
+    gate = load_suite(args.suite).answer_thresholds if args.suite else None
+    method = gate.method if gate else settings.RETRIEVAL_METHOD
+    k = args.answer_k or (gate.k if gate else 5)
+    minimum = (gate or AnswerThresholds(method, k, 0, 0, 0, 0)).feedback_pass_rate
+    services = Services.open(settings)
+    try:
+        feedback = load_feedback_suite(services.pg, settings.docs_path)
+        folder = write_suite(feedback, settings.home / "eval" / "feedback")
+        print(
+            f"feedback suite: {len(feedback.records)} question(s) from the live corpus, "
+            f"{len(feedback.skipped)} skipped; written to {folder}"
+        )
+        for skipped in feedback.skipped:
+            print(f"  skipped {skipped['id']}: {skipped['reason']}")
+        suite = feedback.suite
+        if suite is None:
+            print("nothing to answer: no thumbs-down marks a passage (or says none answers)")
+            return 0
+        with local_model_servers(settings, settings.home / "logs"):
+            result = eval_answers.evaluate_answers(
+                services,
+                suite.limited(args.limit),
+                method,
+                k,
+                config=f"feedback/{method}",
+                progress=print,
+                facts_required=False,
+            )
+    finally:
+        services.close()
+    summary = result.summary
+    print()
+    print(eval_answers.format_table([result]))
+    verdict = "passes" if summary.pass_rate >= minimum else "FAILS"
+    print(
+        f"\nfeedback: {summary.pass_rate:.3f} of {summary.n} passed; the gate "
+        f"(answers.feedback_pass_rate {minimum}) {verdict}"
+    )
+    for qid in summary.failing.get("pass_rate", []):
+        print(f"  failed: {qid}")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
+        print(f"report: {out}")
+    return 0 if summary.pass_rate >= minimum else 1
+
+
+def cmd_feedback_list(args: argparse.Namespace) -> int:
+    """Print the stored ratings, newest first."""
+    from varagity.services import Services
+    from varagity.stores.feedback_store import FeedbackStore
+
+    services = Services.open(get_settings())
+    try:
+        rows = FeedbackStore(services.pg).recent(rating=args.rating, limit=args.limit)
+    finally:
+        services.close()
+    for fb in rows:
+        target = "answer" if fb.source is None else f"source [{fb.source}]"
+        mark = (
+            f", passage [{fb.answered_by}] answers"
+            if fb.answered_by is not None
+            else (", none answers" if fb.none_answers else "")
+        )
+        comment = f" -- {fb.comment}" if fb.comment else ""
+        print(
+            f"{fb.updated_at:%Y-%m-%d %H:%M} {fb.rating:>4} {target}{mark} "
+            f"(message {fb.message_id}, conversation {fb.conversation_id}){comment}"
+        )
+    if not rows:
+        print("no feedback yet")
+    return 0
+
+
+def cmd_feedback_export(args: argparse.Namespace) -> int:
+    """Write the live corpus's feedback suite as a suite folder."""
+    from varagity.eval.feedback import load_feedback_suite, write_suite
+    from varagity.services import Services
+
+    settings = get_settings()
+    services = Services.open(settings)
+    try:
+        feedback = load_feedback_suite(services.pg, settings.docs_path)
+    finally:
+        services.close()
+    folder = write_suite(feedback, Path(args.folder))
+    print(
+        f"wrote {len(feedback.records)} question(s) to {folder / 'queries.jsonl'} "
+        f"(corpus {feedback.corpus}; {len(feedback.skipped)} skipped)"
+    )
+    for skipped in feedback.skipped:
+        print(f"  skipped {skipped['id']}: {skipped['reason']}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1022,7 +1279,10 @@ def build_parser() -> argparse.ArgumentParser:
     models.set_defaults(func=cmd_models)
 
     ev = sub.add_parser("eval", help="score retrieval (and answers) on a golden suite")
-    ev.add_argument("--suite", required=True, help="suite folder (queries.jsonl + corpus)")
+    ev.add_argument(
+        "--suite",
+        help="suite folder (queries.jsonl + corpus); with --feedback, whose answer gate applies",
+    )
     which = ev.add_mutually_exclusive_group()
     which.add_argument("--config", help="named config(s), comma-separated (default hybrid)")
     which.add_argument("--matrix", action="store_true", help="every named config")
@@ -1048,12 +1308,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="passages per answer (default: the suite's answer gate k, else 5)",
     )
     which.add_argument(
+        "--feedback",
+        action="store_true",
+        help="answer the live corpus's feedback suite (marked thumbs-downs) on the live index "
+        "and score it as the answer gate does; exit 1 below answers.feedback_pass_rate",
+    )
+    which.add_argument(
         "--drop",
         action="store_true",
         help="remove the suite's isolated stores (databases, BM25 folders) and exit",
     )
     ev.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/...)")
     ev.set_defaults(func=cmd_eval)
+
+    fb = sub.add_parser("feedback", help="ratings of answers and the feedback suite")
+    fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
+    fb_list = fb_sub.add_parser("list", help="the stored ratings, newest first")
+    fb_list.add_argument("--rating", choices=("up", "down"))
+    fb_list.add_argument("--limit", type=int, default=50)
+    fb_list.set_defaults(func=cmd_feedback_list)
+    fb_export = fb_sub.add_parser(
+        "export", help="write the feedback suite as a suite folder (queries.jsonl, suite.json)"
+    )
+    fb_export.add_argument("folder", help="where to write it")
+    fb_export.set_defaults(func=cmd_feedback_export)
 
     add_eval_cv_parser(sub)
     return parser

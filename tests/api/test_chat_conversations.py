@@ -14,6 +14,7 @@ from prometheus_client import REGISTRY
 from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files, serve
 from varagity.config import Settings
+from varagity.generation.grounding import is_abstention
 from varagity.stores.conversation_store import AssistantReply, ConversationStore, new_id
 from varagity.stores.vector_store import PgVectorStore
 
@@ -116,11 +117,24 @@ def test_two_turn_condense_chat_is_saved_with_its_evidence(chat_api: str) -> Non
     assert second_answer["retrieval_method"] == "hybrid"
     assert second_answer["latency_ms"]["generate"] > 0
     assert messages[0]["sources"] == [] and messages[0]["retrieval_method"] is None
-    # the evidence panel re-renders from the snapshot exactly as it streamed
+    # every answer sentence rests on a quote, which the done event and the saved
+    # sources carry: the passage's own text at its offsets
+    sources1 = {s["n"]: s for s in retrieval1["sources"]}
+    for quote in done1["quotes"]:
+        assert sources1[quote["source"]]["content"][quote["start"] : quote["end"]] == quote["text"]
+    assert done1["quotes"] or is_abstention(done1["answer"])
+    # the evidence panel re-renders from the snapshot as it streamed, with the quotes
     for saved, streamed in zip(first_answer["sources"], retrieval1["sources"], strict=True):
         assert saved["file_created_at"] is not None
         for key, value in streamed.items():
-            assert saved[key] == value, key
+            if key != "quotes":
+                assert saved[key] == value, key
+        assert streamed["quotes"] == []  # while the answer is written, nothing is quoted
+        assert saved["quotes"] == [
+            {k: q[k] for k in ("text", "start", "end")}
+            for q in done1["quotes"]
+            if q["source"] == streamed["n"]
+        ]
     assert first_answer["sources"][0]["trace"]["final_rank"] == 1
 
 

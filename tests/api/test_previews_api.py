@@ -74,6 +74,28 @@ def test_a_pdf_chunk_previews_as_an_immutable_highlighted_page(
         assert client.get(f"/api/chunks/{ids['page2']}/preview").json() == body
 
 
+def test_a_quote_highlights_its_sentence_not_the_whole_passage(
+    api: tuple[str, Settings, dict[str, str]],
+) -> None:
+    base, _, ids = api
+    sentence = "Dredging of the inner harbour removed eleven thousand cubic metres of silt."
+    assert REPORT_PAGES[1].startswith(sentence)
+    with httpx.Client(base_url=base, timeout=60) as client:
+        url = f"/api/chunks/{ids['page2']}/preview"
+        whole = client.get(url).json()
+        quoted = client.get(url, params={"start": 0, "end": len(sentence)}).json()
+        assert quoted["available"] and quoted["page"] == whole["page"] == 2
+        assert 0 < len(quoted["highlights"]) < len(whole["highlights"])
+        top = max(b["y"] + b["height"] for b in quoted["highlights"])
+        assert top < max(b["y"] + b["height"] for b in whole["highlights"])  # the first lines
+        assert quoted["image_url"] != whole["image_url"]  # its own immutable image
+        assert client.get(quoted["image_url"]).status_code == 200
+        for params in ({"start": 0, "end": 10_000}, {"start": 5, "end": 5}, {"start": 3}):
+            refused = client.get(url, params=params)
+            assert refused.status_code == 422, params
+            assert refused.json()["code"] in ("quote_out_of_range", "invalid_request")
+
+
 def test_what_cannot_be_previewed_answers_with_a_reason(
     api: tuple[str, Settings, dict[str, str]],
 ) -> None:

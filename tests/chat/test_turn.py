@@ -111,7 +111,20 @@ class FakeServices:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return load_settings(VARAGITY_HOME=tmp_path, LLM_MAX_TOKENS=200, LLM_REPEAT_PENALTY=1.15)
+    """Streamed, attributed answers from whole chunks: the mechanics of the stream."""
+    return load_settings(
+        VARAGITY_HOME=tmp_path,
+        LLM_MAX_TOKENS=200,
+        LLM_REPEAT_PENALTY=1.15,
+        ANSWER_CITATIONS="attributed",
+        ANSWER_CONTEXT="chunks",
+    )
+
+
+@pytest.fixture
+def quoted(tmp_path: Path) -> Settings:
+    """The defaults: quote-checked answers from the best sentences."""
+    return load_settings(VARAGITY_HOME=tmp_path, LLM_MAX_TOKENS=200)
 
 
 def _services(settings: Settings, model: ScriptedModel, chunks: int = 2) -> FakeServices:
@@ -286,3 +299,31 @@ def test_bad_requests_are_refused_with_the_reason() -> None:
     ):
         with pytest.raises(ValueError, match=message):
             TurnRequest(**kwargs)  # type: ignore[arg-type]
+
+
+def test_quoted_answers_release_checked_sentences_with_their_quotes(quoted: Settings) -> None:
+    assert quoted.ANSWER_CITATIONS == "quoted" and quoted.ANSWER_CONTEXT == "sentences"
+    answer = "The warranty lasts 27 months [2]. The warranty lasts 24 months."
+    model = ScriptedModel(_split(answer, 2))
+    asked = TurnRequest(question="How long is the warranty?")
+    events = list(run_turn(_services(quoted, model), asked))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    # the second sentence's 24 is in no passage: dropped, never shown
+    assert done.answer == "The warranty lasts 27 months [1]."
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == done.answer
+    assert [(q.source, q.text) for q in done.quotes] == [(1, "Warranty: 27 months.")]
+    assert done.cited == [1] and "first_token" in done.timings_ms
+    system = model.calls[0]["messages"][0]["content"]  # type: ignore[index]
+    assert "copy names, numbers and dates exactly" in system
+
+
+def test_a_quoted_answer_with_no_checked_sentence_abstains(quoted: Settings) -> None:
+    model = ScriptedModel(_split("The warranty lasts 36 months [1]."))
+    events = list(run_turn(_services(quoted, model), TurnRequest(question=QUESTION)))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert is_abstention(done.answer) and "36" not in done.answer
+    assert done.answer.startswith(ABSTENTION) and "f1.md" in done.answer  # what is covered
+    assert done.quotes == () and done.cited == []
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == done.answer

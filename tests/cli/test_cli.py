@@ -99,6 +99,29 @@ def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
         assert "repeating itself" in err.getvalue() and "'It is 27 months [1].'" in err.getvalue()
 
 
+def test_ask_prints_each_quote_under_the_source_it_comes_from() -> None:
+    from io import StringIO
+
+    from tests.support.records import retrieved_chunk
+    from varagity.chat.turn import TokenDelta, TurnDone, TurnRetrieval
+    from varagity.records import Quote
+    from varagity_cli.main import render_turn
+
+    chunks = (retrieved_chunk(1, "Intro.\nWarranty: 27\nmonths."), retrieved_chunk(2, "Soup."))
+    quote = Quote(1, "Warranty: 27\nmonths.", 7, 27)
+    events = [
+        TurnRetrieval(chunks, "q", None, "bm25", "simple", {}),
+        TokenDelta("It is 27 months [1]."),
+        TurnDone("It is 27 months [1].", None, [1], "finished", {}, quotes=(quote,)),
+    ]
+    out = StringIO()
+    assert render_turn(events, out=out, err=StringIO()) == 0
+    sources = out.getvalue().partition("\n\nSources:\n")[2].splitlines()
+    assert sources[0].startswith(" *[1] f1.md")
+    assert sources[1] == '       "Warranty: 27 months."'  # on one line, under its source
+    assert sources[2].startswith("  [2] f2.md") and len(sources) == 3
+
+
 def test_backup_commands_work_in_process_when_the_stack_is_down(
     make_settings, pg_url: str, model_urls: dict[str, str]
 ) -> None:

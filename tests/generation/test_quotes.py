@@ -51,6 +51,8 @@ def test_units_are_sentences_rows_and_items_with_exact_offsets() -> None:
         "Red lentil soup keeps for 4 days in the fridge.",
         "- It freezes for 3 months.",
     ]
+    day = "Messages in Trip on 3 May:\n[09:14] Maya: We land at 7.\n[09:15] Li: Gate B2."
+    assert _texts(day)[1:] == ["[09:14] Maya: We land at 7.", "[09:15] Li: Gate B2."]
     assert _texts("Dr. Mills signed it, e.g. on 1.2.2026. Then it ended.") == [
         "Dr. Mills signed it, e.g. on 1.2.2026.",
         "Then it ended.",
@@ -85,6 +87,10 @@ def test_the_neighbouring_row_does_not_answer_for_an_item_it_does_not_name() -> 
     checker = QuoteChecker(question, [RATES])
     [right] = checker.quote("The per-diem rate in Lyon is 62 EUR.")
     assert right.text == "| Lyon | 62 EUR | 140 EUR |"
+    # a row's words include its header's, and a lead-in naming the sources is no claim
+    assert checker.quote("According to the sources, the hotel cap in Lyon is 140 EUR.")
+    # a value from another column than the one the sentence names does not fit
+    assert checker.quote("The hotel cap in Lyon is 62 EUR.") == []
     # the rate of a neighbouring row: its row does not name Lyon, Lyon's row lacks 48
     assert checker.quote("The per-diem rate in Lyon is 48 EUR.") == []
     assert checker.quote("The per-diem rate in Lyon is €48.") == []
@@ -166,3 +172,12 @@ def test_the_context_keeps_the_matching_units_their_neighbours_and_the_table_hea
     assert len(cut[0]) < len(passages[0]) / 4 and "..." in cut[0]
     whole = select_context("What is the per-diem rate in Porto?", passages, max_tokens=10_000)
     assert "| Graz | 55 EUR | 120 EUR |" in whole[1]
+
+
+def test_the_stream_gives_up_after_sentences_in_a_row_without_a_quote() -> None:
+    stream = QuotedAnswerStream("How long?", [KETTLE], [], ABSTENTION)
+    stream.feed("The warranty lasts 27 months. Step 1 is 5. Step 2 is 6. ")
+    assert not stream.gave_up  # a checked sentence came first: two misses so far
+    stream.feed("Step 3 is 7. More")
+    assert stream.gave_up
+    assert stream.finish() == "" and stream.text == "The warranty lasts 27 months [1]."

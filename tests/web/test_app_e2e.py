@@ -21,9 +21,10 @@ entity graph down to a transcript; screenshots in ``tests/.artifacts/web/graph/`
 Then ``test_page_previews_in_the_browser`` drops a text PDF, a PowerPoint deck and a
 second PDF into the corpus, waits for the folder sensor to index them, and
 ``web/e2e/previews.mjs`` asks one question per file: each answer's evidence card shows
-the highlighted page (a deck's slide converted by LibreOffice) beside the passage,
-zoomable; the second PDF is then deleted and the reloaded answer's card falls back to
-the passage's text with the reason; screenshots in ``tests/.artifacts/web/previews/``.
+the highlighted page (a deck's slide converted by LibreOffice; for the PDF, only the
+sentence the answer quotes) beside the passage, zoomable; the second PDF is then
+deleted and the reloaded answer's card falls back to the passage's text with the
+reason; screenshots in ``tests/.artifacts/web/previews/``.
 """
 
 from __future__ import annotations
@@ -299,6 +300,11 @@ def test_page_previews_in_the_browser(stack: Stack) -> None:
     for shown in (pdf, deck, before):
         assert shown["marks"] > 0 and shown["naturalWidth"] > 500 and shown["besideText"], shown
     assert report["pdfZoom"]["zoomed"] > 1.9 * report["pdfZoom"]["fitted"]
+    # the answer rests on one sentence of the PDF's paragraph: the card marks that quote
+    # and the page highlights it, fewer lines than the whole passage would take
+    quote = report["pdfQuote"]
+    assert any("eleven thousand cubic metres" in q for q in quote["quoted"]), quote
+    assert 0 < quote["quoteMarks"] < quote["passageMarks"], quote
     # the page shown is the one the words are on, as the API says
     sources = httpx.post(
         f"{api}/api/search", json={"query": PREVIEW_QUESTIONS["deck"], "k": 8}, timeout=60

@@ -20,12 +20,19 @@ The answer stream passes through a :class:`~varagity.generation.repetition.Repet
 when the answer starts looping, generation stops, the repeated tail is trimmed from
 :attr:`TurnDone.answer` (the deltas already sent cannot be taken back, so front ends
 show ``done``'s answer as the final text) and the stop reason is ``"repetition"``.
-With ``ANSWER_CITATIONS=attributed`` it then passes a
-:class:`~varagity.generation.grounding.CitationStream`, which gives each sentence the
-``[n]`` of the passage that supports it (the model's own markers wait until the
-sentence ends, then stay only where they are supported). An answer of which no
-sentence is supported ends with :data:`~varagity.generation.answer.UNSUPPORTED_NOTE`
-("The documents do not say this: ...").
+The model is shown the passages cut to the sentences that matter for the question
+(``ANSWER_CONTEXT=sentences``: :func:`~varagity.generation.quotes.select_context`), or
+whole. With ``ANSWER_CITATIONS=quoted`` (the default) the stream then passes a
+:class:`~varagity.generation.quotes.QuotedAnswerStream`: each sentence is held until it
+is complete and released only with the ``[n]`` of the verbatim quote that holds every
+value it states; a sentence without one is dropped, and an answer left with none is the
+abstention that names what the passages cover. :attr:`TurnDone.quotes` carries the
+quotes; time to first token is the time to the first checked sentence. With
+``ANSWER_CITATIONS=attributed`` it passes a
+:class:`~varagity.generation.grounding.CitationStream` instead, which streams text as it
+comes and gives each sentence the ``[n]`` of the passage that supports it; an answer of
+which no sentence is supported ends with
+:data:`~varagity.generation.answer.UNSUPPORTED_NOTE`.
 
 A turn asks one corpus (:attr:`TurnRequest.corpus`). ``"rag"`` retrieves document
 chunks; ``"graph"`` asks the message graph (:class:`GraphReader`, the engine's
@@ -57,6 +64,7 @@ from varagity.chat.queue import ANSWERS, ModelTurn, QueueReason, answer_queue
 from varagity.chat.registry import build_chat_engine
 from varagity.config import Settings
 from varagity.generation.answer import (
+    ABSTENTION,
     UNSUPPORTED_NOTE,
     chunk_passages,
     cited_numbers,
@@ -64,12 +72,13 @@ from varagity.generation.answer import (
     stream_answer,
 )
 from varagity.generation.grounding import CitationStream, attribute_answer
+from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
 from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Completer, Decoding, Streamer
-from varagity.records import RetrievedChunk
+from varagity.records import Quote, RetrievedChunk
 from varagity.retrieval.base import Retriever
 
 log = logging.getLogger(__name__)
@@ -195,8 +204,35 @@ class TurnRetrieval:
         return self.graph.days if self.graph is not None else ()
 
     @property
+    def topics(self) -> list[str]:
+        """What each numbered passage is about, for an abstention to name: the file and
+        its section, or the conversation and day."""
+        if self.graph is not None:
+            return [f"{d.thread_name or 'a conversation'} on {d.span}" for d in self.graph.days]
+        return [
+            c.record.file_name + (f" ({c.record.heading_path})" if c.record.heading_path else "")
+            for c in self.chunks
+        ]
+
+    @property
+    def names(self) -> list[str]:
+        """What names each numbered passage's subject beyond its text: the file's path,
+        headings and header, or the conversation and day."""
+        if self.graph is not None:
+            return self.topics
+        return [
+            " ".join(
+                part
+                for part in (c.record.relative_path, c.record.heading_path, c.record.header)
+                if part
+            )
+            for c in self.chunks
+        ]
+
+    @property
     def passages(self) -> list[str]:
-        """The numbered evidence as the answer prompt shows it (``[n]`` is item n-1)."""
+        """The numbered evidence (``[n]`` is item n-1): whole chunk texts or day cards;
+        the quotes of an answer index these texts."""
         if self.graph is not None:
             return [day_passage(d.thread_name, d.span, d.excerpt) for d in self.graph.days]
         return chunk_passages(self.chunks)
@@ -242,6 +278,8 @@ class TurnDone:
         cited: Source numbers the answer cites, in first-seen order.
         stop_reason: Why generation ended.
         timings_ms: All stage timings, with ``first_token``, ``generate``, ``total``.
+        quotes: With ``ANSWER_CITATIONS=quoted``, the verbatim passage text each answer
+            sentence rests on, in sentence order (``Quote.source`` is its ``[n]``).
     """
 
     answer: str
@@ -249,6 +287,7 @@ class TurnDone:
     cited: list[int]
     stop_reason: StopReason
     timings_ms: dict[str, float] = field(default_factory=dict)
+    quotes: tuple[Quote, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,8 +422,8 @@ def _run(
         timings["queued"] = _ms(queued)
     try:
         generating = time.perf_counter()
-        answer, reasoning, stop = yield from _generate(
-            services, request, prepared, passages, timings, generating
+        answer, reasoning, stop, quotes = yield from _generate(
+            services, request, prepared, evidence, timings, generating
         )
     finally:
         turn.leave()
@@ -396,6 +435,7 @@ def _run(
         cited=cited_numbers(answer, len(passages)),
         stop_reason=stop,
         timings_ms=timings,
+        quotes=quotes,
     )
 
 
@@ -436,29 +476,38 @@ def _generate(
     services: TurnServices,
     request: TurnRequest,
     prepared: PreparedQuery,
-    passages: Sequence[str],
+    evidence: TurnRetrieval,
     timings: dict[str, float],
     generating: float,
-) -> Generator[TurnEvent, None, tuple[str, str | None, StopReason]]:
-    """Stream the answer's deltas; return ``(answer, reasoning, stop reason)``."""
+) -> Generator[TurnEvent, None, tuple[str, str | None, StopReason, tuple[Quote, ...]]]:
+    """Stream the answer's deltas; return ``(answer, reasoning, stop reason, quotes)``."""
     settings = services.settings
+    passages = evidence.passages
     splitter = ThinkSplitter()
     guard = RepetitionGuard()
-    citer = (
-        CitationStream(list(passages))
-        if passages and settings.ANSWER_CITATIONS == "attributed"
+    mode = settings.ANSWER_CITATIONS if passages else "model"
+    quoter = (
+        QuotedAnswerStream(prepared.question, passages, evidence.topics, ABSTENTION, evidence.names)
+        if mode == "quoted"
         else None
     )
+    citer = CitationStream(list(passages)) if mode == "attributed" else None
+    shown = passages
+    if passages and settings.ANSWER_CONTEXT == "sentences":
+        shown = select_context(
+            prepared.search_query, passages, max_tokens=settings.ANSWER_CONTEXT_TOKENS
+        )
     reasoning: list[str] = []
     finish: str | None = None
     deltas = stream_answer(
         services.chat,
         prepared.question,
-        passages,
+        shown,
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         answer_tokens=answer_token_cap(settings, request.max_answer_tokens),
         history=prepared.history,
         decoding=answer_decoding(settings),
+        quoted=quoter is not None,
     )
     with closing(deltas):  # closing this generator closes the model stream too
         while guard.loop is None:
@@ -472,25 +521,41 @@ def _generate(
                 pieces = splitter.feed(delta)
                 ended = False
             for piece in pieces:
-                timings.setdefault("first_token", _ms(generating))
                 if piece.kind == "reasoning":
+                    timings.setdefault("first_token", _ms(generating))
                     reasoning.append(piece.text)
                     yield ReasoningDelta(piece.text)
                     continue
                 sent = len(guard.text)
                 loop = guard.feed(piece.text)
                 visible = piece.text if loop is None else piece.text[: max(0, loop.keep - sent)]
-                if citer is not None:
+                if quoter is not None:
+                    visible = quoter.feed(visible)
+                elif citer is not None:
                     visible = citer.feed(visible)
                 if visible:
+                    timings.setdefault("first_token", _ms(generating))
                     yield TokenDelta(visible)
-                if loop is not None:
+                if loop is not None or (quoter is not None and quoter.gave_up):
                     break
-            if ended:
+            if ended or (quoter is not None and quoter.gave_up):
                 break
     loop = guard.finish()
     answer = guard.trimmed()
-    if citer is not None:
+    quotes: tuple[Quote, ...] = ()
+    if quoter is not None:
+        rest = quoter.finish()  # the last sentence, or the whole abstention
+        if rest:
+            timings.setdefault("first_token", _ms(generating))
+            yield TokenDelta(rest)
+        answer, quotes = quoter.text, tuple(quoter.quotes)
+        if quoter.dropped:
+            log.info("answer sentences without a quote, dropped: %r", quoter.dropped)
+        if quoter.gave_up:
+            log.info(
+                "stopped generating after %d sentences in a row without a quote", GIVE_UP_AFTER
+            )
+    elif citer is not None:
         if citer.raw == answer:
             rest = citer.finish()  # the last sentence's citations
             note = UNSUPPORTED_NOTE if citer.unsupported else ""
@@ -506,4 +571,4 @@ def _generate(
         stop = "length"
     else:
         stop = "finished"
-    return answer, "".join(reasoning) or None, stop
+    return answer, "".join(reasoning) or None, stop, quotes

@@ -36,6 +36,13 @@ The rules (also in ``eval_suites/README.md``):
 * **Loops**: an answer loops when the stream's repetition guard cut it, or when
   :func:`varagity.generation.repetition.find_loop` (the guard's own rule) finds a loop
   in its text.
+* **Judged by citation.** An answerable question without key facts but with golden
+  passages (a feedback question: the user marked which passage answers) is judged by
+  what the answer cites: it *cites a relevant passage* when one of its ``[n]`` names a
+  shown passage from the golden passage's file that covers at least half of it
+  (retrieval's rule, :func:`varagity.eval.scoring.coverage`). It passes when the answer
+  does not abstain and cites a relevant passage; an unanswerable question passes when
+  it abstains (:attr:`AnswerScore.passed`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from varagity.eval.scoring import MIN_COVERAGE, coverage
 from varagity.generation.grounding import (
     content_words,
     is_abstention,
@@ -159,6 +167,33 @@ class AnswerScore:
     abstained: bool
     citations: tuple[Citation, ...]
     looped: bool = False
+    relevant_cited: bool | None = None
+    """Whether a citation names a shown passage holding a golden passage; None unless
+    the question is judged by citation (answerable, no key facts, golden passages)."""
+    answer_shown: bool = False
+    """Answerable, and the shown passages state every key fact: an abstention then is a
+    false one (the answer was in front of the model)."""
+
+    @property
+    def false_abstention(self) -> bool:
+        """Abstained although the shown passages held the answer."""
+        return self.answerable and self.answer_shown and self.abstained
+
+    @property
+    def missed_abstention(self) -> bool:
+        """Unanswerable, and the answer did not abstain (or stated a trap)."""
+        return not self.answerable and not self.abstention_correct
+
+    @property
+    def passed(self) -> bool:
+        """The question's one verdict: unanswerable, it abstained (no trap stated);
+        judged by citation, it did not abstain and cited a relevant passage; otherwise it
+        did not abstain and stated every key fact."""
+        if not self.answerable:
+            return self.abstention_correct
+        if self.relevant_cited is not None:
+            return not self.abstained and self.relevant_cited
+        return not self.abstained and self.fact_share == 1.0
 
     @property
     def fact_share(self) -> float:
@@ -195,7 +230,32 @@ class AnswerScore:
                 for c in self.citations
             ],
             "looped": self.looped,
+            "relevant_cited": self.relevant_cited,
+            "passed": self.passed,
         }
+
+
+def cites_relevant(
+    answer: str,
+    passages: Sequence[str],
+    sources: Sequence[str],
+    relevant: Sequence[tuple[str, str]],
+) -> bool:
+    """Whether a ``[n]`` of ``answer`` names a shown passage that holds a golden one.
+
+    Args:
+        answer: The answer text.
+        passages: The evidence texts shown, ``[1]`` first.
+        sources: Each shown passage's corpus-relative file.
+        relevant: ``(rel_source, text)`` of each golden passage.
+    """
+    for n in dict.fromkeys(cited(answer)):
+        if not 1 <= n <= min(len(passages), len(sources)):
+            continue
+        for rel_source, text in relevant:
+            if sources[n - 1] == rel_source and coverage(text, [passages[n - 1]]) >= MIN_COVERAGE:
+                return True
+    return False
 
 
 def score_answer(
@@ -207,6 +267,8 @@ def score_answer(
     traps: Sequence[Fact] = (),
     answerable: bool = True,
     looped: bool = False,
+    relevant: Sequence[tuple[str, str]] = (),
+    sources: Sequence[str] = (),
 ) -> AnswerScore:
     """Score ``answer`` to one question.
 
@@ -219,10 +281,14 @@ def score_answer(
         answerable: Whether the corpus answers the question.
         looped: Whether the stream's repetition guard cut the answer; a loop left in
             ``answer`` is detected here too.
+        relevant: ``(rel_source, text)`` of the golden passages; with no ``facts`` on an
+            answerable question they judge it (:func:`cites_relevant`).
+        sources: Each shown passage's corpus-relative file (for ``relevant``).
     """
     found = facts_found(facts, answer)
     norm = normalize(answer)
     abstained = is_abstention(answer) and not any(found)
+    shown = " ".join(passages)
     return AnswerScore(
         query_id=query_id,
         answerable=answerable,
@@ -231,6 +297,12 @@ def score_answer(
         abstained=abstained,
         citations=tuple(check_citations(answer, passages, facts)),
         looped=looped or find_loop(answer) is not None,
+        relevant_cited=(
+            cites_relevant(answer, passages, sources, relevant)
+            if answerable and not facts and relevant
+            else None
+        ),
+        answer_shown=answerable and bool(facts) and all(facts_found(facts, shown)),
     )
 
 
@@ -247,7 +319,10 @@ class AnswerSummary:
     abstention_accuracy: float = 0.0
     abstained_when_unanswerable: float = 0.0
     false_abstentions: int = 0
+    false_abstention_rate: float = 0.0
+    missed_abstentions: int = 0
     loops: int = 0
+    pass_rate: float = 0.0
     failing: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
@@ -262,7 +337,10 @@ class AnswerSummary:
             "abstention_accuracy": round(self.abstention_accuracy, 4),
             "abstained_when_unanswerable": round(self.abstained_when_unanswerable, 4),
             "false_abstentions": self.false_abstentions,
+            "false_abstention_rate": round(self.false_abstention_rate, 4),
+            "missed_abstentions": self.missed_abstentions,
             "loops": self.loops,
+            "pass_rate": round(self.pass_rate, 4),
             "failing": self.failing,
         }
 
@@ -273,7 +351,12 @@ def summarize(scores: Sequence[AnswerScore]) -> AnswerSummary:
     ``answer_correctness`` (mean fact share) and ``fully_correct`` are over the
     answerable questions with key facts, ``citation_validity`` and ``cited_share`` over
     every answerable question; ``abstention_accuracy`` over
-    every question; ``failing`` lists, per figure, the ids that lowered it.
+    every question; ``false_abstentions`` counts the answerable questions that abstained
+    and ``false_abstention_rate`` is the share of those whose shown passages held the
+    answer (:attr:`AnswerScore.false_abstention`) among the answerable questions whose
+    passages did; ``missed_abstentions`` counts the unanswerable questions answered;
+    ``pass_rate`` is the share of questions that passed
+    (:attr:`AnswerScore.passed`); ``failing`` lists, per figure, the ids that lowered it.
     """
     answerable = [s for s in scores if s.answerable]
     unanswerable = [s for s in scores if not s.answerable]
@@ -294,11 +377,18 @@ def summarize(scores: Sequence[AnswerScore]) -> AnswerSummary:
             [1.0 if s.abstention_correct else 0.0 for s in unanswerable]
         ),
         false_abstentions=sum(1 for s in answerable if s.abstained),
+        false_abstention_rate=mean(
+            [1.0 if s.false_abstention else 0.0 for s in answerable if s.answer_shown]
+        ),
+        missed_abstentions=sum(1 for s in unanswerable if s.missed_abstention),
         loops=sum(1 for s in scores if s.looped),
+        pass_rate=mean([1.0 if s.passed else 0.0 for s in scores]),
         failing={
             "answer_correctness": [s.query_id for s in with_facts if s.fact_share < 1.0],
             "citation_validity": [s.query_id for s in answerable if s.citation_validity < 1.0],
             "abstention_accuracy": [s.query_id for s in scores if not s.abstention_correct],
+            "false_abstention_rate": [s.query_id for s in answerable if s.false_abstention],
             "loops": [s.query_id for s in scores if s.looped],
+            "pass_rate": [s.query_id for s in scores if not s.passed],
         },
     )

@@ -183,6 +183,8 @@ def score(query: EvalQuery, answer: GeneratedAnswer) -> AnswerScore:
         traps=query.traps,
         answerable=query.answerable,
         looped=answer.looped,
+        relevant=[(p.rel_source, p.text) for p in query.relevant],
+        sources=answer.sources,
     )
 
 
@@ -194,13 +196,19 @@ def evaluate_answers(
     *,
     config: str | None = None,
     progress: Progress | None = None,
+    facts_required: bool = True,
 ) -> AnswerResult:
     """Answer and score every question of ``suite`` with ``method`` at ``k`` passages.
+
+    With ``facts_required=False`` (the feedback suite) an answerable question without
+    key facts is judged by whether the answer cites one of its golden passages
+    (:func:`~varagity.eval.answer_scoring.cites_relevant`) instead of being refused.
 
     Raises:
         SuiteError: The suite's answerable questions lack key facts.
     """
-    require_facts(suite)
+    if facts_required:
+        require_facts(suite)
     result = AnswerResult(config or method, method, k, services.settings.LLM_MODEL)
     for n, query in enumerate(suite.queries, start=1):
         generated = answer_question(services, query.id, query.query, method, k)
@@ -216,6 +224,11 @@ def evaluate_answers(
                 + (", abstained" if verdict.abstained else "")
                 + ("" if verdict.abstention_correct else ", abstention wrong")
                 + (", LOOPED" if verdict.looped else "")
+                + (
+                    ""
+                    if verdict.relevant_cited is None
+                    else f", marked passage {'cited' if verdict.relevant_cited else 'NOT cited'}"
+                )
                 + f" (first token {(generated.first_token_ms or 0) / 1000:.1f}s,"
                 f" answer {generated.total_ms / 1000:.1f}s)"
             )
@@ -234,7 +247,8 @@ class GateOutcome:
 
 
 def gate(summary: AnswerSummary, thresholds: AnswerThresholds) -> list[GateOutcome]:
-    """Every answer figure of ``summary`` against ``thresholds`` (loops: at most)."""
+    """Every answer figure of ``summary`` against ``thresholds`` (loops and the false
+    abstention rate: at most)."""
     out = []
     for metric in ("answer_correctness", "citation_validity", "abstention_accuracy"):
         measured = float(getattr(summary, metric))
@@ -255,6 +269,15 @@ def gate(summary: AnswerSummary, thresholds: AnswerThresholds) -> list[GateOutco
             float(thresholds.max_loops),
             summary.loops <= thresholds.max_loops,
             tuple(summary.failing.get("loops", ())),
+        )
+    )
+    out.append(
+        GateOutcome(
+            "false_abstention_rate",
+            summary.false_abstention_rate,
+            thresholds.max_false_abstention,
+            summary.false_abstention_rate <= thresholds.max_false_abstention,
+            tuple(summary.failing.get("false_abstention_rate", ())),
         )
     )
     return out

@@ -57,9 +57,18 @@ class Thresholds:
         return {"method": self.method, "k": self.k, "pass_at_k": self.pass_at_k, "mrr": self.mrr}
 
 
+#: Default minimum share of the live corpus's feedback questions that must pass
+#: (``answers.feedback_pass_rate``; eval_suites/README.md, "Feedback suite").
+FEEDBACK_PASS_RATE = 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class AnswerThresholds:
-    """The answer gate: minimum figures for answers grounded on ``k`` passages of ``method``."""
+    """The answer gate: minimum figures for answers grounded on ``k`` passages of ``method``.
+
+    ``feedback_pass_rate`` gates the feedback suite (the live corpus's marked
+    thumbs-downs), scored apart from the golden suite.
+    """
 
     method: str
     k: int
@@ -67,6 +76,8 @@ class AnswerThresholds:
     citation_validity: float
     abstention_accuracy: float
     max_loops: int
+    feedback_pass_rate: float = FEEDBACK_PASS_RATE
+    max_false_abstention: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -77,6 +88,8 @@ class AnswerThresholds:
             "citation_validity": self.citation_validity,
             "abstention_accuracy": self.abstention_accuracy,
             "max_loops": self.max_loops,
+            "feedback_pass_rate": self.feedback_pass_rate,
+            "max_false_abstention": self.max_false_abstention,
         }
 
 
@@ -189,8 +202,9 @@ def load_answer_thresholds(path: Path) -> AnswerThresholds | None:
 
     Args:
         path: The file, e.g. ``{..., "answers": {"answer_correctness": 0.8,
-            "citation_validity": 0.6, "abstention_accuracy": 0.8, "max_loops": 0}}``;
-            ``method`` and ``k`` default to the file's top-level ones.
+            "citation_validity": 0.6, "abstention_accuracy": 0.8, "max_loops": 0,
+            "max_false_abstention": 0.05}}``; ``method`` and ``k`` default to the file's
+            top-level ones, ``max_false_abstention`` (a share) to 1 (no limit).
     """
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -204,6 +218,8 @@ def load_answer_thresholds(path: Path) -> AnswerThresholds | None:
             citation_validity=float(section["citation_validity"]),
             abstention_accuracy=float(section["abstention_accuracy"]),
             max_loops=int(section["max_loops"]),
+            feedback_pass_rate=float(section.get("feedback_pass_rate", FEEDBACK_PASS_RATE)),
+            max_false_abstention=float(section.get("max_false_abstention", 1.0)),
         )
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SuiteError(

@@ -315,7 +315,7 @@ def _marker_numbers(text: str, *, mentions: bool = False) -> list[int]:
 
 # a full stop after these does not end a sentence
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|nos|fig|figs|dr|mr|mrs|ms|st|jr|sr)"
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|nos|fig|figs|dr|mr|mrs|ms|st|jr|sr|ext|tel)"
     r"|(?<![\w.])[A-Z])$",
     re.I,
 )

@@ -57,21 +57,36 @@ QUOTE_SUPPORT = 0.5
 #: How much more of the sentence a unit and the one before it must hold than the unit
 #: alone for the quote to take both (the earlier one names the subject).
 PAIR_GAIN = 0.2
+#: Sentences in a row without a quote after which the answer is given up: the model is
+#: not answering from the passages (a list of steps, a lecture), and every further
+#: token only delays the abstention.
+GIVE_UP_AFTER = 3
+#: The share of its heading's (or table header's) match a unit inherits.
+INHERITED = 0.8
 #: Units of context kept before and after each selected unit of a passage.
 NEIGHBOURS = 1
 
-_STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\|)")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+# a list item, a numbered step, a heading, a table row, or a transcript line
+# ("[09:14] Maya: ...", as the message graph renders a day)
+_STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||\[\d{1,2}:\d{2}\])")
+_TABLE_RULE = re.compile(r"^[\s|:]*-[\s|:-]*$")  # |---|:--:| and | - | - |
 # a sentence ends at . ! ? (and closing quotes/brackets) before whitespace
 _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+")
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|nos|fig|figs|dr|mr|mrs|ms|st|jr|sr)"
+    r"(?:\b(?:e\.g|i\.e|etc|vs|approx|incl|no|nos|fig|figs|dr|mr|mrs|ms|st|jr|sr|ext|tel)"
     r"|(?<![\w.])[A-Z])\.[\"')\]]*\s+$",
     re.I,
 )
 _DIGIT_TOKEN = re.compile(r"[A-Za-z0-9€$£¥%][\w.,:/€$£¥%+-]*")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*[A-Za-z0-9]|\b[A-Z]\b")
 # capitalised words that are no claim of their own
+# a lead-in that only says where the answer comes from ("According to the sources, ...")
+_LEAD_IN = re.compile(
+    r"^\W*(?:according to|based on|as (?:stated|shown) in|from)\s+(?:the\s+)?"
+    r"(?:information|sources?|passages?|documents?|text|table|context|data)"
+    r"(?:\s+(?:provided|given|above|shown))?(?:\s+in\s+the\s+\w+)?\s*,\s*",
+    re.I,
+)
 _POSSESSIVE = re.compile(r"['’]s$")
 _PLAIN_CAPITALS = frozenset({"i", "a", "the", "yes", "no", "ok"})
 
@@ -175,19 +190,25 @@ class QuoteChecker:
         self.units = [u for n, p in enumerate(self.passages) for u in passage_units(p, n)]
         self._names = [normalize(names[n]) if n < len(names) else "" for n in range(len(passages))]
         self._norm = [normalize(self._text(u)) for u in self.units]
-        self._words = [content_words(t) for t in self._norm]
+        # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
+        # a row's words include its header row's
+        self._header = [_table_header(self.units, i, self.passages) for i in range(len(self.units))]
+        self._words = [
+            content_words(t) | (content_words(self._norm[h]) if h is not None else set())
+            for t, h in zip(self._norm, self._header, strict=True)
+        ]
         self._passage_norm = [
             normalize(p) + "\n" + self._names[n] for n, p in enumerate(self.passages)
         ]
         # a table row must name the item asked about itself (or its header, or what
         # names the table): the neighbouring row's value is not this item's
         self._scope = [
-            self._row_scope(u) if self._text(u).lstrip().startswith("|") else None
-            for u in self.units
+            self._row_scope(i) if self._text(u).lstrip().startswith("|") else None
+            for i, u in enumerate(self.units)
         ]
         df: dict[str, int] = {}
-        for words in self._words:
-            for word in words:
+        for norm in self._norm:
+            for word in content_words(norm):
                 df[word] = df.get(word, 0) + 1
         self._df = df
         self.asked = values_of(question)
@@ -195,16 +216,37 @@ class QuoteChecker:
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
 
-    def _row_scope(self, unit: Unit) -> str:
-        """A table row's own text with its table's header row and the passage's names."""
-        text = self.passages[unit.passage]
-        header = ""
-        for line in reversed(text[: unit.start].splitlines()):  # up to the table's top
-            if not line.lstrip().startswith("|"):
-                break
-            if not _TABLE_RULE.match(line):
-                header = line
-        return normalize(f"{header}\n{self._text(unit)}") + "\n" + self._names[unit.passage]
+    def _row_scope(self, i: int) -> str:
+        """Table row ``i`` with its table's header row and the passage's names."""
+        header = self._header[i]
+        head = self._norm[header] if header is not None else ""
+        return f"{head}\n{self._norm[i]}\n{self._names[self.units[i].passage]}"
+
+    def _column_fits(self, i: int, value: str, words: set[str]) -> bool:
+        """For a table row: whether ``value`` sits in a column the sentence could mean.
+
+        The sentence speaks of a column when it holds words of that column's header; a
+        value stated in words of another column that holds a value of its own kind ("the
+        hotel cap is £48" where £48 is the per-diem and the hotel cap £140) does not
+        fit. A sentence naming no such column fits any.
+        """
+        header = self._header[i]
+        if header is None:
+            return True
+        cells = _cells(self._text(self.units[i]))
+        names = _cells(self._text(self.units[header]))
+        if len(cells) != len(names):
+            return True
+        named = [bool(content_words(normalize(n)) & words) for n in names]
+        holding = [_holds(normalize(c), value) for c in cells]
+        if any(h and n for h, n in zip(holding, named, strict=True)):
+            return True
+        # another named column holds a figure of its own: the sentence means that one
+        numeric = any(ch.isdigit() for ch in value)
+        return not any(
+            n and not h and numeric == any(ch.isdigit() for ch in c)
+            for c, h, n in zip(cells, holding, named, strict=True)
+        )
 
     def _weight(self, word: str) -> float:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
@@ -221,14 +263,17 @@ class QuoteChecker:
     def quote(self, sentence: str) -> list[Quote]:
         """The quotes ``sentence`` rests on (empty when no passage text holds it).
 
-        Each needs :data:`QUOTE_SUPPORT` of the sentence's weighted content words: one
+        Each needs :data:`QUOTE_SUPPORT` of the sentence's weighted content words
+        (a table row's include its header row's), and a value in a row must sit in a
+        column the sentence could mean (:meth:`_column_fits`): one
         unit holding every stated value; or a sentence with the one before it, when the
         later one holds every value (its subject is named before it; taken over the
         unit alone when it holds :data:`PAIR_GAIN` more); else two units of one passage
         that each hold some of the values and together all of them (a sentence joining
         two facts).
         """
-        words = content_words(normalize(strip_markers(sentence)))
+        sentence = _LEAD_IN.sub("", strip_markers(sentence))
+        words = content_words(normalize(sentence))
         if not words:
             return []
         values = self.stated(sentence)
@@ -239,7 +284,9 @@ class QuoteChecker:
             return sum(self._weight(w) for w in words & held) / total
 
         def holds(i: int) -> set[str]:
-            return {v for v in values if _holds(self._norm[i], v)}
+            return {
+                v for v in values if _holds(self._norm[i], v) and self._column_fits(i, v, words)
+            }
 
         about = [self._about(i) for i in range(len(self.units))]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
@@ -261,7 +308,10 @@ class QuoteChecker:
             return [self._quote(single, single)]
         if len(values) < 2:
             return []
-        partial = [i for i in range(len(self.units)) if about[i] and holds(i)]
+        # two rows of a table are two records: a sentence may not join their values
+        partial = [
+            i for i in range(len(self.units)) if about[i] and holds(i) and self._scope[i] is None
+        ]
         joined = [
             (a, b)
             for n, a in enumerate(partial)
@@ -327,8 +377,15 @@ class QuotedAnswerStream:
         self.quotes: list[Quote] = []
         self.dropped: list[str] = []
         self.sentences = 0
+        self._dropped_in_a_row = 0
         self.abstained = False
         self._settled = 0
+
+    @property
+    def gave_up(self) -> bool:
+        """Whether :data:`GIVE_UP_AFTER` sentences in a row had no quote: the caller
+        should stop generating and :meth:`finish`."""
+        return self._dropped_in_a_row >= GIVE_UP_AFTER
 
     def feed(self, delta: str) -> str:
         """Add a delta of the model's answer; the checked text that can be shown now."""
@@ -365,7 +422,9 @@ class QuotedAnswerStream:
         quotes = self.checker.quote(body)
         if not quotes:
             self.dropped.append(body)
+            self._dropped_in_a_row += 1
             return ""
+        self._dropped_in_a_row = 0
         stripped = body.rstrip(".!?:;,")
         punct = body[len(stripped) :] or "."
         marks = " ".join(f"[{n}]" for n in dict.fromkeys(q.source for q in quotes))
@@ -381,7 +440,9 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     """Each passage cut down to the units that matter for ``question`` (same numbering).
 
     Units are ranked by the weighted share of the question's content words they hold
-    (rare words weigh more; ties go to the better-ranked passage); the best are taken,
+    (rare words weigh more; ties go to the better-ranked passage), or :data:`INHERITED`
+    of their section heading's or table header's share when that is more; the best are
+    taken,
     each with :data:`NEIGHBOURS` units either side and, for a table row, the table's
     header row, until ``max_tokens`` (estimated at four characters a token) is spent.
     Every passage keeps at least its best unit. A gap in a passage is marked ``...``.
@@ -402,7 +463,14 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
         return math.log(1 + (len(units) + 1) / (df.get(word, 0) + 1))
 
     total = sum(weight(w) for w in question_words) or 1.0
-    scores = [sum(weight(w) for w in question_words & words) / total for words in unit_words]
+    own = [sum(weight(w) for w in question_words & words) / total for words in unit_words]
+    # a row shares few words with a question about it ("seven years" is the "5-9 years"
+    # row): rows and the text under a heading also count for what their table's header
+    # or their section's heading matches, a little less than a match of their own
+    scores = [
+        max([own[i]] + [INHERITED * own[j] for j in _owners(units, i, passages)])
+        for i in range(len(units))
+    ]
     order = sorted(range(len(units)), key=lambda i: (-scores[i], units[i].passage, i))
     chosen: set[int] = set()
     budget = max_tokens * 4
@@ -462,6 +530,27 @@ def _join(pieces: Sequence[str]) -> str:
         else:
             out += " " + piece
     return out
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a Markdown table row."""
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def _owners(units: Sequence[Unit], i: int, passages: Sequence[str]) -> list[int]:
+    """The units that say what unit ``i`` is about: its section's heading and, for a
+    table row, its table's header row."""
+    owners = []
+    header = _table_header(units, i, passages)
+    if header is not None:
+        owners.append(header)
+    j = i - 1
+    while j >= 0 and units[j].passage == units[i].passage:
+        if passages[units[j].passage][units[j].start : units[j].end].startswith("#"):
+            owners.append(j)
+            break
+        j -= 1
+    return owners
 
 
 def _table_header(units: Sequence[Unit], i: int, passages: Sequence[str]) -> int | None:

@@ -1,5 +1,5 @@
 """Page previews for the evidence panel (ADR-010): the page a chunk came from, rendered
-with the chunk's text highlighted.
+with the chunk's text highlighted (or only the quote an answer rests on).
 
 For PDFs (text layer or scanned) and PowerPoint decks (converted to PDF by headless
 LibreOffice), the page is found at preview time from the chunk's words, so documents
@@ -7,7 +7,7 @@ need no reingest. Every way a preview can fail is a :class:`PreviewUnavailable` 
 reason, and the client shows the chunk's text instead.
 """
 
-from varagity.preview.service import PAGED_SUFFIXES, preview_chunk, preview_image
+from varagity.preview.service import PAGED_SUFFIXES, preview_chunk, preview_image, quote_span
 from varagity.preview.types import Box, PagePreview, PreviewUnavailable, UnavailableReason
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "UnavailableReason",
     "preview_chunk",
     "preview_image",
+    "quote_span",
 ]

@@ -270,13 +270,16 @@ def render_chunk_page(
     settings: Settings,
     ocr_cache: Path,
     png_for: Callable[[int], Path],
+    highlight: str | None = None,
 ) -> RenderedPage:
-    """Locate ``content`` in the PDF ``data``, box it, and write the page as PNG.
+    """Locate ``content`` in the PDF ``data``, box it (or only ``highlight``, a quote of
+    it), and write the page as PNG.
 
     Args:
         data: The PDF's bytes (a deck's converted PDF).
         name: The file's name, for messages.
         content: The chunk's text.
+        highlight: The part of ``content`` to box instead of all of it.
         hint: The page the chunk was recorded to start on (searched first), if any.
         settings: ``OCR_ENGINE`` and ``OCR_DPI`` read scanned pages as the ingest did.
         ocr_cache: Where this file's OCR words are kept.
@@ -303,10 +306,11 @@ def render_chunk_page(
             return PageText("ocr", " ".join(w.text for w in found), found, size)
 
         index, score, page = locate(count, hint, content, read)
+        marked = highlight or content
         if page.extraction == "text":
-            boxes = _text_boxes(pdf, index, content)
+            boxes = _text_boxes(pdf, index, marked)
         else:
-            boxes = _ocr_boxes(page, content)
+            boxes = _ocr_boxes(page, marked)
         image = draw_highlights(render_page(pdf, index, RENDER_DPI), boxes)
     finally:
         with PDFIUM_LOCK:

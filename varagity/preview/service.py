@@ -41,10 +41,27 @@ def cache_root(settings: Settings) -> Path:
     return settings.home / "previews"
 
 
-def chunk_key(record: ChunkRecord) -> str:
-    """What one chunk's preview is cached under, beside its file's content hash."""
+def chunk_key(record: ChunkRecord, span: tuple[int, int] | None = None) -> str:
+    """What one chunk's preview is cached under, beside its file's content hash (with
+    the highlighted span of its text, when only a quote is highlighted)."""
     seed = f"{record.page}\0{record.content}".encode()
+    if span is not None:
+        seed += f"\0{span[0]}:{span[1]}".encode()
     return hashlib.sha256(seed).hexdigest()[:16]
+
+
+def quote_span(record: ChunkRecord, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` checked against the chunk's text: a quote of it to highlight.
+
+    Raises:
+        ValueError: The span is empty, reversed or runs past the chunk's text.
+    """
+    if not 0 <= start < end <= len(record.content):
+        raise ValueError(
+            f"the quote {start}:{end} is not within this passage's text (0:"
+            f"{len(record.content)}); quotes come from the answer's `quotes`"
+        )
+    return start, end
 
 
 def _from_json(data: dict[str, object]) -> PagePreview:
@@ -53,8 +70,12 @@ def _from_json(data: dict[str, object]) -> PagePreview:
     return PagePreview(**data, highlights=tuple(Box(**b) for b in boxes))  # type: ignore[arg-type]
 
 
-def preview_chunk(settings: Settings, record: ChunkRecord) -> PagePreview:
-    """The page holding ``record``'s text, rendered with it highlighted (cached).
+def preview_chunk(
+    settings: Settings, record: ChunkRecord, span: tuple[int, int] | None = None
+) -> PagePreview:
+    """The page holding ``record``'s text, rendered with it highlighted (cached): the
+    whole chunk, or with ``span`` (:func:`quote_span`) only that quote of it; the page is
+    found from the whole chunk either way.
 
     Raises:
         PreviewUnavailable: Why no page can be shown: ``not_paged``,
@@ -74,7 +95,7 @@ def preview_chunk(settings: Settings, record: ChunkRecord) -> PagePreview:
         raise PreviewUnavailable("file_changed", f"{record.file_name} has no content hash")
     root = cache_root(settings)
     folder = root / "pages" / digest
-    key = chunk_key(record)
+    key = chunk_key(record, span)
     answer = folder / f"{key}.json"
     if answer.is_file():
         verify_source(settings.docs_path, record.relative_path, digest)
@@ -88,6 +109,7 @@ def preview_chunk(settings: Settings, record: ChunkRecord) -> PagePreview:
         data,
         record.file_name,
         content=record.content,
+        highlight=record.content[span[0] : span[1]] if span else None,
         hint=record.page,
         settings=settings,
         ocr_cache=root / "ocr" / digest,

@@ -30,7 +30,7 @@ from psycopg.types.json import Jsonb
 
 from varagity.graph.evidence import day_trace
 from varagity.graph.types import DayCard
-from varagity.records import RetrievedChunk
+from varagity.records import Quote, RetrievedChunk
 from varagity.stores.vector_store import PgVectorStore
 
 TITLE_MAX_CHARS = 60
@@ -101,6 +101,7 @@ class StoredMessage:
     target_corpus: str | None = None
     graph_evidence: dict[str, Any] | None = None
     sources: tuple[StoredSource, ...] = ()
+    index_as_of: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,9 @@ class AssistantReply:
     numbered evidence, stored with rank = the ``[n]`` the answer cites. ``target_corpus``
     is the corpus the turn asked for and ``graph_evidence`` what the graph found
     (:func:`~varagity.graph.evidence.graph_evidence`; None on a degraded turn).
+    ``index_as_of`` is when the document index last changed before the turn's
+    retrieval (None on a graph turn). ``quotes`` are the answer's quotes: each document
+    source's snapshot keeps those of its passage (``quotes``: text and offsets).
     """
 
     content: str
@@ -141,6 +145,8 @@ class AssistantReply:
     target_corpus: str | None = None
     graph_evidence: Mapping[str, Any] | None = None
     days: Sequence[DayCard] = ()
+    index_as_of: datetime | None = None
+    quotes: Sequence[Quote] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,10 +178,12 @@ def title_from_question(question: str) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
-def source_snapshot(chunk: RetrievedChunk) -> dict[str, Any]:
-    """What the evidence panel needs about one source, frozen at answer time."""
+def source_snapshot(chunk: RetrievedChunk, quotes: Sequence[Quote] = ()) -> dict[str, Any]:
+    """What the evidence panel needs about one source, frozen at answer time, with the
+    answer's quotes of it."""
     rec = chunk.record
     return {
+        "quotes": [{"text": q.text, "start": q.start, "end": q.end} for q in quotes],
         "score": chunk.score,
         "doc_id": rec.doc_id,
         "chunk_index": rec.chunk_index,
@@ -199,7 +207,7 @@ def _iso(value: datetime | None) -> str | None:
 def _message(row: Sequence[Any], sources: tuple[StoredSource, ...]) -> StoredMessage:
     """A ``messages`` row (``_MESSAGE_COLUMNS`` order) with its sources."""
     (message_id, role, content, created_at, method, latency, reasoning, condensed, engine,
-     corpus, graph) = row  # fmt: skip
+     corpus, graph, index_as_of) = row  # fmt: skip
     return StoredMessage(
         message_id=message_id,
         role=role,
@@ -213,6 +221,7 @@ def _message(row: Sequence[Any], sources: tuple[StoredSource, ...]) -> StoredMes
         target_corpus=corpus,
         graph_evidence=graph,
         sources=sources,
+        index_as_of=index_as_of,
     )
 
 
@@ -233,7 +242,7 @@ _GROUP_COLUMNS = (
 )
 _MESSAGE_COLUMNS = (
     "message_id, role, content, created_at, retrieval_method, latency_ms, reasoning, "
-    "condensed_query, chat_engine, target_corpus, graph_evidence"
+    "condensed_query, chat_engine, target_corpus, graph_evidence, index_as_of"
 )
 
 
@@ -406,8 +415,8 @@ class ConversationStore:
             conn.execute(
                 "INSERT INTO messages (message_id, conversation_id, role, content,"
                 " retrieval_method, latency_ms, reasoning, condensed_query, chat_engine,"
-                " target_corpus, graph_evidence)"
-                " VALUES (%s, %s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s)",
+                " target_corpus, graph_evidence, index_as_of)"
+                " VALUES (%s, %s, 'assistant', %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     assistant_id,
                     conversation_id,
@@ -419,11 +428,13 @@ class ConversationStore:
                     reply.chat_engine,
                     reply.target_corpus,
                     Jsonb(dict(reply.graph_evidence)) if reply.graph_evidence is not None else None,
+                    reply.index_as_of,
                 ),
             )
-            rows = [(c.record.chunk_id, source_snapshot(c)) for c in reply.sources] + [
-                (day.doc_key, day_trace(day)) for day in reply.days
-            ]
+            rows = [
+                (c.record.chunk_id, source_snapshot(c, [q for q in reply.quotes if q.source == n]))
+                for n, c in enumerate(reply.sources, start=1)
+            ] + [(day.doc_key, day_trace(day)) for day in reply.days]
             if rows:
                 with conn.cursor() as cur:
                     cur.executemany(

@@ -62,6 +62,7 @@ from varagity_api.schemas.common import (
     ErrorBody,
     day_source_from,
     graph_evidence_from,
+    quotes_from,
     source_from,
 )
 from varagity_api.sse import PING_SECONDS, close_quietly, sse_event
@@ -108,8 +109,8 @@ async def turn_events(
                         degraded=event.degraded,
                         graph=graph_evidence_from(event.graph) if event.graph else None,
                         days=[day_source_from(d, n) for n, d in enumerate(event.days, start=1)],
-                    ),
                         index_as_of=event.index_as_of,
+                    ),
                 )
             elif isinstance(event, TurnQueued):
                 if (event.position, event.reason) == told:  # the runner's heartbeat
@@ -153,6 +154,7 @@ async def turn_events(
                         cited=event.cited,
                         stop_reason=event.stop_reason,
                         timings_ms=event.timings_ms,
+                        quotes=quotes_from(event.quotes),
                     ),
                 )
     finally:

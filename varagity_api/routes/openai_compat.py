@@ -59,6 +59,7 @@ from varagity.chat.turn import (
 )
 from varagity.config import RETRIEVAL_METHODS, Settings
 from varagity.observability.metrics import count_chat_turn, observe_stages
+from varagity.records import Quote
 from varagity.stores.conversation_store import new_id
 from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ServicesDep
@@ -68,6 +69,7 @@ from varagity_api.schemas.common import (
     Source,
     day_source_from,
     graph_evidence_from,
+    quotes_from,
     source_from,
 )
 from varagity_api.schemas.openai import (
@@ -197,17 +199,30 @@ def split_conversation(messages: Sequence[ChatMessage]) -> tuple[str, list[Turn]
 
 
 def sources_footer(
-    sources: Sequence[Source], days: Sequence[DaySource] = (), note: str | None = None
+    sources: Sequence[Source],
+    days: Sequence[DaySource] = (),
+    note: str | None = None,
+    quotes: Sequence[Quote] = (),
 ) -> str:
-    """The "Sources:" block that resolves the answer's ``[n]`` citations, then the
-    degradation ``note`` if any ("" when there is neither)."""
+    """The "Sources:" block that resolves the answer's ``[n]`` citations, each cited
+    source with what the answer quotes of it, then the degradation ``note`` if any (""
+    when there is neither)."""
     lines = []
     for s in sources:
         page = f" (page {s.page})" if s.page is not None else ""
         lines.append(f"[{s.n}] {s.relative_path}{page}")
-    lines.extend(f"[{d.n}] {d.thread_name}, {d.span}" for d in days)
+        lines.extend(_quoted(quotes, s.n))
+    for d in days:
+        lines.append(f"[{d.n}] {d.thread_name}, {d.span}")
+        lines.extend(_quoted(quotes, d.n))
     footer = FOOTER_HEADING + "\n".join(lines) if lines else ""
     return footer + (f"\n\nNote: {note}" if note else "")
+
+
+def _quoted(quotes: Sequence[Quote], n: int) -> list[str]:
+    """The footer lines quoting source ``n`` (each quote once, on one line)."""
+    texts = dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == n)
+    return [f'    "{text}"' for text in texts]
 
 
 #: HTTP status of a turn that fails before any output.
@@ -238,9 +253,9 @@ class _Completion:
         self.sources = [source_from(c, n) for n, c in enumerate(evidence.chunks, start=1)]
         self.days = [day_source_from(d, n) for n, d in enumerate(evidence.days, start=1)]
 
-    def footer(self) -> str:
-        """The "Sources:" footer (and the degradation note) of this answer."""
-        return sources_footer(self.sources, self.days, self.evidence.degraded)
+    def footer(self, done: TurnDone) -> str:
+        """The "Sources:" footer (with the answer's quotes, and the degradation note)."""
+        return sources_footer(self.sources, self.days, self.evidence.degraded, done.quotes)
 
     def extras(self, done: TurnDone | None = None) -> VaragityExtras:
         """The ``varagity`` field: evidence, queries, timings, and the outcome once done."""
@@ -255,7 +270,9 @@ class _Completion:
             degraded=self.evidence.degraded,
             graph=graph_evidence_from(self.evidence.graph) if self.evidence.graph else None,
             days=self.days,
+            index_as_of=self.evidence.index_as_of,
             cited=done.cited if done else None,
+            quotes=quotes_from(done.quotes) if done else None,
             stop_reason=done.stop_reason if done else None,
             timings_ms=dict(done.timings_ms if done else self.timings),
         )
@@ -270,7 +287,6 @@ class _Completion:
         """One ``data:`` line; ``finish_reason`` stays null until ``finish``."""
         chunk = ChatCompletionChunk(
             id=self.id,
-            index_as_of=self.evidence.index_as_of,
             created=self.created,
             model=self.model,
             choices=[ChunkChoice(delta=delta, finish_reason=finish)],
@@ -302,7 +318,7 @@ async def _complete(turn: _Completion) -> ChatCompletion:
     turn.timings = dict(last.timings_ms)
     turn.finish("ok")
     message = AssistantMessage(
-        content=last.answer + turn.footer(), reasoning_content=last.reasoning
+        content=last.answer + turn.footer(last), reasoning_content=last.reasoning
     )
     return ChatCompletion(
         id=turn.id,
@@ -333,7 +349,7 @@ async def _stream(request: Request, turn: _Completion) -> AsyncIterator[str]:
                 return
             elif isinstance(event, TurnDone):
                 turn.timings = dict(event.timings_ms)
-                footer = turn.footer()
+                footer = turn.footer(event)
                 if footer:
                     yield turn.chunk_line(Delta(content=footer))
                 yield turn.chunk_line(

@@ -11,12 +11,19 @@ bytes and the chunk, so the image is immutable and cached by the browser for a y
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from varagity.observability.metrics import PAGE_PREVIEWS
-from varagity.preview import PagePreview, PreviewUnavailable, preview_chunk, preview_image
+from varagity.preview import (
+    PagePreview,
+    PreviewUnavailable,
+    preview_chunk,
+    preview_image,
+    quote_span,
+)
 from varagity.records import ChunkRecord
 from varagity.services import Services
 from varagity_api.deps import ServicesDep, SettingsDep
@@ -54,7 +61,9 @@ def _envelope(record: ChunkRecord, page: PagePreview) -> ChunkPreview:
     )
 
 
-def _preview(services: Services, chunk_id: str) -> ChunkPreview:
+def _preview(
+    services: Services, chunk_id: str, quote: tuple[int, int] | None = None
+) -> ChunkPreview:
     # no stored id holds a NUL (Postgres refuses one in a query) or runs this long
     plausible = "\x00" not in chunk_id and len(chunk_id) <= MAX_CHUNK_ID
     record = services.pg.get_chunk(chunk_id) if plausible else None
@@ -70,7 +79,11 @@ def _preview(services: Services, chunk_id: str) -> ChunkPreview:
             "changed since this answer",
         )
     try:
-        page = preview_chunk(services.settings, record)
+        span = quote_span(record, *quote) if quote is not None else None
+    except ValueError as exc:
+        raise ApiError(422, "quote_out_of_range", str(exc)) from None
+    try:
+        page = preview_chunk(services.settings, record, span)
     except PreviewUnavailable as exc:
         PAGE_PREVIEWS.labels(outcome=exc.reason).inc()
         return ChunkPreview(
@@ -89,11 +102,29 @@ def _preview(services: Services, chunk_id: str) -> ChunkPreview:
     return _envelope(record, page)
 
 
-@router.get("/chunks/{chunk_id}/preview", response_model=ChunkPreview)
-async def chunk_preview(chunk_id: str, services: ServicesDep) -> ChunkPreview:
-    """The page the chunk came from, rendered with its text highlighted, or
+@router.get(
+    "/chunks/{chunk_id}/preview",
+    response_model=ChunkPreview,
+    responses={422: {"model": ErrorBody, "description": "A quote span outside the passage."}},
+)
+async def chunk_preview(
+    chunk_id: str,
+    services: ServicesDep,
+    start: Annotated[
+        int | None,
+        Query(ge=0, description="Highlight only the quote content[start:end] (with end)."),
+    ] = None,
+    end: Annotated[int | None, Query(ge=1, description="End of the quote (with start).")] = None,
+) -> ChunkPreview:
+    """The page the chunk came from, rendered with its text highlighted (or, with
+    ``start`` and ``end`` from an answer's quote, only the quoted sentences), or
     ``available: false`` with the reason the evidence panel shows instead."""
-    return await run_in_threadpool(_preview, services, chunk_id)
+    if (start is None) != (end is None):
+        raise ApiError(
+            422, "quote_out_of_range", "give both start and end of the quote, or neither"
+        )
+    quote = (start, end) if start is not None and end is not None else None
+    return await run_in_threadpool(_preview, services, chunk_id, quote)
 
 
 @router.get(

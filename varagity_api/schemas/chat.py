@@ -10,6 +10,7 @@ from varagity.chat.queue import QueueReason
 from varagity.chat.turn import QUESTION_MAX_CHARS, StopReason
 from varagity.config import ChatEngineName
 from varagity_api.schemas.common import (
+    AnswerQuote,
     CorpusName,
     DaySource,
     EvidenceMethod,
@@ -70,14 +71,14 @@ class RetrievalEvent(BaseModel):
         description="Graph evidence: the conversation days the answer cites as [n] "
         "(empty on a document answer)."
     )
-
-
     index_as_of: datetime | None = Field(
         default=None,
         description="When the document index last changed before this retrieval (the "
         "newest ingest): the index state the answer is given from. Null on a graph "
         "answer and on an empty corpus.",
     )
+
+
 class QueuedEvent(BaseModel):
     """The model is busy: this turn waits (sent after ``retrieval``, again whenever the
     position or the reason changes, before the first delta)."""
@@ -120,6 +121,12 @@ class DoneEvent(BaseModel):
     )
     timings_ms: dict[str, float] = Field(
         description="Stage timings in ms: condense, retrieval stages, first_token, generate, total."
+    )
+    quotes: list[AnswerQuote] = Field(
+        default_factory=list,
+        description="The verbatim passage text each answer sentence rests on, in sentence "
+        "order (ANSWER_CITATIONS=quoted; empty otherwise and on an abstention). Show each "
+        "with source n's card; highlight it in the page preview.",
     )
 
 

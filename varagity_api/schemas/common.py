@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from varagity.graph.evidence import day_trace, graph_evidence
 from varagity.graph.types import DayCard, GraphRetrieval
-from varagity.records import RetrievalTrace, RetrievedChunk
+from varagity.records import Quote, RetrievalTrace, RetrievedChunk
 
 Method = Literal["semantic", "bm25", "hybrid", "reranked", "hyde"]
 #: How a turn's evidence was found: a retrieval method, or ``graph`` (the message graph).
@@ -23,6 +23,25 @@ class ErrorBody(BaseModel):
 
     code: str
     message: str
+
+
+class QuoteSpan(BaseModel):
+    """Verbatim text of a passage that an answer sentence rests on."""
+
+    text: str = Field(description="The passage's own text, content[start:end].")
+    start: int = Field(ge=0, description="Offset of the quote in the passage's content.")
+    end: int = Field(ge=0, description="End offset (exclusive).")
+
+
+class AnswerQuote(QuoteSpan):
+    """A quote of the answer, with the source number its sentence cites."""
+
+    source: int = Field(ge=1, description="The [n] of the passage quoted.")
+
+
+def quotes_from(quotes: Sequence[Quote]) -> list[AnswerQuote]:
+    """The wire form of an answer's quotes, in sentence order."""
+    return [AnswerQuote(source=q.source, text=q.text, start=q.start, end=q.end) for q in quotes]
 
 
 class Source(BaseModel):
@@ -41,6 +60,12 @@ class Source(BaseModel):
     context: str | None
     score: float
     trace: RetrievalTrace | None
+    quotes: list[QuoteSpan] = Field(
+        default_factory=list,
+        description="What the answer quotes of this passage (ANSWER_CITATIONS=quoted): "
+        "empty while the answer is written; the done event carries them, and a stored "
+        "conversation's sources keep them.",
+    )
 
 
 def source_from(chunk: RetrievedChunk, n: int) -> Source:

@@ -12,7 +12,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from varagity.chat.turn import StopReason
-from varagity_api.schemas.common import CorpusName, DaySource, EvidenceMethod, GraphEvidence, Source
+from varagity_api.schemas.common import (
+    AnswerQuote,
+    CorpusName,
+    DaySource,
+    EvidenceMethod,
+    GraphEvidence,
+    Source,
+)
 
 
 class ContentPart(BaseModel):
@@ -90,18 +97,23 @@ class VaragityExtras(BaseModel):
     days: list[DaySource] = Field(
         description="A graph answer's cited conversation days, numbered as [n]."
     )
-    cited: list[int] | None = Field(
-        default=None,
-        description="Source numbers the answer cites (complete responses, last chunk).",
-    )
-    stop_reason: StopReason | None = Field(
-        default=None,
-        description="Why generation ended (complete responses, last chunk): finished, "
     index_as_of: datetime | None = Field(
         default=None,
         description="When the document index last changed before this retrieval: the "
         "index state the answer is given from (null on a graph answer or empty corpus).",
     )
+    cited: list[int] | None = Field(
+        default=None,
+        description="Source numbers the answer cites (complete responses, last chunk).",
+    )
+    quotes: list[AnswerQuote] | None = Field(
+        default=None,
+        description="The verbatim passage text each answer sentence rests on (complete "
+        "responses, last chunk); the Sources footer prints them under their source.",
+    )
+    stop_reason: StopReason | None = Field(
+        default=None,
+        description="Why generation ended (complete responses, last chunk): finished, "
         "length, or repetition (the answer began looping and was cut).",
     )
     timings_ms: dict[str, float]

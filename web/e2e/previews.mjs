@@ -9,7 +9,8 @@
 //   E2E_GONE_QUESTION="When does Aurora station log its first sensor sweep?" node e2e/previews.mjs
 //
 // For each question: the answer's evidence card of the named file shows its page beside
-// the passage, highlighted; the page opens in a dialog and zooms. Then E2E_GONE_PATH is
+// the passage, highlighted (for the PDF, the sentence the answer quotes, not the whole
+// passage); the page opens in a dialog and zooms. Then E2E_GONE_PATH is
 // deleted and the conversation reloaded: that card falls back to the passage's text
 // with the reason. Any console error fails the run. Screenshots and report.json go to
 // E2E_OUT.
@@ -103,6 +104,25 @@ async function shownPage(source) {
 }
 
 /**
+ * What the card quotes of its passage, and how the page preview's highlight compares
+ * with the whole passage's (the API's envelope without the quote's span).
+ * @param {import("playwright-core").Page} page
+ * @param {import("playwright-core").Locator} source
+ */
+async function quoteVsPassage(page, source) {
+  const chunkId = (await source.getAttribute("data-chunk-id")) ?? "";
+  const whole = await page.evaluate(async (id) => {
+    const response = await fetch(`/api/chunks/${encodeURIComponent(id)}/preview`);
+    return /** @type {{highlights: unknown[]}} */ (await response.json()).highlights.length;
+  }, chunkId);
+  return {
+    quoted: await source.locator(".content mark.quote").allInnerTexts(),
+    quoteMarks: await source.locator(".page-preview .page-mark").count(),
+    passageMarks: whole,
+  };
+}
+
+/**
  * Opens the card's page in the zoom dialog, zooms in twice and back to fit.
  * @param {import("./browser.mjs").Session} session
  * @param {import("playwright-core").Page} page
@@ -141,6 +161,7 @@ await withBrowser(OUT, report, async (session) => {
   await ask(page, PDF_QUESTION);
   const pdf = await card(page, PDF);
   report.pdf = await shownPage(pdf);
+  report.pdfQuote = await quoteVsPassage(page, pdf);
   await pdf.scrollIntoViewIfNeeded();
   await session.shot(pdf, "01-pdf-page", `the ${PDF} passage beside its highlighted page`);
   await session.shot(page, "02-pdf-answer", "the answer and its evidence with page previews");

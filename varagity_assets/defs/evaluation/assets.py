@@ -6,6 +6,9 @@ suite's answerable questions through the gate's retrieval method and records Pas
 MRR and latency percentiles; ``answer_eval_results`` answers every question through
 the chat turn runner with the live chat model and records key-fact correctness,
 citation validity, abstention accuracy, loops and time to first token / per answer.
+``answer_eval_results`` also answers the live corpus's feedback suite (the marked
+thumbs-downs users gave in the chat, :mod:`varagity.eval.feedback`), scored apart from
+the golden suite and recorded under ``feedback_*``.
 Each records numeric metadata the UI plots, the per-question verdicts and the
 thresholds the blocking checks in :mod:`varagity_assets.defs.evaluation.checks` compare
 against; a model server outage retries either step (:mod:`varagity_assets.retries`).
@@ -21,6 +24,7 @@ from pydantic import Field
 
 from varagity.eval import answers, runner
 from varagity.eval.configs import EvalConfig
+from varagity.eval.feedback import load_feedback_suite
 from varagity.eval.suite import (
     AnswerThresholds,
     Suite,
@@ -161,6 +165,7 @@ ANSWER_FIGURES = (
     "cited_share",
     "abstention_accuracy",
     "abstained_when_unanswerable",
+    "false_abstention_rate",
 )
 
 
@@ -178,7 +183,7 @@ def answer_eval_results(
         else suite.answer_thresholds
     )
     gate = thresholds or AnswerThresholds(
-        settings.RETRIEVAL_METHOD, 5, 0.0, 0.0, 0.0, len(suite.queries)
+        settings.RETRIEVAL_METHOD, 5, 0.0, 0.0, 0.0, len(suite.queries), 0.0
     )
     differences, corpus_note = _corpus_note(context, settings.docs_path, suite)
     try:
@@ -192,6 +197,7 @@ def answer_eval_results(
         )
     except (answers.AnswerError, SuiteError) as exc:
         raise dg.Failure(description=f"answer evaluation could not run: {exc}") from exc
+    feedback_md = _feedback_results(context, varagity, gate)
     summary = result.summary
     latency = result.latency()
     metadata: dict[str, Any] = {
@@ -207,6 +213,7 @@ def answer_eval_results(
             for name in ANSWER_FIGURES
         },
         "false_abstentions": summary.false_abstentions,
+        "missed_abstentions": summary.missed_abstentions,
         "loops": summary.loops,
         "first_token_p50_ms": dg.MetadataValue.float(latency["first_token"]["p50"]),
         "first_token_p95_ms": dg.MetadataValue.float(latency["first_token"]["p95"]),
@@ -222,6 +229,7 @@ def answer_eval_results(
         "docs_path": str(settings.docs_path),
         "corpus_matches_suite": not differences,
         "corpus_note": corpus_note,
+        **feedback_md,
     }
     context.log.info(
         f"{suite.name} answers by {result.model} on {gate.method}@{gate.k}: correctness "
@@ -231,13 +239,56 @@ def answer_eval_results(
     return dg.MaterializeResult(metadata=metadata)
 
 
+def _feedback_results(
+    context: dg.AssetExecutionContext, varagity: VaragityResource, gate: AnswerThresholds
+) -> dict[str, Any]:
+    """Answer the live corpus's feedback suite as the golden one is answered; its
+    metadata (``feedback_*``), which ``feedback_gate`` reads."""
+    services = varagity.services
+    feedback = load_feedback_suite(services.pg, varagity.settings.docs_path)
+    fb_suite = feedback.suite
+    metadata: dict[str, Any] = {
+        "feedback_n": len(feedback.records),
+        "feedback_skipped": dg.MetadataValue.json(feedback.skipped),
+    }
+    if fb_suite is None:
+        context.log.info(f"no feedback questions ({len(feedback.skipped)} skipped)")
+        return {**metadata, "feedback_pass_rate": dg.MetadataValue.float(1.0)}
+    try:
+        result = answers.evaluate_answers(
+            services,
+            fb_suite,
+            gate.method,
+            gate.k,
+            config=f"feedback/{gate.method}",
+            progress=context.log.info,
+            facts_required=False,
+        )
+    except answers.AnswerError as exc:
+        raise dg.Failure(description=f"feedback evaluation could not run: {exc}") from exc
+    summary = result.summary
+    context.log.info(
+        f"feedback suite: {summary.pass_rate:.3f} of {summary.n} question(s) passed "
+        f"({len(feedback.skipped)} skipped)"
+    )
+    return {
+        **metadata,
+        "feedback_pass_rate": dg.MetadataValue.float(round(summary.pass_rate, 4)),
+        "feedback_failing": dg.MetadataValue.json(summary.failing.get("pass_rate", [])),
+        "feedback_questions": dg.MetadataValue.json(result.questions()),
+    }
+
+
 @dg.asset(group_name="evaluation", deps=[eval_results, answer_eval_results], kinds={"python"})
 def search_index_release(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     """The live index, released: materializes only after every blocking eval gate passed."""
     metadata: dict[str, Any] = {}
     for asset, keep in (
         (eval_results, ("pass_at_", "mrr")),
-        (answer_eval_results, (*ANSWER_FIGURES, "loops", "model")),
+        (
+            answer_eval_results,
+            (*ANSWER_FIGURES, "loops", "model", "feedback_n", "feedback_pass_rate"),
+        ),
     ):
         event = context.instance.get_latest_materialization_event(asset.key)
         md = event.asset_materialization.metadata if event and event.asset_materialization else {}

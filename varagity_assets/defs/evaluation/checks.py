@@ -1,8 +1,12 @@
 """Blocking release gates against ``thresholds.json``.
 
 On ``eval_results``: Pass@k and MRR@k. On ``answer_eval_results``: key-fact
-correctness, citation validity and abstention accuracy (each at least its threshold)
-and degenerate loops (at most ``max_loops``). Each check reads the latest
+correctness, citation validity and abstention accuracy (each at least its threshold),
+degenerate loops (at most ``max_loops``) and false abstentions (the share of answerable
+questions whose passages held the answer that abstained: at most
+``max_false_abstention``); ``feedback_gate``: the share of the live
+corpus's feedback questions (marked thumbs-downs) that pass is at least
+``answers.feedback_pass_rate`` (it passes when there are none). Each check reads the latest
 materialization of its asset (the one of the same run when they run together),
 compares it with the thresholds that materialization recorded, and lists the
 questions that lowered the figure. They are ``blocking``: a failure stops
@@ -147,6 +151,7 @@ def _answer_check(context: dg.AssetCheckExecutionContext, metric: str) -> dg.Ass
         citation_validity=float(values["citation_validity"]),
         abstention_accuracy=float(values["abstention_accuracy"]),
         loops=int(values["loops"]),
+        false_abstention_rate=float(values.get("false_abstention_rate", 0.0)),
         failing=dict(values.get("failing") or {}),
     )
     (outcome,) = [
@@ -157,7 +162,7 @@ def _answer_check(context: dg.AssetCheckExecutionContext, metric: str) -> dg.Ass
         outcome.passed,
         {
             metric: dg.MetadataValue.float(outcome.measured),
-            "rule": "at most" if metric == "loops" else "at least",
+            "rule": "at most" if metric in ("loops", "false_abstention_rate") else "at least",
             "model": str(values.get("model")),
         },
         outcome.threshold,
@@ -208,3 +213,75 @@ def abstention_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResu
 def loops_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     """Fail (blocking) when more answers loop than allowed; list them."""
     return _answer_check(context, "loops")
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="Share of the answerable questions whose shown passages held the answer "
+    "that abstained anyway is at most answers.max_false_abstention.",
+)
+def false_abstention_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when answers say the documents do not say what their passages
+    state; list those questions."""
+    return _answer_check(context, "false_abstention_rate")
+
+
+def _feedback_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
+    rows = [
+        f"| {q['id']} | {str(q.get('query', '')).replace('|', '/')} | "
+        f"{'answerable' if q.get('answerable') else 'none answers'} | "
+        f"{'-' if q.get('relevant_cited') is None else ('yes' if q['relevant_cited'] else 'no')} | "
+        f"{'yes' if q.get('abstained') else 'no'} | "
+        f"{' '.join(str(q.get('answer', '')).split())[:160].replace('|', '/')} |"
+        for q in questions
+        if q.get("id") in ids
+    ]
+    head = (
+        "| id | question | marked | marked passage cited | abstained | answer |\n"
+        "|---|---|---|---|---|---|\n"
+    )
+    return head + "\n".join(rows) if rows else "none"
+
+
+@dg.asset_check(
+    asset=answer_eval_results,
+    blocking=True,
+    description="Share of the live corpus's feedback questions (thumbs-downs marking the "
+    "passage that answers, or that none does) that now pass is at least "
+    "answers.feedback_pass_rate.",
+)
+def feedback_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when too few feedback questions pass; list the ones that fail."""
+    values, run_id = _latest(context, answer_eval_results)
+    if not values:
+        return dg.AssetCheckResult(
+            passed=False, metadata={"reason": "answer_eval_results has never materialized"}
+        )
+    recorded = dict(values["thresholds"])
+    source = recorded.pop("source", None)
+    threshold = float(recorded.get("feedback_pass_rate", 0.0))
+    n = int(values.get("feedback_n", 0))
+    measured = float(values.get("feedback_pass_rate", 1.0))
+    failing = list(values.get("feedback_failing") or [])
+    table = _feedback_table(values.get("feedback_questions") or [], set(failing))
+    result = _verdict(
+        n == 0 or measured >= threshold,
+        {
+            "feedback_pass_rate": dg.MetadataValue.float(measured),
+            "feedback_questions": n,
+            "rule": "at least",
+            "model": str(values.get("model")),
+        },
+        threshold,
+        recorded.get("method"),
+        source,
+        (failing, table),
+        run_id,
+        values,
+    )
+    skipped = values.get("feedback_skipped") or []
+    return dg.AssetCheckResult(
+        passed=result.passed,
+        metadata={**result.metadata, "skipped": dg.MetadataValue.json(skipped)},
+    )

@@ -159,7 +159,8 @@ export interface paths {
         };
         /**
          * Chunk Preview
-         * @description The page the chunk came from, rendered with its text highlighted, or
+         * @description The page the chunk came from, rendered with its text highlighted (or, with
+         *     ``start`` and ``end`` from an answer's quote, only the quoted sentences), or
          *     ``available: false`` with the reason the evidence panel shows instead.
          */
         get: operations["chunk_preview_api_chunks__chunk_id__preview_get"];
@@ -200,7 +201,8 @@ export interface paths {
         };
         /**
          * Get Conversation
-         * @description A conversation's messages in order, each answer with its sources and provenance.
+         * @description A conversation's messages in order, each answer with its sources, provenance and
+         *     the ratings given on it.
          */
         get: operations["get_conversation_api_conversations__conversation_id__get"];
         put?: never;
@@ -304,6 +306,46 @@ export interface paths {
          *     ``remove_file=true`` also remove its file from ``DOCS_PATH``.
          */
         delete: operations["delete_document_api_documents__doc_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Feedback
+         * @description Every rating, most recently given first.
+         */
+        get: operations["list_feedback_api_feedback_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/feedback/suite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feedback Suite
+         * @description The corpus's feedback suite in the suite format, for review or ``varagity eval``.
+         */
+        get: operations["feedback_suite_api_feedback_suite_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -666,6 +708,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{message_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Message Feedback
+         * @description The message's ratings: the answer's first, then by source number.
+         */
+        get: operations["message_feedback_api_messages__message_id__feedback_get"];
+        /**
+         * Put Feedback
+         * @description Rate the answer or one of its sources (replacing an earlier rating of it).
+         */
+        put: operations["put_feedback_api_messages__message_id__feedback_put"];
+        post?: never;
+        /**
+         * Delete Feedback
+         * @description Take back the rating of the answer (no ``source``) or of its source ``n``.
+         */
+        delete: operations["delete_feedback_api_messages__message_id__feedback_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/previews/{content_hash}/{name}": {
         parameters: {
             query?: never;
@@ -803,6 +873,32 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AnswerQuote
+         * @description A quote of the answer, with the source number its sentence cites.
+         */
+        AnswerQuote: {
+            /**
+             * End
+             * @description End offset (exclusive).
+             */
+            end: number;
+            /**
+             * Source
+             * @description The [n] of the passage quoted.
+             */
+            source: number;
+            /**
+             * Start
+             * @description Offset of the quote in the passage's content.
+             */
+            start: number;
+            /**
+             * Text
+             * @description The passage's own text, content[start:end].
+             */
+            text: string;
+        };
         /**
          * AssetCounts
          * @description One ingest stage's counts within a job.
@@ -1453,6 +1549,11 @@ export interface components {
              * @description Id of the saved assistant message.
              */
             message_id: string;
+            /**
+             * Quotes
+             * @description The verbatim passage text each answer sentence rests on, in sentence order (ANSWER_CITATIONS=quoted; empty otherwise and on an abstention). Show each with source n's card; highlight it in the page preview.
+             */
+            quotes?: components["schemas"]["AnswerQuote"][];
             /** Reasoning */
             reasoning: string | null;
             /**
@@ -1537,6 +1638,109 @@ export interface components {
             relative_path: string;
             /** Run Id */
             run_id: string;
+        };
+        /**
+         * Feedback
+         * @description A stored rating.
+         */
+        Feedback: {
+            /** Answered By */
+            answered_by: number | null;
+            /** Comment */
+            comment: string | null;
+            /** Conversation Id */
+            conversation_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Feedback Id */
+            feedback_id: string;
+            /** Message Id */
+            message_id: string;
+            /** None Answers */
+            none_answers: boolean;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Source
+             * @description The source rated; null: the answer itself.
+             */
+            source: number | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * FeedbackRequest
+         * @description A thumbs up or down on an answer (``source`` null) or on its source ``n``.
+         *
+         *     On a thumbs-down of the answer, ``answered_by`` marks the source that does answer
+         *     the question, or ``none_answers`` says none does: either makes the question part of
+         *     the corpus's feedback suite, which the answer gate runs.
+         */
+        FeedbackRequest: {
+            /**
+             * Answered By
+             * @description Thumbs-down on the answer only: the source [n] that does answer.
+             */
+            answered_by?: number | null;
+            /** Comment */
+            comment?: string | null;
+            /**
+             * None Answers
+             * @description Thumbs-down on the answer only: no source answers.
+             * @default false
+             */
+            none_answers?: boolean;
+            /**
+             * Rating
+             * @enum {string}
+             */
+            rating: "up" | "down";
+            /**
+             * Source
+             * @description The source [n] rated; null rates the answer itself.
+             */
+            source?: number | null;
+        };
+        /**
+         * FeedbackSkipped
+         * @description A marked thumbs-down left out of the suite, and why.
+         */
+        FeedbackSkipped: {
+            /** Id */
+            id: string;
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * FeedbackSuite
+         * @description The corpus's feedback suite: each question as its ``queries.jsonl`` record.
+         */
+        FeedbackSuite: {
+            /**
+             * Corpus
+             * @description The corpus folder the passages come from (DOCS_PATH).
+             */
+            corpus: string;
+            /** Name */
+            name: string;
+            /**
+             * Questions
+             * @description Records in the suite format (id, query, relevant or answerable: false), each with a feedback key naming the rating it came from.
+             */
+            questions: {
+                [key: string]: unknown;
+            }[];
+            /** Skipped */
+            skipped: components["schemas"]["FeedbackSkipped"][];
         };
         /**
          * FileCounts
@@ -2272,8 +2476,18 @@ export interface components {
              * @description A graph answer's evidence: its conversation days, numbered as cited.
              */
             days: components["schemas"]["DaySource"][];
+            /**
+             * Feedback
+             * @description The ratings given on this answer (source null) and on its sources.
+             */
+            feedback?: components["schemas"]["Feedback"][];
             /** @description What the message graph found (entities, relations, mode); null on document answers and on graph turns that degraded to the documents. */
             graph_evidence: components["schemas"]["GraphEvidence"] | null;
+            /**
+             * Index As Of
+             * @description When the document index last changed before the answer's retrieval; null on user messages, graph answers and older history.
+             */
+            index_as_of?: string | null;
             /** Latency Ms */
             latency_ms: {
                 [key: string]: number;
@@ -2380,6 +2594,27 @@ export interface components {
             reason: "answers" | "context";
         };
         /**
+         * QuoteSpan
+         * @description Verbatim text of a passage that an answer sentence rests on.
+         */
+        QuoteSpan: {
+            /**
+             * End
+             * @description End offset (exclusive).
+             */
+            end: number;
+            /**
+             * Start
+             * @description Offset of the quote in the passage's content.
+             */
+            start: number;
+            /**
+             * Text
+             * @description The passage's own text, content[start:end].
+             */
+            text: string;
+        };
+        /**
          * ReasoningEvent
          * @description A delta of the model's ``<think>`` reasoning (reasoning models only).
          */
@@ -2433,6 +2668,12 @@ export interface components {
             degraded: string | null;
             /** @description The message graph's entities, relations and query mode on a graph answer; null otherwise. */
             graph: components["schemas"]["GraphEvidence"] | null;
+            /**
+             * Index As Of
+             * @description When the document index last changed before this retrieval (the newest ingest): the index state the answer is given from. Null on a graph answer and on an empty corpus.
+             * @default null
+             */
+            index_as_of?: string | null;
             /**
              * Method
              * @description The retrieval method, or graph.
@@ -2719,6 +2960,11 @@ export interface components {
             n: number;
             /** Page */
             page: number | null;
+            /**
+             * Quotes
+             * @description What the answer quotes of this passage (ANSWER_CITATIONS=quoted): empty while the answer is written; the done event carries them, and a stored conversation's sources keep them.
+             */
+            quotes?: components["schemas"]["QuoteSpan"][];
             /** Relative Path */
             relative_path: string;
             /** Score */
@@ -2757,6 +3003,11 @@ export interface components {
             n: number;
             /** Page */
             page: number | null;
+            /**
+             * Quotes
+             * @description What the answer quotes of this passage (ANSWER_CITATIONS=quoted): empty while the answer is written; the done event carries them, and a stored conversation's sources keep them.
+             */
+            quotes?: components["schemas"]["QuoteSpan"][];
             /** Relative Path */
             relative_path: string;
             /** Score */
@@ -2864,6 +3115,11 @@ export interface components {
             /** @description The message graph's entities, relations and query mode (graph answers). */
             graph: components["schemas"]["GraphEvidence"] | null;
             /**
+             * Index As Of
+             * @description When the document index last changed before this retrieval: the index state the answer is given from (null on a graph answer or empty corpus).
+             */
+            index_as_of?: string | null;
+            /**
              * Method
              * @description The retrieval method, or graph.
              * @enum {string}
@@ -2874,6 +3130,11 @@ export interface components {
              * @description What retrieval searched for.
              */
             query: string;
+            /**
+             * Quotes
+             * @description The verbatim passage text each answer sentence rests on (complete responses, last chunk); the Sources footer prints them under their source.
+             */
+            quotes?: components["schemas"]["AnswerQuote"][] | null;
             /**
              * Sources
              * @description Document evidence (empty on a graph answer).
@@ -3412,7 +3673,12 @@ export interface operations {
     };
     chunk_preview_api_chunks__chunk_id__preview_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Highlight only the quote content[start:end] (with end). */
+                start?: number | null;
+                /** @description End of the quote (with start). */
+                end?: number | null;
+            };
             header?: never;
             path: {
                 chunk_id: string;
@@ -3439,7 +3705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Validation Error */
+            /** @description A quote span outside the passage. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3915,6 +4181,106 @@ export interface operations {
             };
             /** @description The corpus is being restored. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_feedback_api_feedback_get: {
+        parameters: {
+            query?: {
+                rating?: ("up" | "down") | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Feedback"][];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    feedback_suite_api_feedback_suite_get: {
+        parameters: {
+            query?: {
+                format?: "json" | "jsonl";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The suite (JSON), or with format=jsonl its queries.jsonl file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackSuite"];
+                    "application/x-ndjson": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5260,6 +5626,185 @@ export interface operations {
                 };
             };
             /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    message_feedback_api_messages__message_id__feedback_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Feedback"][];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown message, or no such rating. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The rating does not fit the message. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    put_feedback_api_messages__message_id__feedback_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Feedback"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown message, or no such rating. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The rating does not fit the message. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_feedback_api_messages__message_id__feedback_delete: {
+        parameters: {
+            query?: {
+                /** @description Omit for the answer's rating. */
+                source?: number | null;
+            };
+            header?: never;
+            path: {
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unknown message, or no such rating. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The rating does not fit the message. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
             503: {
                 headers: {
                     [name: string]: unknown;

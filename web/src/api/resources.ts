@@ -229,9 +229,15 @@ export function backupRunEvents(
 
 // --- page previews of evidence ------------------------------------------------------
 
-/** The page a chunk came from (image URL and highlight boxes), or why there is none. */
-export function getChunkPreview(chunkId: string, signal?: AbortSignal): Promise<ChunkPreview> {
-  return getJson<ChunkPreview>(`/api/chunks/${seg(chunkId)}/preview`, signal);
+/** The page a chunk came from (image URL and highlight boxes), or why there is none;
+ * with `quote`, only that span of the chunk's text is highlighted. */
+export function getChunkPreview(
+  chunkId: string,
+  signal?: AbortSignal,
+  quote?: { start: number; end: number } | null,
+): Promise<ChunkPreview> {
+  const query = quote ? `?start=${quote.start}&end=${quote.end}` : "";
+  return getJson<ChunkPreview>(`/api/chunks/${seg(chunkId)}/preview${query}`, signal);
 }
 
 /** A rendered page (the envelope's `image_url`), fetched with the API key. */

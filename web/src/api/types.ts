@@ -16,6 +16,8 @@ export type ReasoningEvent = Schemas["ReasoningEvent"];
 export type RetrievalEvent = Schemas["RetrievalEvent"];
 export type RetrievalTrace = Schemas["RetrievalTrace"];
 export type Source = Schemas["Source"];
+export type QuoteSpan = Schemas["QuoteSpan"];
+export type AnswerQuote = Schemas["AnswerQuote"];
 export type ChunkPreview = Schemas["ChunkPreview"];
 export type HighlightBox = Schemas["HighlightBox"];
 export type TokenEvent = Schemas["TokenEvent"];
@@ -25,10 +27,10 @@ export type ConversationDetail = Schemas["ConversationDetail"];
 export type ConversationPatch = Schemas["ConversationPatch"];
 export type Message = Schemas["Message"];
 export type Group = Schemas["Group"];
-
-export type SettingField = Schemas["SettingField"];
 export type Feedback = Schemas["Feedback"];
 export type FeedbackRequest = Schemas["FeedbackRequest"];
+
+export type SettingField = Schemas["SettingField"];
 export type SettingValue = SettingField["value"];
 export type SettingsResponse = Schemas["SettingsResponse"];
 export type SettingsPatchResponse = Schemas["SettingsPatchResponse"];

@@ -1,6 +1,15 @@
 /** The chat screen's state: questions, their streamed answers and which evidence is shown. */
+import { withQuotes } from "../evidence/quotes";
 import type { ChatEvent } from "../api/chat";
-import type { Corpus, DaySource, ErrorEvent, GraphEvidence, QueuedEvent, Source } from "../api/types";
+import type {
+  Corpus,
+  DaySource,
+  ErrorEvent,
+  Feedback,
+  GraphEvidence,
+  QueuedEvent,
+  Source,
+} from "../api/types";
 
 export type TurnStatus = "retrieving" | "answering" | "done" | "stopped" | "error";
 
@@ -44,6 +53,12 @@ export interface Turn {
   error: ErrorEvent | null;
   /** While the model is busy with other chats: this turn's place in line. */
   queue?: QueuedEvent | null;
+  /** The saved assistant message (from `done`, or the loaded history): what ratings are about. */
+  message_id?: string | null;
+  /** When the document index last changed before this answer's retrieval (ISO time). */
+  index_as_of?: string | null;
+  /** Ratings saved on the answer and its sources (a loaded conversation's). */
+  feedback?: Feedback[];
 }
 
 export interface ChatState {
@@ -114,6 +129,7 @@ function applyEvent(turn: Turn, event: ChatEvent): Turn {
           days: days ?? [],
         },
         timings_ms: { ...event.data.timings_ms },
+        index_as_of: event.data.index_as_of ?? null,
       };
     }
     case "queued":
@@ -130,7 +146,12 @@ function applyEvent(turn: Turn, event: ChatEvent): Turn {
         answer: event.data.answer,
         reasoning: event.data.reasoning ?? turn.reasoning,
         cited: event.data.cited,
+        retrieval: turn.retrieval && {
+          ...turn.retrieval,
+          sources: withQuotes(turn.retrieval.sources, event.data.quotes),
+        },
         timings_ms: { ...turn.timings_ms, ...event.data.timings_ms },
+        message_id: event.data.message_id,
       };
     case "error":
       return { ...turn, status: "error", error: event.data };

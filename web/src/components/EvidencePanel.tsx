@@ -8,9 +8,10 @@ import { routeHash } from "../app/route";
 import { sourceElementId } from "../chat/citations";
 import type { Evidence, Turn } from "../chat/state";
 import { partitionUrl } from "../evidence/dagster";
+import { markedPieces } from "../evidence/quotes";
 import { traceBadges } from "../evidence/trace";
-import { PagePreview } from "./PagePreview";
 import { SourceFeedback } from "./Feedback";
+import { PagePreview } from "./PagePreview";
 
 const NO_EVIDENCE: Record<Turn["status"], string> = {
   retrieving: "Searching the corpus\u2026",
@@ -49,12 +50,13 @@ function SourceCard({
       tabIndex={-1}
       aria-labelledby={titleId}
       aria-current={focused ? "true" : undefined}
+      data-chunk-id={source.chunk_id}
     >
       <h3 id={titleId}>
         <span className="source-n">[{source.n}]</span> {source.file_name}
         {cited && <span className="pill">cited</span>}
-      </h3>
         <SourceFeedback turnId={turnId} n={source.n} />
+      </h3>
       {badges.length > 0 && (
         <ul className="badges" aria-label="Ranking">
           {badges.map((badge) => (
@@ -87,7 +89,17 @@ function SourceCard({
       </dl>
       <div className="source-body">
         <PagePreview source={source} />
-        <blockquote className="content">{source.content}</blockquote>
+        <blockquote className="content">
+          {markedPieces(source.content, source.quotes).map((piece, i) =>
+            piece.quoted ? (
+              <mark key={i} className="quote" title="The answer rests on this text">
+                {piece.text}
+              </mark>
+            ) : (
+              piece.text
+            ),
+          )}
+        </blockquote>
       </div>
       {source.context && (
         <p className="context">

@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from "react";
 import { describeError } from "../api/client";
 import { getChunkPreview, getPreviewImage } from "../api/resources";
 import type { ChunkPreview, Source } from "../api/types";
+import { previewSpan } from "../evidence/quotes";
 import { boxStyle, MAX_ZOOM, MIN_ZOOM, nextZoom, pageLabel, previewNote } from "../evidence/preview";
 import { Modal } from "./Modal";
 
@@ -131,13 +132,17 @@ export function PageZoom({
 export function PagePreview({ source }: { source: Source }) {
   const [state, setState] = useState<PreviewState>({ status: "loading" });
   const [zoomed, setZoomed] = useState(false);
+  const span = previewSpan(source);
+  const start = span?.start ?? null;
+  const end = span?.end ?? null;
   useEffect(() => {
     const controller = new AbortController();
     let objectUrl: string | null = null;
     setState({ status: "loading" });
     void (async () => {
       try {
-        const preview = await getChunkPreview(source.chunk_id, controller.signal);
+        const quote = start !== null && end !== null ? { start, end } : null;
+        const preview = await getChunkPreview(source.chunk_id, controller.signal, quote);
         if (!preview.available || !preview.image_url) {
           setState({ status: "unavailable", preview });
           return;
@@ -154,7 +159,7 @@ export function PagePreview({ source }: { source: Source }) {
       controller.abort();
       if (objectUrl) URL.revokeObjectURL(objectUrl);
     };
-  }, [source.chunk_id]);
+  }, [source.chunk_id, start, end]);
   return (
     <>
       <PageFigure state={state} fileName={source.file_name} onZoom={() => setZoomed(true)} />
