@@ -13,6 +13,7 @@ questions that lowered the figure. They are ``blocking``: a failure stops
 ``search_index_release`` from materializing in that run.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import dagster as dg
@@ -122,20 +123,45 @@ def mrr_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
     return _gate(context, "mrr")
 
 
-def _answer_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
+def _cell(text: object) -> str:
+    return " ".join(str(text).split())[:160].replace("|", "/")
+
+
+def _yes(flag: object) -> str:
+    return "yes" if flag else "no"
+
+
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+
+
+def _question_table(questions: list[dict[str, Any]], ids: set[str], middle: list[Column]) -> str:
+    """The failing questions as a Markdown table: id, question, ``middle``, answer."""
+    columns: list[Column] = [
+        ("id", lambda q: str(q["id"])),
+        ("question", lambda q: _cell(q.get("query", ""))),
+        *middle,
+        ("answer", lambda q: _cell(q.get("answer", ""))),
+    ]
     rows = [
-        f"| {q['id']} | {str(q.get('query', '')).replace('|', '/')} | "
-        f"{sum(q.get('facts_found', []))}/{len(q.get('facts_found', []))} | "
-        f"{q.get('citation_validity')} | {'yes' if q.get('abstained') else 'no'} | "
-        f"{' '.join(str(q.get('answer', '')).split())[:160].replace('|', '/')} |"
+        "| " + " | ".join(get(q) for _, get in columns) + " |"
         for q in questions
         if q.get("id") in ids
     ]
-    head = (
-        "| id | question | facts | citation validity | abstained | answer |\n"
-        "|---|---|---|---|---|---|\n"
-    )
+    head = "| " + " | ".join(name for name, _ in columns) + " |\n"
+    head += "|" + "---|" * len(columns) + "\n"
     return head + "\n".join(rows) if rows else "none"
+
+
+def _answer_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
+    return _question_table(
+        questions,
+        ids,
+        [
+            ("facts", lambda q: f"{sum(q.get('facts_found', []))}/{len(q.get('facts_found', []))}"),
+            ("citation validity", lambda q: str(q.get("citation_validity"))),
+            ("abstained", lambda q: _yes(q.get("abstained"))),
+        ],
+    )
 
 
 def _answer_check(context: dg.AssetCheckExecutionContext, metric: str) -> dg.AssetCheckResult:
@@ -228,20 +254,18 @@ def false_abstention_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetChe
 
 
 def _feedback_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
-    rows = [
-        f"| {q['id']} | {str(q.get('query', '')).replace('|', '/')} | "
-        f"{'answerable' if q.get('answerable') else 'none answers'} | "
-        f"{'-' if q.get('relevant_cited') is None else ('yes' if q['relevant_cited'] else 'no')} | "
-        f"{'yes' if q.get('abstained') else 'no'} | "
-        f"{' '.join(str(q.get('answer', '')).split())[:160].replace('|', '/')} |"
-        for q in questions
-        if q.get("id") in ids
-    ]
-    head = (
-        "| id | question | marked | marked passage cited | abstained | answer |\n"
-        "|---|---|---|---|---|---|\n"
+    return _question_table(
+        questions,
+        ids,
+        [
+            ("marked", lambda q: "answerable" if q.get("answerable") else "none answers"),
+            (
+                "marked passage cited",
+                lambda q: "-" if q.get("relevant_cited") is None else _yes(q["relevant_cited"]),
+            ),
+            ("abstained", lambda q: _yes(q.get("abstained"))),
+        ],
     )
-    return head + "\n".join(rows) if rows else "none"
 
 
 @dg.asset_check(
