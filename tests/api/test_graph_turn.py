@@ -276,5 +276,12 @@ def test_the_openai_endpoint_has_a_graph_model(graph_api: str) -> None:
     assert first["sources"] == [] and first["graph"]["entities"]
     assert last["cited"] and set(last["cited"]) <= {d["n"] for d in days}
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
-    footer = content.split("\n\nSources:\n", 1)[1]
-    assert footer.splitlines() == [f"[{d['n']}] {d['thread_name']}, {d['span']}" for d in days]
+    footer = content.split("\n\nSources:\n", 1)[1].splitlines()
+    assert [ln for ln in footer if ln.startswith("[")] == [
+        f"[{d['n']}] {d['thread_name']}, {d['span']}" for d in days
+    ]
+    # under its day, each quote the answer rests on: a line of that day's transcript
+    excerpts = {d["n"]: " ".join(d["excerpt"].split()) for d in days}
+    for quote in last["quotes"]:
+        assert " ".join(quote["text"].split()) in excerpts[quote["source"]]
+        assert f'    "{" ".join(quote["text"].split())}"' in footer

@@ -53,8 +53,11 @@ def test_ask_prints_answer_and_numbered_sources(stack_settings: Settings) -> Non
     answer, _, sources = done.stdout.partition("Sources:")
     assert answer.strip()
     lines = [ln for ln in sources.splitlines() if ln.strip()]
-    assert "[1] kettle.md (chunk 0)" in lines[0]
-    assert "[2] soup.md" in lines[1]
+    listed = [ln for ln in lines if not ln.strip().startswith('"')]  # quotes are indented
+    assert "[1] kettle.md (chunk 0)" in listed[0]
+    assert "[2] soup.md" in listed[1]
+    if lines[0].startswith(" *"):  # the answer cites the kettle: its quote comes under it
+        assert lines[1].strip().startswith('"') and "27 months" in lines[1]
 
     found = _run("search", "lentil soup", "--method", "bm25", "-k", "1")
     assert found.returncode == 0, found.stderr

@@ -67,7 +67,9 @@ class NoLLM:
 
 
 class Interrupting:
-    """The real model, with ``action`` run once, right before the first completion."""
+    """The real model, with ``action`` run once, right before the first blurb; ``calls``
+    counts the blurbs asked for (a document's warming steps, one-token requests that
+    load it into the server's prompt cache, are passed on uncounted)."""
 
     def __init__(self, chat: object, action: object) -> None:
         self.chat = chat
@@ -75,6 +77,8 @@ class Interrupting:
         self.calls = 0
 
     def complete(self, messages: Sequence[dict[str, str]], **kwargs: object) -> str:
+        if kwargs.get("max_tokens") == 1:  # a warming step
+            return self.chat.complete(messages, **kwargs)  # type: ignore[attr-defined]
         self.calls += 1
         if self.calls == 1:
             self.action()  # type: ignore[operator]

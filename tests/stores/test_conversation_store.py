@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from varagity.records import ChunkRecord, RetrievalTrace, RetrievedChunk
+from varagity.records import ChunkRecord, Quote, RetrievalTrace, RetrievedChunk
 from varagity.stores.conversation_store import (
     TITLE_MAX_CHARS,
     AssistantReply,
@@ -75,6 +75,7 @@ def _reply(text: str = "The warranty is 27 months [1].", **overrides: object) ->
         "latency_ms": {"embed": 3.5, "generate": 120.0},
         "reasoning": "Source 1 says so.",
         "condensed_query": "Tern K2 kettle warranty",
+        "quotes": [Quote(1, "27 months", 0, 9)],
     }
     values.update(overrides)
     return AssistantReply(**values)  # type: ignore[arg-type]
@@ -206,8 +207,10 @@ def test_first_turn_creates_the_conversation_with_provenance_and_snapshots(
         "file_created_at": "2024-01-02T03:04:05+00:00",
         "file_modified_at": "2024-02-03T04:05:06+00:00",
         "trace": expected.trace.model_dump(mode="json") if expected.trace else None,
+        "quotes": [{"text": "27 months", "start": 0, "end": 9}],  # the answer's, of this one
     }
     assert RetrievalTrace.model_validate(first.snapshot["trace"]) == expected.trace
+    assert assistant.sources[1].snapshot["quotes"] == []
 
 
 def test_later_turns_keep_the_title_bump_recency_and_feed_history(
