@@ -114,6 +114,23 @@ def locate(
     return best
 
 
+def _locate_quote(
+    count: int,
+    hint: int | None,
+    content: str,
+    highlight: str | None,
+    read: Callable[[int], PageText],
+) -> tuple[int, float, PageText]:
+    """The page of ``highlight`` (a quote of ``content``) if its words find one, else
+    the page of ``content`` (:func:`locate`)."""
+    if highlight:
+        try:
+            return locate(count, hint, highlight, read)
+        except PreviewUnavailable:
+            pass
+    return locate(count, hint, content, read)
+
+
 def _text_boxes(pdf: Any, index: int, content: str) -> tuple[Box, ...]:
     """PDFium's rectangles for the chunk's lines on a text-layer page."""
     with PDFIUM_LOCK:
@@ -273,7 +290,7 @@ def render_chunk_page(
     highlight: str | None = None,
 ) -> RenderedPage:
     """Locate ``content`` in the PDF ``data``, box it (or only ``highlight``, a quote of
-    it), and write the page as PNG.
+    it, on the page the quote is on), and write the page as PNG.
 
     Args:
         data: The PDF's bytes (a deck's converted PDF).
@@ -305,7 +322,9 @@ def render_chunk_page(
             found, size = _ocr_page(pdf, index, settings, ocr_cache, name)
             return PageText("ocr", " ".join(w.text for w in found), found, size)
 
-        index, score, page = locate(count, hint, content, read)
+        # a quote lies on one page of a chunk that may span several: found by its own
+        # words first (the chunk's, when they match no page well enough)
+        index, score, page = _locate_quote(count, hint, content, highlight, read)
         marked = highlight or content
         if page.extraction == "text":
             boxes = _text_boxes(pdf, index, marked)

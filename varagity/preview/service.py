@@ -74,8 +74,9 @@ def preview_chunk(
     settings: Settings, record: ChunkRecord, span: tuple[int, int] | None = None
 ) -> PagePreview:
     """The page holding ``record``'s text, rendered with it highlighted (cached): the
-    whole chunk, or with ``span`` (:func:`quote_span`) only that quote of it; the page is
-    found from the whole chunk either way.
+    whole chunk, or with ``span`` (:func:`quote_span`) only that quote of it, on the page
+    the quote is on (a chunk may span pages; the chunk's page when the quote's words
+    alone find none).
 
     Raises:
         PreviewUnavailable: Why no page can be shown: ``not_paged``,
