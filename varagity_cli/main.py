@@ -451,9 +451,10 @@ def _print_sources(
     evidence: TurnRetrieval, cited: set[int], out: TextIO, quotes: Sequence[Quote] = ()
 ) -> None:
     """The numbered sources (cited ones starred), each with what the answer quotes of it."""
+    from varagity.generation.quotes import quoted_texts
 
     def print_quotes(n: int) -> None:
-        for text in dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == n):
+        for text in quoted_texts(quotes, n):
             print(f'       "{text}"', file=out)
 
     print("\n\nSources:", file=out)

@@ -332,6 +332,11 @@ class QuoteChecker:
         return Quote(passage + 1, self.passages[passage][start:end], start, end)
 
 
+def quoted_texts(quotes: Sequence[Quote], source: int) -> list[str]:
+    """What an answer quotes of passage ``source``, each quote once, on one line."""
+    return list(dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == source))
+
+
 def coverage_abstention(topics: Sequence[str], abstention: str) -> str:
     """The abstention that names what the passages do cover (``topics``, best first)."""
     seen: list[str] = []

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+import psycopg
+
 from varagity.stores.conversation_store import new_id
 from varagity.stores.vector_store import PgVectorStore
 
@@ -194,13 +196,7 @@ class FeedbackStore:
             MessageNotFound: No message has this id.
         """
         with self._pg.connection() as conn:
-            if (
-                conn.execute(
-                    "SELECT 1 FROM messages WHERE message_id = %s", (message_id,)
-                ).fetchone()
-                is None
-            ):
-                raise MessageNotFound(message_id)
+            _require_message(conn, message_id)
             return self._one(conn, "f.message_id = %s", (message_id,))
 
     def of_conversation(self, conversation_id: str) -> dict[str, list[Feedback]]:
@@ -234,13 +230,7 @@ class FeedbackStore:
             FeedbackNotFound: The message has no rating on that target.
         """
         with self._pg.connection() as conn:
-            if (
-                conn.execute(
-                    "SELECT 1 FROM messages WHERE message_id = %s", (message_id,)
-                ).fetchone()
-                is None
-            ):
-                raise MessageNotFound(message_id)
+            _require_message(conn, message_id)
             row = conn.execute(
                 "DELETE FROM message_feedback WHERE message_id = %s"
                 " AND source IS NOT DISTINCT FROM %s RETURNING 1",
@@ -280,3 +270,12 @@ class FeedbackStore:
             params,
         ).fetchall()
         return [Feedback(*row) for row in rows]
+
+
+def _require_message(conn: psycopg.Connection[Any], message_id: str) -> None:
+    """Raise :class:`MessageNotFound` unless a message has this id."""
+    if (
+        conn.execute("SELECT 1 FROM messages WHERE message_id = %s", (message_id,)).fetchone()
+        is None
+    ):
+        raise MessageNotFound(message_id)

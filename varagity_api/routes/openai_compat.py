@@ -58,6 +58,7 @@ from varagity.chat.turn import (
     run_turn,
 )
 from varagity.config import RETRIEVAL_METHODS, Settings
+from varagity.generation.quotes import quoted_texts
 from varagity.observability.metrics import count_chat_turn, observe_stages
 from varagity.records import Quote
 from varagity.stores.conversation_store import new_id
@@ -221,8 +222,7 @@ def sources_footer(
 
 def _quoted(quotes: Sequence[Quote], n: int) -> list[str]:
     """The footer lines quoting source ``n`` (each quote once, on one line)."""
-    texts = dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == n)
-    return [f'    "{text}"' for text in texts]
+    return [f'    "{text}"' for text in quoted_texts(quotes, n)]
 
 
 #: HTTP status of a turn that fails before any output.
