@@ -5,6 +5,7 @@ from __future__ import annotations
 from varagity.generation.answer import ABSTENTION
 from varagity.generation.grounding import is_abstention
 from varagity.generation.quotes import (
+    EXTRACT_LEAD,
     QuoteChecker,
     QuotedAnswerStream,
     passage_units,
@@ -26,6 +27,7 @@ RATES = (
     "| Porto | 48 EUR | 110 EUR |\n"
     "| Graz | 55 EUR | 120 EUR |\n"
 )
+WINTER = "Aurora station is staffed all year. The winter crew has 38 people.\n"
 SOUP = "Red lentil soup keeps for 4 days in the fridge.\n- It freezes for 3 months.\n"
 
 
@@ -162,6 +164,27 @@ def test_an_answer_with_no_checked_sentence_abstains_naming_what_the_passages_co
     assert shown.startswith(ABSTENTION) and stream.dropped == [] and stream.abstained
 
 
+def test_an_abstention_offers_the_passage_closest_to_the_question() -> None:
+    # the neighbouring row's figure is dropped; the row the question names is offered,
+    # labelled with its header, and quoted verbatim for the evidence card
+    question = "What is the hotel cap in Porto?"
+    stream, shown = _stream("The hotel cap in Porto is 140 EUR.", question, [RATES, SOUP])
+    assert stream.dropped == ["The hotel cap in Porto is 140 EUR."] and stream.extracted
+    assert shown == (
+        f"{EXTRACT_LEAD} The passage closest to the question [1]: "
+        "“City: Porto; Rate: 48 EUR; Hotel cap: 110 EUR”"
+    )
+    assert is_abstention(shown)
+    [quote] = stream.quotes
+    assert quote.text == "| Porto | 48 EUR | 110 EUR |" == RATES[quote.start : quote.end]
+    # a city no row names gets no row: the plain abstention
+    faro = "What is the hotel cap in Faro?"
+    stream, shown = _stream("The hotel cap in Faro is 140 EUR.", faro, [RATES])
+    assert shown.startswith(ABSTENTION) and not stream.extracted and stream.quotes == []
+    # nor does a question whose only words in the passages name the item
+    assert QuoteChecker("What does the Tern K2 weigh?", [KETTLE]).extract() is None
+
+
 def test_the_context_keeps_the_matching_units_their_neighbours_and_the_table_header() -> None:
     long_kettle = "Intro line one.\n\n" + "Filler sentence number %d.\n\n" * 30 % tuple(range(30))
     passages = [long_kettle + KETTLE, RATES, SOUP]
@@ -181,3 +204,57 @@ def test_the_stream_gives_up_after_sentences_in_a_row_without_a_quote() -> None:
     stream.feed("Step 3 is 7. More")
     assert stream.gave_up
     assert stream.finish() == "" and stream.text == "The warranty lasts 27 months [1]."
+
+
+def test_simple_tables_and_underlined_titles_are_rows_and_headings() -> None:
+    rst = (
+        "Leeds office\n------------\n\n"
+        "========  =========  =====\nTeam      Extension  Floor\n========  =========  =====\n"
+        "Payroll   2240       2\nFinance   2251       -\n========  =========  =====\n"
+    )
+    units = passage_units(rst)
+    assert [(rst[u.start : u.end].split()[0], u.kind) for u in units] == [
+        ("Leeds", "heading"),
+        ("Team", "row"),
+        ("Payroll", "row"),
+        ("Finance", "row"),
+    ]
+    cut = select_context("Which extension has Payroll?", [rst], max_tokens=20)
+    # the row comes with its header row, each on a line of its own
+    assert "Team      Extension  Floor\nPayroll   2240       2" in cut[0]
+    # a row's scope is its header and its section's heading: the Leeds row is not Rotterdam's
+    checker = QuoteChecker("What is the Rotterdam extension for Payroll?", [rst])
+    assert checker.quote("The Rotterdam extension for Payroll is 2240.") == []
+    assert QuoteChecker("What is the Leeds extension for Payroll?", [rst]).quote(
+        "The Leeds extension for Payroll is 2240."
+    )
+
+
+def test_a_number_the_question_names_may_fall_in_a_range_of_the_row() -> None:
+    table = (
+        "## Annual leave\n\n| Service | Leeds | Rotterdam |\n|---|---|---|\n"
+        "| 0–5 years | 25 | 24 |\n| 6–9 years | 28 | 26 |\n| 10+ years | 30 | 27 |\n"
+    )
+    question = "How many leave days does a Rotterdam employee with 12 years get?"
+    checker = QuoteChecker(question, [table])
+    [quote] = checker.quote("A Rotterdam employee with 12 years of service gets 27 days.")
+    assert quote.text == "| 10+ years | 30 | 27 |"
+    # the neighbouring row holds a Rotterdam figure too, but 12 is not in its range
+    assert checker.quote("A Rotterdam employee with 12 years of service gets 26 days.") == []
+    # and the Leeds column of the right row is not what the sentence names
+    assert checker.quote("A Rotterdam employee with 12 years of service gets 30 days.") == []
+
+
+def test_a_named_column_with_an_empty_cell_holds_no_value_to_borrow() -> None:
+    table = "| Team | Leeds | Rotterdam |\n|---|---|---|\n| Finance | 2251 | — |\n"
+    checker = QuoteChecker("What is the extension for Finance?", [table])
+    assert checker.quote("The Rotterdam extension for Finance is 2251.") == []
+    assert checker.quote("The Leeds extension for Finance is 2251.")
+
+
+def test_a_lead_in_naming_the_sources_is_no_claim() -> None:
+    checker = QuoteChecker("How many people winter at the station?", [WINTER])
+    assert checker.quote(
+        "According to the information provided in sources 1 and 2, there are 38 people in "
+        "the winter crew."
+    )

@@ -7,8 +7,9 @@ sentence states are in the text it rests on. So an answer is released sentence b
 sentence, each one checked first (:class:`QuotedAnswerStream`):
 
 * **Units.** Each passage is cut into units (:func:`passage_units`): prose into
-  sentences (hard-wrapped lines joined), while a table row, a list item or a heading is
-  a unit of its own. A *quote* is one unit, or two adjacent units of one passage (a
+  sentences (hard-wrapped lines joined), while a table row (Markdown pipes, or a
+  reStructuredText simple table), a list item or a heading (``#`` or underlined) is a
+  unit of its own. A *quote* is one unit, or two adjacent units of one passage (a
   sentence whose subject is named in the one before).
 * **Values** (:func:`values_of`): what a sentence states that can be wrong in a way
   word overlap misses: every token holding a digit (``27``, ``02:00``, ``E4``,
@@ -19,12 +20,21 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   text holds every value of the sentence as a whole word (normalisation:
   :func:`~varagity.generation.grounding.normalize`) and the values the *question*
   names (the item asked about) appear in the quote's passage or in what names it (its
-  file, headings, thread); of those, the one holding
+  file, headings, thread; for a table row: the row, its header row and its heading), a
+  number the question names may also fall in a range stated there ("12 years" in the
+  "10+ years" row); of those, the one holding
   the largest weighted share of the sentence's content words wins, if that share is at
-  least :data:`QUOTE_SUPPORT`. No model is asked: the check is a string match.
+  least :data:`QUOTE_SUPPORT`. A unit's words include its heading's and header row's,
+  and the words the sentence repeats from the question count as held (they name the
+  subject; the values and the item asked about are checked above). No model is asked:
+  the check is a string match.
 * A sentence without a quote is **dropped**. An answer left with no checked sentence
-  becomes an abstention that names what the passages do cover
-  (:func:`coverage_abstention`); the model's own abstention gets the same form.
+  becomes an abstention (the model's own abstention too). It offers the passage
+  closest to answering the question when one is close enough
+  (:meth:`QuoteChecker.extract`: it names the item asked about and holds most of the
+  question's words), quoted verbatim with its ``[n]``: the small model often drafts
+  the neighbouring row's figure while the row the question names is in front of it.
+  Otherwise it names what the passages do cover (:func:`coverage_abstention`).
 
 Each kept sentence cites the passage of its quote as ``[n]``, and the quotes travel
 with the answer (:attr:`QuotedAnswerStream.quotes`) to the evidence cards, the page
@@ -42,6 +52,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from varagity.generation.grounding import (
     content_words,
@@ -63,6 +74,11 @@ PAIR_GAIN = 0.2
 GIVE_UP_AFTER = 3
 #: The share of its heading's (or table header's) match a unit inherits.
 INHERITED = 0.8
+#: Least weighted share of the question's words (those the passages use) a unit must
+#: hold to be offered as the closest passage when no answer sentence had a quote.
+EXTRACT_COVERAGE = 0.5
+#: How an abstention that offers the closest passage begins.
+EXTRACT_LEAD = "I could not find a checked answer to this in the documents."
 #: Units of context kept before and after each selected unit of a passage.
 NEIGHBOURS = 1
 
@@ -70,6 +86,10 @@ NEIGHBOURS = 1
 # ("[09:14] Maya: ...", as the message graph renders a day)
 _STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||\[\d{1,2}:\d{2}\])")
 _TABLE_RULE = re.compile(r"^[\s|:]*-[\s|:-]*$")  # |---|:--:| and | - | - |
+# a reStructuredText simple table's border: two or more runs of "=" ("====  ======")
+_SIMPLE_TABLE_BORDER = re.compile(r"^\s*={2,}(?:\s+={2,})+\s*$")
+# the line under a title: one run of "=", "-", "~" or "^"
+_UNDERLINE = re.compile(r"^\s*(?:={3,}|-{3,}|~{3,}|\^{3,})\s*$")
 # a sentence ends at . ! ? (and closing quotes/brackets) before whitespace
 _SENTENCE_BREAK = re.compile(r"[.!?][\"')\]]*\s+")
 _ABBREVIATION = re.compile(
@@ -82,13 +102,17 @@ _NAME = re.compile(r"\b[A-Z][\w'’-]*[A-Za-z0-9]|\b[A-Z]\b")
 # capitalised words that are no claim of their own
 # a lead-in that only says where the answer comes from ("According to the sources, ...")
 _LEAD_IN = re.compile(
-    r"^\W*(?:according to|based on|as (?:stated|shown) in|from)\s+(?:the\s+)?"
-    r"(?:information|sources?|passages?|documents?|text|table|context|data)"
-    r"(?:\s+(?:provided|given|above|shown))?(?:\s+in\s+the\s+\w+)?\s*,\s*",
+    r"^\W*(?:according to|based on|as (?:stated|shown|given) in|from)\s+[^,.]{0,60}?\b"
+    r"(?:information|sources?|passages?|documents?|text|table|context|data)\b[^,.]{0,40},\s*",
     re.I,
 )
 _POSSESSIVE = re.compile(r"['’]s$")
 _PLAIN_CAPITALS = frozenset({"i", "a", "the", "yes", "no", "ok"})
+
+
+#: What a unit is: a prose sentence, a table row, a list item (or step, or transcript
+#: line) or a heading.
+UnitKind = Literal["prose", "row", "item", "heading"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,37 +122,73 @@ class Unit:
     passage: int  # 0-based
     start: int
     end: int
-    structured: bool
+    kind: UnitKind = "prose"
+
+    @property
+    def structured(self) -> bool:
+        """Whether the unit is a line of its own (not a sentence of running prose)."""
+        return self.kind != "prose"
+
+
+def _line_kind(body: str) -> UnitKind | None:
+    """The kind of a line that is a unit of its own, or None for a line of prose."""
+    if not _STRUCTURED_LINE.match(body):
+        return None
+    first = body.lstrip()[0]
+    return "row" if first == "|" else "heading" if first == "#" else "item"
 
 
 def passage_units(text: str, passage: int = 0) -> list[Unit]:
-    """The units of ``text`` in order (see the module doc); offsets index ``text``."""
+    """The units of ``text`` in order (see the module doc); offsets index ``text``.
+
+    Besides Markdown (pipe tables, ``#`` headings, list items), two plain-text shapes
+    are read the way a reader sees them: the rows of a reStructuredText *simple table*
+    (between ``====  =====`` borders) are rows, and a line underlined with ``===`` or
+    ``---`` is a heading.
+    """
     units: list[Unit] = []
     prose_start: int | None = None
     prose_end = 0
+    prose_lines = 0
+    in_table = False
     offset = 0
 
     def flush() -> None:
-        nonlocal prose_start
+        nonlocal prose_start, prose_lines
         if prose_start is not None:
             units.extend(_sentences(text, prose_start, prose_end, passage))
         prose_start = None
+        prose_lines = 0
 
     for line in text.splitlines(keepends=True):
         body = line.rstrip("\r\n")
         start, end = offset, offset + len(body)
         offset += len(line)
-        if not body.strip() or _TABLE_RULE.match(body):
+        if not body.strip():
+            flush()
+            in_table = False
+            continue
+        if _SIMPLE_TABLE_BORDER.match(body):
+            flush()
+            in_table = True
+            continue
+        if _UNDERLINE.match(body) or _TABLE_RULE.match(body):
+            if prose_start is not None and prose_lines == 1 and _UNDERLINE.match(body):
+                units.append(Unit(passage, prose_start, prose_end, "heading"))
+                prose_start = None
+                prose_lines = 0
             flush()
             continue
-        if _STRUCTURED_LINE.match(body):
+        kind = "row" if in_table else _line_kind(body)
+        if kind is not None:
             flush()
             lead = len(body) - len(body.lstrip())
-            units.append(Unit(passage, start + lead, end, True))
+            units.append(Unit(passage, start + lead, end, kind))
             continue
         if prose_start is None:
             prose_start = start + len(body) - len(body.lstrip())
         prose_end = end
+        prose_lines += 1
     flush()
     return units
 
@@ -139,10 +199,10 @@ def _sentences(text: str, start: int, end: int, passage: int) -> list[Unit]:
     for match in _SENTENCE_BREAK.finditer(text, start, end):
         if _ABBREVIATION.search(text, max(start, match.start() - 8), match.end()):
             continue
-        out.append(Unit(passage, begin, match.end() - len(match.group()) + 1, False))
+        out.append(Unit(passage, begin, match.end() - len(match.group()) + 1))
         begin = match.end()
     if begin < end:
-        out.append(Unit(passage, begin, end, False))
+        out.append(Unit(passage, begin, end))
     # a closing quote or bracket after the full stop belongs to the sentence
     return [_trim(text, u) for u in out if text[u.start : u.end].strip()]
 
@@ -151,7 +211,7 @@ def _trim(text: str, unit: Unit) -> Unit:
     end = unit.end
     while end < len(text) and text[end] in "\"')]":
         end += 1
-    return Unit(unit.passage, unit.start, end, unit.structured)
+    return Unit(unit.passage, unit.start, end, unit.kind)
 
 
 def values_of(sentence: str) -> set[str]:
@@ -188,24 +248,32 @@ class QuoteChecker:
         self.passages = tuple(passages)
         self.question = normalize(question)
         self.units = [u for n, p in enumerate(self.passages) for u in passage_units(p, n)]
-        self._names = [normalize(names[n]) if n < len(names) else "" for n in range(len(passages))]
+        self._raw_names = [names[n] if n < len(names) else "" for n in range(len(passages))]
+        self._names = [normalize(n) for n in self._raw_names]
         self._norm = [normalize(self._text(u)) for u in self.units]
         # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
         # a row's words include its header row's
-        self._header = [_table_header(self.units, i, self.passages) for i in range(len(self.units))]
+        self._header = [_table_header(self.units, i) for i in range(len(self.units))]
+        # ... and any unit's words include those of its section's heading and of what
+        # names its passage (a row of "Daily allowances" speaks of daily allowances)
         self._words = [
-            content_words(t) | (content_words(self._norm[h]) if h is not None else set())
-            for t, h in zip(self._norm, self._header, strict=True)
+            content_words(self._norm[i])
+            | set().union(*(content_words(self._norm[j]) for j in _owners(self.units, i)))
+            | content_words(self._names[u.passage])
+            for i, u in enumerate(self.units)
         ]
         self._passage_norm = [
             normalize(p) + "\n" + self._names[n] for n, p in enumerate(self.passages)
         ]
+        # the question's words are the sentence's subject, not a claim the quoted unit
+        # must hold: what names the item asked about is the values' business (_about)
+        self._given = content_words(self.question)
         # a table row must name the item asked about itself (or its header, or what
         # names the table): the neighbouring row's value is not this item's
         self._scope = [
-            self._row_scope(i) if self._text(u).lstrip().startswith("|") else None
-            for i, u in enumerate(self.units)
+            self._row_scope(i) if u.kind == "row" else None for i, u in enumerate(self.units)
         ]
+        self._scope_norm = [normalize(r) if r is not None else None for r in self._scope]
         df: dict[str, int] = {}
         for norm in self._norm:
             for word in content_words(norm):
@@ -217,10 +285,10 @@ class QuoteChecker:
         return self.passages[unit.passage][unit.start : unit.end]
 
     def _row_scope(self, i: int) -> str:
-        """Table row ``i`` with its table's header row and the passage's names."""
-        header = self._header[i]
-        head = self._norm[header] if header is not None else ""
-        return f"{head}\n{self._norm[i]}\n{self._names[self.units[i].passage]}"
+        """Table row ``i`` with its table's header row, its section's heading and the
+        passage's names (as written, not normalised)."""
+        owners = "\n".join(self._text(self.units[j]) for j in _owners(self.units, i))
+        return f"{owners}\n{self._text(self.units[i])}\n{self._raw_names[self.units[i].passage]}"
 
     def _column_fits(self, i: int, value: str, words: set[str]) -> bool:
         """For a table row: whether ``value`` sits in a column the sentence could mean.
@@ -244,7 +312,7 @@ class QuoteChecker:
         # another named column holds a figure of its own: the sentence means that one
         numeric = any(ch.isdigit() for ch in value)
         return not any(
-            n and not h and numeric == any(ch.isdigit() for ch in c)
+            n and not h and (numeric == any(ch.isdigit() for ch in c) or _empty(c))
             for c, h, n in zip(cells, holding, named, strict=True)
         )
 
@@ -252,9 +320,13 @@ class QuoteChecker:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
 
     def _about(self, i: int) -> bool:
-        """Whether unit ``i`` (in its scope) names every value the question names."""
-        scope = self._scope[i] or self._passage_norm[self.units[i].passage]
-        return all(_holds(scope, v) for v in self.asked)
+        """Whether unit ``i`` (in its scope) names every value the question names; a
+        number the question names may fall in a range the scope states ("12 years" in
+        the row of "10+ years", "grade 6" under "Grades 5–7")."""
+        passage = self.units[i].passage
+        scope = self._scope_norm[i] or self._passage_norm[passage]
+        raw = self._scope[i] or f"{self.passages[passage]}\n{self._raw_names[passage]}"
+        return all(_holds(scope, v) or _in_range(raw, v) for v in self.asked)
 
     def stated(self, sentence: str) -> set[str]:
         """The values of ``sentence`` the question does not already name."""
@@ -279,18 +351,32 @@ class QuoteChecker:
         values = self.stated(sentence)
         total = sum(self._weight(w) for w in words)
 
-        def share(*units: int) -> float:
+        def own(*units: int) -> float:
             held = set().union(*(self._words[i] for i in units))
             return sum(self._weight(w) for w in words & held) / total
 
+        def share(*units: int) -> float:
+            held = set().union(*(self._words[i] for i in units))
+            held |= self._given
+            return sum(self._weight(w) for w in words & held) / total
+
         def holds(i: int) -> set[str]:
+            # a row's names may come from its header or heading ("Leeds" over a column);
+            # its figures must be its own
+            scope = self._scope_norm[i]
             return {
-                v for v in values if _holds(self._norm[i], v) and self._column_fits(i, v, words)
+                v
+                for v in values
+                if (
+                    _holds(self._norm[i], v)
+                    or (scope is not None and not _has_digit(v) and _holds(scope, v))
+                )
+                and self._column_fits(i, v, words)
             }
 
         about = [self._about(i) for i in range(len(self.units))]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
-        single = max(full, key=share, default=None)
+        single = max(full, key=lambda i: (own(i), share(i)), default=None)
         follows = [
             i
             for i in full
@@ -298,13 +384,15 @@ class QuoteChecker:
             and not self.units[i].structured
             and self.units[i - 1].passage == self.units[i].passage
         ]
-        pair = max(follows, key=lambda i: share(i - 1, i), default=None)
-        one = share(single) if single is not None else 0.0
-        two = share(pair - 1, pair) if pair is not None else 0.0
+        pair = max(follows, key=lambda i: own(i - 1, i), default=None)
         # one unit when it suffices, unless the sentence before it adds the subject
-        if pair is not None and two >= QUOTE_SUPPORT and two > one + PAIR_GAIN:
+        if (
+            pair is not None
+            and share(pair - 1, pair) >= QUOTE_SUPPORT
+            and own(pair - 1, pair) > (own(single) if single is not None else 0.0) + PAIR_GAIN
+        ):
             return [self._quote(pair - 1, pair)]
-        if single is not None and one >= QUOTE_SUPPORT:
+        if single is not None and share(single) >= QUOTE_SUPPORT:
             return [self._quote(single, single)]
         if len(values) < 2:
             return []
@@ -325,6 +413,50 @@ class QuoteChecker:
         if both is not None and share(*both) >= QUOTE_SUPPORT:
             return [self._quote(both[0], both[0]), self._quote(both[1], both[1])]
         return []
+
+    def extract(self) -> tuple[Quote, str] | None:
+        """The unit closest to answering the question by itself, and its text as an
+        answer shows it (a table row as "column: value" pairs), if one is close enough:
+        what an abstention offers when no sentence of the model's found a quote.
+
+        A unit qualifies when it names every value the question names (:meth:`_about`)
+        and its words, with its table header's, heading's and passage's names, hold at
+        least :data:`EXTRACT_COVERAGE` of the weight of the question's content words
+        that the passages use at all (a word no passage has is the asker's own, and
+        weighs nothing either way), one of them beyond the names the question gives
+        the item. A heading or a header row answers nothing. Of
+        those, the best covered wins; ties go to the better-ranked passage.
+        """
+        used = {w for w in content_words(self.question) if w in self._df}
+        # what the question asks of the item, beyond naming it ("cost" in "What does
+        # the K2 cost?"): a unit that only names the item does not come close
+        asking = used - {w for v in self.asked for w in content_words(v)}
+        if not asking:
+            return None
+        total = sum(self._weight(w) for w in used)
+        headers = set(self._header) - {None}
+        best: tuple[float, int] | None = None
+        for i, unit in enumerate(self.units):
+            if (
+                unit.kind == "heading"
+                or i in headers
+                or not asking & self._words[i]
+                or not self._about(i)
+            ):
+                continue
+            held = sum(self._weight(w) for w in used & self._words[i]) / total
+            if held >= EXTRACT_COVERAGE and (best is None or held > best[0]):
+                best = (held, i)
+        if best is None:
+            return None
+        i = best[1]
+        header = self._header[i]
+        shown = (
+            _labelled(self.units, header, i, self.passages)
+            if header is not None
+            else self._text(self.units[i])
+        )
+        return self._quote(i, i), " ".join(shown.split())
 
     def _quote(self, first: int, last: int) -> Quote:
         passage = self.units[first].passage
@@ -384,6 +516,7 @@ class QuotedAnswerStream:
         self.sentences = 0
         self._dropped_in_a_row = 0
         self.abstained = False
+        self.extracted = False
         self._settled = 0
 
     @property
@@ -398,11 +531,20 @@ class QuotedAnswerStream:
         return self._settle(final=False)
 
     def finish(self) -> str:
-        """End of the answer: the last sentence, or the abstention if nothing was kept."""
+        """End of the answer: the last sentence, or the abstention if nothing was kept:
+        with the passage closest to answering the question when one is close enough
+        (:meth:`QuoteChecker.extract`), else naming what the passages cover."""
         shown = self._settle(final=True)
         if self.sentences:
             return shown
-        self.text = coverage_abstention(self.topics, self.abstention)
+        extract = self.checker.extract()
+        if extract is None:
+            self.text = coverage_abstention(self.topics, self.abstention)
+            return self.text
+        quote, text = extract
+        self.extracted = True
+        self.quotes = [quote]
+        self.text = f"{EXTRACT_LEAD} The passage closest to the question [{quote.source}]: “{text}”"
         return self.text
 
     def _settle(self, *, final: bool) -> str:
@@ -473,8 +615,7 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     # row): rows and the text under a heading also count for what their table's header
     # or their section's heading matches, a little less than a match of their own
     scores = [
-        max([own[i]] + [INHERITED * own[j] for j in _owners(units, i, passages)])
-        for i in range(len(units))
+        max([own[i]] + [INHERITED * own[j] for j in _owners(units, i)]) for i in range(len(units))
     ]
     order = sorted(range(len(units)), key=lambda i: (-scores[i], units[i].passage, i))
     chosen: set[int] = set()
@@ -493,7 +634,7 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
         for j in range(i - NEIGHBOURS, i + NEIGHBOURS + 1):
             if 0 <= j < len(units) and units[j].passage == units[i].passage:
                 take(j)
-        header = _table_header(units, i, passages)
+        header = _table_header(units, i)
         if header is not None:
             take(header)
 
@@ -509,66 +650,111 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     out: list[str] = []
     for n, text in enumerate(passages):
         kept = [i for i in sorted(chosen) if units[i].passage == n]
-        pieces: list[str] = []
+        pieces: list[tuple[str, bool]] = []
         previous: int | None = None
         for i in kept:
             if (previous is not None and i != previous + 1) or (
                 previous is None and i > 0 and units[i - 1].passage == n
             ):
-                pieces.append("...")
+                pieces.append(("...", False))
             unit = units[i]
-            pieces.append(text[unit.start : unit.end])
+            pieces.append((text[unit.start : unit.end], unit.structured))
             previous = i
         if kept and kept[-1] + 1 < len(units) and units[kept[-1] + 1].passage == n:
-            pieces.append("...")
+            pieces.append(("...", False))
         out.append(_join(pieces) if pieces else text)
     return out
 
 
-def _join(pieces: Sequence[str]) -> str:
+def _labelled(units: Sequence[Unit], header: int, row: int, passages: Sequence[str]) -> str:
+    """Table row ``row`` as "name: value" pairs of its header's columns (empty cells
+    left out), as small models read a row far better than a bare line of cells; the
+    row as written when its cells do not line up with the header's."""
+
+    def text(i: int) -> str:
+        return passages[units[i].passage][units[i].start : units[i].end]
+
+    names, cells = _cells(text(header)), _cells(text(row))
+    if len(names) != len(cells):
+        return text(row)
+    return "; ".join(
+        f"{name}: {cell}" if name else cell
+        for name, cell in zip(names, cells, strict=True)
+        if not _empty(cell)
+    )
+
+
+def _join(pieces: Sequence[tuple[str, bool]]) -> str:
+    """Kept units as text: a structured unit (row, item, heading) on a line of its own."""
     out = ""
-    for piece in pieces:
-        if not out:
-            out = piece
-        elif _STRUCTURED_LINE.match(piece) or _STRUCTURED_LINE.match(out.rsplit("\n", 1)[-1]):
-            out += "\n" + piece
-        else:
-            out += " " + piece
+    after_line = False
+    for piece, structured in pieces:
+        if out:
+            out += "\n" if structured or after_line else " "
+        out += piece
+        after_line = structured
     return out
 
 
+_NUMBER_TEXT = r"(?<![\d:.,])(\d+(?:\.\d+)?)(?![\d:])"
+# "5–7", "5-7", "5 to 7"; "10+", "10 or more"
+_BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
+_OPEN_ENDED = re.compile(_NUMBER_TEXT + r"\s*(?:\+|or more\b|and (?:over|above)\b)")
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+def _in_range(text: str, value: str) -> bool:
+    """Whether the number ``value`` falls in a range ``text`` states."""
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    for match in _BOUNDED.finditer(text):
+        low, high = float(match.group(1)), float(match.group(2))
+        if low < high and low <= number <= high:
+            return True
+    return any(float(m.group(1)) <= number for m in _OPEN_ENDED.finditer(text))
+
+
+def _empty(cell: str) -> bool:
+    """Whether a table cell states nothing ("", "-", "—", "n/a")."""
+    return normalize(cell).strip(" -–—/") in ("", "n a", "na", "none")
+
+
 def _cells(row: str) -> list[str]:
-    """The cells of a Markdown table row."""
-    return [c.strip() for c in row.strip().strip("|").split("|")]
+    """The cells of a table row: a Markdown pipe row, or a simple table's row (columns
+    apart by two or more spaces)."""
+    row = row.strip()
+    if row.startswith("|"):
+        return [c.strip() for c in row.strip("|").split("|")]
+    return [c.strip() for c in re.split(r"\s{2,}", row)]
 
 
-def _owners(units: Sequence[Unit], i: int, passages: Sequence[str]) -> list[int]:
+def _owners(units: Sequence[Unit], i: int) -> list[int]:
     """The units that say what unit ``i`` is about: its section's heading and, for a
     table row, its table's header row."""
     owners = []
-    header = _table_header(units, i, passages)
+    header = _table_header(units, i)
     if header is not None:
         owners.append(header)
     j = i - 1
     while j >= 0 and units[j].passage == units[i].passage:
-        if passages[units[j].passage][units[j].start : units[j].end].startswith("#"):
+        if units[j].kind == "heading":
             owners.append(j)
             break
         j -= 1
     return owners
 
 
-def _table_header(units: Sequence[Unit], i: int, passages: Sequence[str]) -> int | None:
+def _table_header(units: Sequence[Unit], i: int) -> int | None:
     """The header row of the table unit ``i`` is a row of, if it is one."""
     unit = units[i]
-    text = passages[unit.passage]
-    if not text[unit.start : unit.end].lstrip().startswith("|"):
+    if unit.kind != "row":
         return None
     j = i
-    while (
-        j > 0
-        and units[j - 1].passage == unit.passage
-        and text[units[j - 1].start : units[j - 1].end].lstrip().startswith("|")
-    ):
+    while j > 0 and units[j - 1].passage == unit.passage and units[j - 1].kind == "row":
         j -= 1
     return j if j != i else None
