@@ -232,21 +232,21 @@ def test_simple_tables_and_underlined_titles_are_rows_and_headings() -> None:
 
 def test_a_number_the_question_names_may_fall_in_a_range_of_the_row() -> None:
     table = (
-        "## Annual leave\n\n| Service | Leeds | Rotterdam |\n|---|---|---|\n"
+        "## Annual leave days\n\n| Service | Leeds | Rotterdam |\n|---|---|---|\n"
         "| 0–5 years | 25 | 24 |\n| 6–9 years | 28 | 26 |\n| 10+ years | 30 | 27 |\n"
     )
     question = "How many leave days does a Rotterdam employee with 12 years get?"
     checker = QuoteChecker(question, [table])
-    [quote] = checker.quote("A Rotterdam employee with 12 years of service gets 27 days.")
+    [quote] = checker.quote("In Rotterdam, 12 years of service give 27 days of leave.")
     assert quote.text == "| 10+ years | 30 | 27 |"
     # the neighbouring row holds a Rotterdam figure too, but 12 is not in its range
-    assert checker.quote("A Rotterdam employee with 12 years of service gets 26 days.") == []
+    assert checker.quote("In Rotterdam, 12 years of service give 26 days of leave.") == []
     # and the Leeds column of the right row is not what the sentence names
-    assert checker.quote("A Rotterdam employee with 12 years of service gets 30 days.") == []
+    assert checker.quote("In Rotterdam, 12 years of service give 30 days of leave.") == []
 
 
 def test_a_named_column_with_an_empty_cell_holds_no_value_to_borrow() -> None:
-    table = "| Team | Leeds | Rotterdam |\n|---|---|---|\n| Finance | 2251 | — |\n"
+    table = "## Extensions\n| Team | Leeds | Rotterdam |\n|---|---|---|\n| Finance | 2251 | — |\n"
     checker = QuoteChecker("What is the extension for Finance?", [table])
     assert checker.quote("The Rotterdam extension for Finance is 2251.") == []
     assert checker.quote("The Leeds extension for Finance is 2251.")
@@ -258,3 +258,37 @@ def test_a_lead_in_naming_the_sources_is_no_claim() -> None:
         "According to the information provided in sources 1 and 2, there are 38 people in "
         "the winter crew."
     )
+
+
+def test_a_value_in_the_clause_of_another_item_is_that_item_s() -> None:
+    memo = (
+        "PS: the fire alarm test is every Wednesday at 11:00 in Leeds and every Monday at\n"
+        "10:00 in Rotterdam. If you hear the alarm at any other time, leave.\n"
+    )
+    checker = QuoteChecker("When is the weekly fire alarm test in Rotterdam?", [memo])
+    assert checker.quote("The fire alarm test in Rotterdam is every Wednesday at 11:00.") == []
+    [quote] = checker.quote("The fire alarm test in Rotterdam is every Monday at 10:00.")
+    assert quote.text.startswith("PS: the fire alarm test")
+    # a sentence that names both items itself says which value is whose
+    assert checker.quote(
+        "The test is on Wednesday at 11:00 in Leeds and on Monday at 10:00 in Rotterdam."
+    )
+
+
+def test_the_first_word_of_each_sentence_and_function_words_are_no_names() -> None:
+    assert values_of("My door badge broke. Who gives me a new one?") == set()
+    assert values_of("How long is an IT ticket open in May?") == {"may"}
+
+
+def test_a_row_speaks_with_the_words_that_name_its_passage() -> None:
+    rates = (
+        "| City | Country | Rate |\n|---|---|---|\n| Hamburg | DE | €49 |\n| Leeds | UK | £38 |\n"
+    )
+    question = "What is the daily allowance in Hamburg?"
+    sentence = "The daily allowance in Hamburg is €49."
+    # the row says nothing of daily allowances; the section it stands in does
+    assert QuoteChecker(question, [rates]).quote(sentence) == []
+    named = QuoteChecker(question, [rates], ["travel.md Travel policy > Daily allowances"])
+    [quote] = named.quote(sentence)
+    assert quote.text == "| Hamburg | DE | €49 |"
+    assert named.quote("The daily allowance in Hamburg is £38.") == []

@@ -24,9 +24,9 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   number the question names may also fall in a range stated there ("12 years" in the
   "10+ years" row); of those, the one holding
   the largest weighted share of the sentence's content words wins, if that share is at
-  least :data:`QUOTE_SUPPORT`. A unit's words include its heading's and header row's,
-  and the words the sentence repeats from the question count as held (they name the
-  subject; the values and the item asked about are checked above). No model is asked:
+  least :data:`QUOTE_SUPPORT`. A unit's words include its heading's and header row's
+  (not the words the question uses but no passage does: those are what an
+  unanswerable question asks for, "colour", "payload"). No model is asked:
   the check is a string match.
 * A sentence without a quote is **dropped**. An answer left with no checked sentence
   becomes an abstention (the model's own abstention too). It offers the passage
@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from varagity.generation.grounding import (
+    STOPWORDS,
     content_words,
     is_abstention,
     normalize,
@@ -106,8 +107,14 @@ _LEAD_IN = re.compile(
     r"(?:information|sources?|passages?|documents?|text|table|context|data)\b[^,.]{0,40},\s*",
     re.I,
 )
+# where a sentence's first word begins: the text's start, or after . ! ? and space
+_SENTENCE_START = re.compile(r"^\W*|[.!?][\"')\]]*\s+\W*")
 _POSSESSIVE = re.compile(r"['’]s$")
 _PLAIN_CAPITALS = frozenset({"i", "a", "the", "yes", "no", "ok"})
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
 
 
 #: What a unit is: a prose sentence, a table row, a list item (or step, or transcript
@@ -222,14 +229,18 @@ def values_of(sentence: str) -> set[str]:
         token = token.strip(".,:;/+-€$£¥%")
         if any(c.isdigit() for c in token):
             found.add(normalize(token))
-    first = re.match(r"\W*[\w'’-]+", text)
-    skip = first.end() if first else 0
+    # a sentence's first word is capitalised whatever it is ("How much ... ? Who ...")
+    starts = {m.end() for m in _SENTENCE_START.finditer(text)}
     for match in _NAME.finditer(text):
-        if match.start() < skip:
+        if match.start() in starts:
             continue
         word = normalize(_POSSESSIVE.sub("", match.group()))
-        if word not in _PLAIN_CAPITALS and not any(c.isdigit() for c in word):
-            found.add(word)
+        if word in _PLAIN_CAPITALS or any(c.isdigit() for c in word):
+            continue
+        # a capitalised function word is no name ("IT" in "an IT ticket" reads "it")
+        if word in STOPWORDS and word not in _CALENDAR:
+            continue
+        found.add(word)
     return {v for v in found if v}
 
 
@@ -254,20 +265,19 @@ class QuoteChecker:
         # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
         # a row's words include its header row's
         self._header = [_table_header(self.units, i) for i in range(len(self.units))]
-        # ... and any unit's words include those of its section's heading and of what
-        # names its passage (a row of "Daily allowances" speaks of daily allowances)
+        # ... and any unit's words include its section heading's (a row under "Daily
+        # allowances" speaks of daily allowances)
+        # and a table row's, which means nothing without its context, those of what
+        # names its passage (the file and section: "rate card", "Daily allowances")
         self._words = [
             content_words(self._norm[i])
             | set().union(*(content_words(self._norm[j]) for j in _owners(self.units, i)))
-            | content_words(self._names[u.passage])
+            | (content_words(self._names[u.passage]) if u.kind == "row" else set())
             for i, u in enumerate(self.units)
         ]
         self._passage_norm = [
             normalize(p) + "\n" + self._names[n] for n, p in enumerate(self.passages)
         ]
-        # the question's words are the sentence's subject, not a claim the quoted unit
-        # must hold: what names the item asked about is the values' business (_about)
-        self._given = content_words(self.question)
         # a table row must name the item asked about itself (or its header, or what
         # names the table): the neighbouring row's value is not this item's
         self._scope = [
@@ -316,6 +326,37 @@ class QuoteChecker:
             for c, h, n in zip(cells, holding, named, strict=True)
         )
 
+    def _clause_fits(self, i: int, value: str, spoken: str) -> bool:
+        """For prose: whether ``value`` sits in a clause of unit ``i`` about the item the
+        question names.
+
+        "The test is every Wednesday at 11:00 in Leeds and every Monday at 10:00 in
+        Rotterdam" holds 11:00, but for Leeds: when a clause of the unit names the item
+        asked about (Rotterdam) and no clause holding the value does, the value is the
+        neighbour's. A sentence whose clause stating the value does not name the item
+        asked about claims nothing for it and is left to the other checks, as is a unit
+        that never names the item in a clause of its own.
+        """
+        if self.units[i].kind == "row":
+            return True
+        # an item is named by a word, not a figure or a date ("September" qualifies)
+        names = [a for a in self.asked if not _has_digit(a) and a not in _CALENDAR]
+        if not names:
+            return True
+        clauses = _CLAUSE_BREAK.split(self._norm[i])
+        holding = [c for c in clauses if _holds(c, value)]
+        # ... and not inside an address ("ops@aurora-station.example")
+        naming = [c for c in clauses if any(_names(c, n) for n in names)]
+        if not holding or not naming or any(c in naming for c in holding):
+            return True
+        # ... unless the sentence does not claim the value for the item either: the
+        # clause of the sentence that states it names another ("… 11:00 in Leeds and
+        # … 10:00 in Rotterdam")
+        return not any(
+            _holds(c, value) and any(_holds(c, n) for n in names)
+            for c in _SENTENCE_CLAUSE_BREAK.split(spoken)
+        )
+
     def _weight(self, word: str) -> float:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
 
@@ -345,19 +386,18 @@ class QuoteChecker:
         two facts).
         """
         sentence = _LEAD_IN.sub("", strip_markers(sentence))
-        words = content_words(normalize(sentence))
+        # the values the question names are the subject, which _about checks (a number
+        # there may be one a row's range holds): they are no words a unit must hold
+        spoken = normalize(sentence)
+        said = content_words(spoken)
+        words = said - {w for v in self.asked for w in content_words(v)}
         if not words:
             return []
         values = self.stated(sentence)
         total = sum(self._weight(w) for w in words)
 
-        def own(*units: int) -> float:
-            held = set().union(*(self._words[i] for i in units))
-            return sum(self._weight(w) for w in words & held) / total
-
         def share(*units: int) -> float:
             held = set().union(*(self._words[i] for i in units))
-            held |= self._given
             return sum(self._weight(w) for w in words & held) / total
 
         def holds(i: int) -> set[str]:
@@ -371,12 +411,13 @@ class QuoteChecker:
                     _holds(self._norm[i], v)
                     or (scope is not None and not _has_digit(v) and _holds(scope, v))
                 )
-                and self._column_fits(i, v, words)
+                and self._column_fits(i, v, said)
+                and self._clause_fits(i, v, spoken)
             }
 
         about = [self._about(i) for i in range(len(self.units))]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
-        single = max(full, key=lambda i: (own(i), share(i)), default=None)
+        single = max(full, key=share, default=None)
         follows = [
             i
             for i in full
@@ -384,12 +425,12 @@ class QuoteChecker:
             and not self.units[i].structured
             and self.units[i - 1].passage == self.units[i].passage
         ]
-        pair = max(follows, key=lambda i: own(i - 1, i), default=None)
+        pair = max(follows, key=lambda i: share(i - 1, i), default=None)
         # one unit when it suffices, unless the sentence before it adds the subject
         if (
             pair is not None
             and share(pair - 1, pair) >= QUOTE_SUPPORT
-            and own(pair - 1, pair) > (own(single) if single is not None else 0.0) + PAIR_GAIN
+            and share(pair - 1, pair) > (share(single) if single is not None else 0.0) + PAIR_GAIN
         ):
             return [self._quote(pair - 1, pair)]
         if single is not None and share(single) >= QUOTE_SUPPORT:
@@ -437,14 +478,12 @@ class QuoteChecker:
         headers = set(self._header) - {None}
         best: tuple[float, int] | None = None
         for i, unit in enumerate(self.units):
-            if (
-                unit.kind == "heading"
-                or i in headers
-                or not asking & self._words[i]
-                or not self._about(i)
-            ):
+            if unit.kind == "heading" or i in headers:
                 continue
-            held = sum(self._weight(w) for w in used & self._words[i]) / total
+            words = self._words[i] | content_words(self._names[unit.passage])
+            if not asking & words or not self._about(i):
+                continue
+            held = sum(self._weight(w) for w in used & words) / total
             if held >= EXTRACT_COVERAGE and (best is None or held > best[0]):
                 best = (held, i)
         if best is None:
@@ -696,10 +735,21 @@ def _join(pieces: Sequence[tuple[str, bool]]) -> str:
     return out
 
 
+# where one clause of a sentence ends and the next, about another item, begins
+_CLAUSE_BREAK = re.compile(r";|,\s|\s(?:and|while|whereas|but)\s")
+# ... in an answer sentence, where a comma more often sets off a detail of one clause
+_SENTENCE_CLAUSE_BREAK = re.compile(r";|\s(?:and|while|whereas|but)\s")
 _NUMBER_TEXT = r"(?<![\d:.,])(\d+(?:\.\d+)?)(?![\d:])"
 # "5–7", "5-7", "5 to 7"; "10+", "10 or more"
 _BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
 _OPEN_ENDED = re.compile(_NUMBER_TEXT + r"\s*(?:\+|or more\b|and (?:over|above)\b)")
+
+
+def _names(normalized_text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``normalized_text`` as a word of its own, not inside an
+    address or path."""
+    pattern = r"(?<![\w.@/])" + re.escape(name) + r"(?![\w@])"
+    return re.search(pattern, normalized_text) is not None
 
 
 def _has_digit(text: str) -> bool:
