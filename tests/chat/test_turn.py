@@ -6,9 +6,11 @@ the API and CLI tests run the same runner against the real stack.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Generator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,6 +102,7 @@ class FakeServices:
         self.chat = chat
         self._retriever = retriever
         self.methods: list[str | None] = []
+        self.model_claims: object = None
 
     def retriever(self, method: str | None = None) -> FixedRetriever:
         self.methods.append(method)
@@ -241,6 +244,58 @@ def test_history_is_kept_to_the_last_turns(settings: Settings) -> None:
     assert isinstance(messages, list)
     assert [m["content"] for m in messages[1:3]] == ["Which kettle?", "The Tern K2 kettle."]
     assert services._retriever.queries[-1][0] == retrieval.condensed_query
+
+
+class RecordingClaims:
+    """In-memory stand-in for ``ModelClaims`` (whose Postgres side
+    tests/stores/test_model_claims.py covers): records when a turn claims the model."""
+
+    def __init__(self) -> None:
+        self.held: set[uuid.UUID] = set()
+        self.events: list[str] = []
+
+    def claim(self, kind: str) -> uuid.UUID:
+        claim_id = uuid.uuid4()
+        self.held.add(claim_id)
+        self.events.append(f"claim {kind}")
+        return claim_id
+
+    def release(self, claim_id: uuid.UUID) -> None:
+        self.held.discard(claim_id)
+        self.events.append("release")
+
+    def live(self, kind: str, **_: object) -> int:
+        return len(self.held) if kind == "turn" else 0
+
+
+def test_the_model_is_claimed_before_the_query_is_rewritten_and_given_up_after(
+    settings: Settings,
+) -> None:
+    # the condense call (like HyDE's) asks the model before retrieval: blurb passes must
+    # already give it way then, not only once the answer starts
+    model = ScriptedModel(["ok"])
+    services = _services(settings, model)
+    claims = services.model_claims = RecordingClaims()
+    claimed_at_condense: list[int] = []
+    referent = model.complete
+
+    def complete(*args: Any, **kwargs: Any) -> str:
+        claimed_at_condense.append(claims.live("turn"))
+        return referent(*args, **kwargs)
+
+    model.complete = complete  # type: ignore[method-assign]
+    history = (Turn("Which kettle?", "The Tern K2 kettle."),)
+    request = TurnRequest(
+        "How long is its warranty?", history=history, chat_engine="condense_context"
+    )
+    events = list(run_turn(services, request))
+    assert isinstance(events[-1], TurnDone)
+    assert claimed_at_condense == [1]
+    assert claims.events == ["claim turn", "release"] and not claims.held
+    # a turn that fails before its answer lets go too
+    services._retriever.error = RuntimeError("index gone")
+    assert isinstance(list(run_turn(services, request))[-1], TurnError)
+    assert claims.events[-2:] == ["claim turn", "release"] and not claims.held
 
 
 def test_no_evidence_answers_without_the_model(settings: Settings) -> None:

@@ -9,10 +9,11 @@ the client in-band that it is queued, and at which position, while it waits.
 Only this process's chats stand in this line. The other users of the model, the
 contextualization blurbs of ingest runs (other processes, maybe other hosts), are kept
 out of a turn's way through Postgres (:mod:`varagity.stores.model_claims`):
-:class:`ModelTurn` claims the model for the turn from the moment it joins the line
-until its answer ends, blurb passes seeing the claim cut the blurb under way within a
-few tokens and wait, and a turn that finds a blurb request still holding the model
-waits for it to end, saying so (:data:`CONTEXT`), before it sends its own.
+:class:`ModelTurn` claims the model for the turn from the moment the turn starts (its
+query may be rewritten or expanded by the model before retrieval) until its answer
+ends, blurb passes seeing the claim cut the blurb under way within a few tokens and
+wait, and a turn that finds a blurb request still holding the model waits for it to
+end, saying so (:data:`CONTEXT`), before it sends its own.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class ModelTurn:
         """
         done = False
         try:
-            self._claim = self._make_claim()
+            self.announce()
             for position in self.line.enter(heartbeat=heartbeat):
                 yield Wait(position, ANSWERS)
             self._slot = True
@@ -158,6 +159,13 @@ class ModelTurn:
         finally:
             if not done:
                 self.leave()
+
+    def announce(self) -> None:
+        """Claim the model now, before the turn waits for it (blurb passes yield from
+        here on): a turn whose query is rewritten or expanded by the model (condense,
+        HyDE) uses it before its answer. Claims once; :meth:`leave` gives it back."""
+        if self._claim is None:
+            self._claim = self._make_claim()
 
     def leave(self) -> None:
         """Give back the slot and the claim (either may already be gone)."""

@@ -376,6 +376,21 @@ def _run(
     services: TurnServices, request: TurnRequest, started: float
 ) -> Generator[TurnEvent, None, None]:
     settings = services.settings
+    line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
+    # the claim tells blurb passes elsewhere (through Postgres) to give the model up; it
+    # is made before the query is prepared, which may ask the model (condense, HyDE)
+    turn = ModelTurn(line, getattr(services, "model_claims", None))
+    turn.announce()
+    try:
+        yield from _answer(services, request, started, turn)
+    finally:
+        turn.leave()
+
+
+def _answer(
+    services: TurnServices, request: TurnRequest, started: float, turn: ModelTurn
+) -> Generator[TurnEvent, None, None]:
+    settings = services.settings
     engine = _engine(services, request.chat_engine)
     keep = settings.CHAT_HISTORY_TURNS
     history: Sequence[Turn] = request.history[-keep:] if keep else ()
@@ -410,9 +425,6 @@ def _run(
     )
     yield evidence
     passages = evidence.passages
-    line = answer_queue(settings.llm_url, settings.LLM_CONCURRENCY)
-    # the claim tells blurb passes elsewhere (through Postgres) to give the model up
-    turn = ModelTurn(line, getattr(services, "model_claims", None))
     queued = time.perf_counter()
     waited = False
     for wait in turn.enter(heartbeat=QUEUE_HEARTBEAT_SECONDS):
@@ -420,13 +432,11 @@ def _run(
         yield TurnQueued(wait.position, wait.reason)
     if waited:
         timings["queued"] = _ms(queued)
-    try:
-        generating = time.perf_counter()
-        answer, reasoning, stop, quotes = yield from _generate(
-            services, request, prepared, evidence, timings, generating
-        )
-    finally:
-        turn.leave()
+    generating = time.perf_counter()
+    answer, reasoning, stop, quotes = yield from _generate(
+        services, request, prepared, evidence, timings, generating
+    )
+    turn.leave()
     timings["generate"] = _ms(generating)
     timings["total"] = _ms(started)
     yield TurnDone(
