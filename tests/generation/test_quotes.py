@@ -292,3 +292,30 @@ def test_a_row_speaks_with_the_words_that_name_its_passage() -> None:
     [quote] = named.quote(sentence)
     assert quote.text == "| Hamburg | DE | €49 |"
     assert named.quote("The daily allowance in Hamburg is £38.") == []
+
+
+def test_a_wrapped_list_item_is_one_unit_and_a_month_asked_names_no_item() -> None:
+    mileage = (
+        "## Mileage\n"
+        "- Until 31 October 2025: 45p per mile; €0.21 per km\n"
+        "in the Netherlands.\n"
+        "- From 1 November 2025: 48p per mile; €0.23 per km in the Netherlands.\n"
+    )
+    assert _texts(mileage)[1] == (
+        "- Until 31 October 2025: 45p per mile; €0.21 per km\nin the Netherlands."
+    )
+    checker = QuoteChecker(
+        "What was the mileage rate in the Netherlands before November 2025?", [mileage]
+    )
+    [quote] = checker.quote("Before November 2025 the rate in the Netherlands was €0.21 per km.")
+    assert quote.text.startswith("- Until 31 October 2025")
+
+
+def test_a_quote_of_a_paragraph_about_something_else_answers_nothing() -> None:
+    shoes = (
+        "## Safety footwear\nThe company pays for one pair a year, up to £85 in Leeds.\n\n"
+        "## Door badges\nLost badges are replaced by Facilities (ext. 2217).\n"
+    )
+    checker = QuoteChecker("My door badge broke. Who gives me a new one?", [shoes])
+    assert checker.quote("The company pays for one pair a year, up to £85 in Leeds.") == []
+    assert checker.quote("Lost badges are replaced by Facilities (ext. 2217).")

@@ -18,16 +18,20 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   claim, and is not counted.
 * **The check** (:meth:`QuoteChecker.quote`): a quote qualifies when its normalised
   text holds every value of the sentence as a whole word (normalisation:
-  :func:`~varagity.generation.grounding.normalize`) and the values the *question*
-  names (the item asked about) appear in the quote's passage or in what names it (its
-  file, headings, thread; for a table row: the row, its header row and its heading), a
-  number the question names may also fall in a range stated there ("12 years" in the
-  "10+ years" row); of those, the one holding
-  the largest weighted share of the sentence's content words wins, if that share is at
+  :func:`~varagity.generation.grounding.normalize`), and the values the *question*
+  names (the item asked about) appear in the unit's scope: the unit, the headings
+  above it, what names its passage (file, headings, thread) and, for a table row, its
+  header row, else the sentence before it; a number the question names may also fall
+  in a range stated there ("12 years" in the "10+ years" row). A value must also sit
+  where the sentence puts it: in a row, in the column the sentence names; in prose, in
+  the clause that names the item ("11:00 in Leeds and 10:00 in Rotterdam"). The unit
+  must hold :data:`QUOTE_RELEVANCE` of what the question asks (a quote of another
+  paragraph answers another question). Of the qualifying units, the one holding the
+  largest weighted share of the sentence's content words wins, if that share is at
   least :data:`QUOTE_SUPPORT`. A unit's words include its heading's and header row's
   (not the words the question uses but no passage does: those are what an
-  unanswerable question asks for, "colour", "payload"). No model is asked:
-  the check is a string match.
+  unanswerable question asks for, "colour", "payload"). No model is asked: the check
+  is a string match.
 * A sentence without a quote is **dropped**. An answer left with no checked sentence
   becomes an abstention (the model's own abstention too). It offers the passage
   closest to answering the question when one is close enough
@@ -75,6 +79,9 @@ PAIR_GAIN = 0.2
 GIVE_UP_AFTER = 3
 #: The share of its heading's (or table header's) match a unit inherits.
 INHERITED = 0.8
+#: Least weighted share of what the question asks (its words the passages use, less the
+#: names of the item) a quoted unit must hold: below it, the quote answers another question.
+QUOTE_RELEVANCE = 1 / 3
 #: Least weighted share of the question's words (those the passages use) a unit must
 #: hold to be offered as the closest passage when no answer sentence had a quote.
 EXTRACT_COVERAGE = 0.5
@@ -158,6 +165,7 @@ def passage_units(text: str, passage: int = 0) -> list[Unit]:
     prose_end = 0
     prose_lines = 0
     in_table = False
+    item_open = False  # the last line was a list item's
     offset = 0
 
     def flush() -> None:
@@ -173,13 +181,14 @@ def passage_units(text: str, passage: int = 0) -> list[Unit]:
         offset += len(line)
         if not body.strip():
             flush()
-            in_table = False
+            in_table = item_open = False
             continue
         if _SIMPLE_TABLE_BORDER.match(body):
             flush()
-            in_table = True
+            in_table, item_open = True, False
             continue
         if _UNDERLINE.match(body) or _TABLE_RULE.match(body):
+            item_open = False
             if prose_start is not None and prose_lines == 1 and _UNDERLINE.match(body):
                 units.append(Unit(passage, prose_start, prose_end, "heading"))
                 prose_start = None
@@ -191,6 +200,11 @@ def passage_units(text: str, passage: int = 0) -> list[Unit]:
             flush()
             lead = len(body) - len(body.lstrip())
             units.append(Unit(passage, start + lead, end, kind))
+            item_open = kind == "item"
+            continue
+        if prose_start is None and item_open:
+            # a wrapped list item: the line after it, not set off by a blank line, goes on
+            units[-1] = Unit(passage, units[-1].start, end, "item")
             continue
         if prose_start is None:
             prose_start = start + len(body) - len(body.lstrip())
@@ -275,30 +289,40 @@ class QuoteChecker:
             | (content_words(self._names[u.passage]) if u.kind == "row" else set())
             for i, u in enumerate(self.units)
         ]
-        self._passage_norm = [
-            normalize(p) + "\n" + self._names[n] for n, p in enumerate(self.passages)
-        ]
-        # a table row must name the item asked about itself (or its header, or what
-        # names the table): the neighbouring row's value is not this item's
-        self._scope = [
-            self._row_scope(i) if u.kind == "row" else None for i, u in enumerate(self.units)
-        ]
-        self._scope_norm = [normalize(r) if r is not None else None for r in self._scope]
+        # a unit must name the item asked about itself (or its heading, its table's
+        # header, the sentence before it, what names the passage): the neighbouring
+        # row's value is not this item's, nor a sentence's about another item
+        self._scope = [self._unit_scope(i) for i in range(len(self.units))]
+        self._scope_norm = [normalize(r) for r in self._scope]
         df: dict[str, int] = {}
         for norm in self._norm:
             for word in content_words(norm):
                 df[word] = df.get(word, 0) + 1
         self._df = df
         self.asked = values_of(question)
+        # what the question asks of the item, beyond naming it ("cost" in "What does the
+        # K2 cost?"), among the words the passages use at all
+        used = {w for w in content_words(self.question) if w in df}
+        self._asking = used - {w for v in self.asked for w in content_words(v)}
+        self._asking_weight = sum(self._weight(w) for w in self._asking)
 
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
 
-    def _row_scope(self, i: int) -> str:
-        """Table row ``i`` with its table's header row, its section's heading and the
-        passage's names (as written, not normalised)."""
-        owners = "\n".join(self._text(self.units[j]) for j in _owners(self.units, i))
-        return f"{owners}\n{self._text(self.units[i])}\n{self._raw_names[self.units[i].passage]}"
+    def _unit_scope(self, i: int) -> str:
+        """What unit ``i`` can be about (as written, not normalised): the headings above
+        it, its table's header row for a row (else the unit before it, which may name
+        its subject), the unit itself and the passage's names."""
+        unit = self.units[i]
+        around = _owners(self.units, i) + [
+            j
+            for j in range(i)
+            if self.units[j].passage == unit.passage and self.units[j].kind == "heading"
+        ]
+        if unit.kind != "row" and i and self.units[i - 1].passage == unit.passage:
+            around.append(i - 1)
+        context = "\n".join(self._text(self.units[j]) for j in sorted(set(around)))
+        return f"{context}\n{self._text(unit)}\n{self._raw_names[unit.passage]}"
 
     def _column_fits(self, i: int, value: str, words: set[str]) -> bool:
         """For a table row: whether ``value`` sits in a column the sentence could mean.
@@ -363,11 +387,23 @@ class QuoteChecker:
     def _about(self, i: int) -> bool:
         """Whether unit ``i`` (in its scope) names every value the question names; a
         number the question names may fall in a range the scope states ("12 years" in
-        the row of "10+ years", "grade 6" under "Grades 5–7")."""
-        passage = self.units[i].passage
-        scope = self._scope_norm[i] or self._passage_norm[passage]
-        raw = self._scope[i] or f"{self.passages[passage]}\n{self._raw_names[passage]}"
-        return all(_holds(scope, v) or _in_range(raw, v) for v in self.asked)
+        the row of "10+ years", "grade 6" under "Grades 5–7"). A month or weekday the
+        question names qualifies the time, it names no item ("before November 2025"
+        is answered by "until 31 October 2025")."""
+        scope, raw = self._scope_norm[i], self._scope[i]
+        return all(_holds(scope, v) or _in_range(raw, v) for v in self.asked if v not in _CALENDAR)
+
+    def _relevant(self, i: int) -> bool:
+        """Whether unit ``i`` (with its heading, header and passage's names) holds at
+        least :data:`QUOTE_RELEVANCE` of what the question asks, by weight: the question's
+        content words that some passage uses, other than the names of the item asked
+        about. A quote sharing none of it answers another question, however well its
+        words match the sentence (a small model copying the wrong paragraph)."""
+        if not self._asking_weight:
+            return True
+        words = self._words[i] | content_words(self._names[self.units[i].passage])
+        held = sum(self._weight(w) for w in self._asking & words)
+        return held / self._asking_weight >= QUOTE_RELEVANCE
 
     def stated(self, sentence: str) -> set[str]:
         """The values of ``sentence`` the question does not already name."""
@@ -403,19 +439,19 @@ class QuoteChecker:
         def holds(i: int) -> set[str]:
             # a row's names may come from its header or heading ("Leeds" over a column);
             # its figures must be its own
-            scope = self._scope_norm[i]
+            row = self.units[i].kind == "row"
             return {
                 v
                 for v in values
                 if (
                     _holds(self._norm[i], v)
-                    or (scope is not None and not _has_digit(v) and _holds(scope, v))
+                    or (row and not _has_digit(v) and _holds(self._scope_norm[i], v))
                 )
                 and self._column_fits(i, v, said)
                 and self._clause_fits(i, v, spoken)
             }
 
-        about = [self._about(i) for i in range(len(self.units))]
+        about = [self._about(i) and self._relevant(i) for i in range(len(self.units))]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
         single = max(full, key=share, default=None)
         follows = [
@@ -439,7 +475,9 @@ class QuoteChecker:
             return []
         # two rows of a table are two records: a sentence may not join their values
         partial = [
-            i for i in range(len(self.units)) if about[i] and holds(i) and self._scope[i] is None
+            i
+            for i in range(len(self.units))
+            if about[i] and holds(i) and self.units[i].kind != "row"
         ]
         joined = [
             (a, b)
@@ -464,15 +502,12 @@ class QuoteChecker:
         and its words, with its table header's, heading's and passage's names, hold at
         least :data:`EXTRACT_COVERAGE` of the weight of the question's content words
         that the passages use at all (a word no passage has is the asker's own, and
-        weighs nothing either way), one of them beyond the names the question gives
-        the item. A heading or a header row answers nothing. Of
+        weighs nothing either way), and :data:`QUOTE_RELEVANCE` of what it asks beyond
+        the item's names. A heading or a header row answers nothing. Of
         those, the best covered wins; ties go to the better-ranked passage.
         """
         used = {w for w in content_words(self.question) if w in self._df}
-        # what the question asks of the item, beyond naming it ("cost" in "What does
-        # the K2 cost?"): a unit that only names the item does not come close
-        asking = used - {w for v in self.asked for w in content_words(v)}
-        if not asking:
+        if not self._asking:  # the passages use no word of the question but names
             return None
         total = sum(self._weight(w) for w in used)
         headers = set(self._header) - {None}
@@ -480,9 +515,9 @@ class QuoteChecker:
         for i, unit in enumerate(self.units):
             if unit.kind == "heading" or i in headers:
                 continue
-            words = self._words[i] | content_words(self._names[unit.passage])
-            if not asking & words or not self._about(i):
+            if not self._relevant(i) or not self._about(i):
                 continue
+            words = self._words[i] | content_words(self._names[unit.passage])
             held = sum(self._weight(w) for w in used & words) / total
             if held >= EXTRACT_COVERAGE and (best is None or held > best[0]):
                 best = (held, i)
