@@ -181,7 +181,7 @@ class Settings(BaseSettings):
         "prompts give the first token sooner (docs/models.md has the measurements).",
     )
     ANSWER_CONTEXT_TOKENS: int = Field(
-        default=250,
+        default=150,
         ge=64,
         le=32000,
         description="Answers with ANSWER_CONTEXT=sentences: about how many tokens of "
