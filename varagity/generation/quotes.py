@@ -283,16 +283,21 @@ class QuoteChecker:
         # allowances" speaks of daily allowances)
         # and a table row's, which means nothing without its context, those of what
         # names its passage (the file and section: "rate card", "Daily allowances")
+        named = [content_words(n) for n in self._names]
         self._words = [
             content_words(self._norm[i])
             | set().union(*(content_words(self._norm[j]) for j in _owners(self.units, i)))
-            | (content_words(self._names[u.passage]) if u.kind == "row" else set())
+            | (named[u.passage] if u.kind == "row" else set())
             for i, u in enumerate(self.units)
+        ]
+        # ... and, for asking whether a unit is on the question's topic, any unit's
+        self._topic_words = [
+            w | named[u.passage] for w, u in zip(self._words, self.units, strict=True)
         ]
         # a unit must name the item asked about itself (or its heading, its table's
         # header, the sentence before it, what names the passage): the neighbouring
         # row's value is not this item's, nor a sentence's about another item
-        self._scope = [self._unit_scope(i) for i in range(len(self.units))]
+        self._scope = self._scopes()
         self._scope_norm = [normalize(r) for r in self._scope]
         df: dict[str, int] = {}
         for norm in self._norm:
@@ -302,27 +307,36 @@ class QuoteChecker:
         self.asked = values_of(question)
         # what the question asks of the item, beyond naming it ("cost" in "What does the
         # K2 cost?"), among the words the passages use at all
-        used = {w for w in content_words(self.question) if w in df}
-        self._asking = used - {w for v in self.asked for w in content_words(v)}
+        self._used = {w for w in content_words(self.question) if w in df}
+        self._asking = self._used - {w for v in self.asked for w in content_words(v)}
         self._asking_weight = sum(self._weight(w) for w in self._asking)
+        # which units may carry an answer to this question at all (the same for every
+        # sentence of the answer)
+        self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
 
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
 
-    def _unit_scope(self, i: int) -> str:
-        """What unit ``i`` can be about (as written, not normalised): the headings above
-        it, its table's header row for a row (else the unit before it, which may name
-        its subject), the unit itself and the passage's names."""
-        unit = self.units[i]
-        around = _owners(self.units, i) + [
-            j
-            for j in range(i)
-            if self.units[j].passage == unit.passage and self.units[j].kind == "heading"
-        ]
-        if unit.kind != "row" and i and self.units[i - 1].passage == unit.passage:
-            around.append(i - 1)
-        context = "\n".join(self._text(self.units[j]) for j in sorted(set(around)))
-        return f"{context}\n{self._text(unit)}\n{self._raw_names[unit.passage]}"
+    def _scopes(self) -> list[str]:
+        """What each unit can be about (as written, not normalised): the headings above
+        it in its passage, its table's header row for a row (else the unit before it,
+        which may name its subject), the unit itself and the passage's names."""
+        scopes: list[str] = []
+        headings: list[int] = []
+        for i, unit in enumerate(self.units):
+            if i and self.units[i - 1].passage != unit.passage:
+                headings = []
+            around = list(headings)
+            header = self._header[i]
+            if header is not None:
+                around.append(header)
+            elif unit.kind != "row" and i and self.units[i - 1].passage == unit.passage:
+                around.append(i - 1)
+            context = "\n".join(self._text(self.units[j]) for j in sorted(set(around)))
+            scopes.append(f"{context}\n{self._text(unit)}\n{self._raw_names[unit.passage]}")
+            if unit.kind == "heading":
+                headings.append(i)
+        return scopes
 
     def _column_fits(self, i: int, value: str, words: set[str]) -> bool:
         """For a table row: whether ``value`` sits in a column the sentence could mean.
@@ -344,9 +358,9 @@ class QuoteChecker:
         if any(h and n for h, n in zip(holding, named, strict=True)):
             return True
         # another named column holds a figure of its own: the sentence means that one
-        numeric = any(ch.isdigit() for ch in value)
+        numeric = _has_digit(value)
         return not any(
-            n and not h and (numeric == any(ch.isdigit() for ch in c) or _empty(c))
+            n and not h and (numeric == _has_digit(c) or _empty(c))
             for c, h, n in zip(cells, holding, named, strict=True)
         )
 
@@ -370,7 +384,7 @@ class QuoteChecker:
         clauses = _CLAUSE_BREAK.split(self._norm[i])
         holding = [c for c in clauses if _holds(c, value)]
         # ... and not inside an address ("ops@aurora-station.example")
-        naming = [c for c in clauses if any(_names(c, n) for n in names)]
+        naming = [c for c in clauses if any(_mentions(c, n) for n in names)]
         if not holding or not naming or any(c in naming for c in holding):
             return True
         # ... unless the sentence does not claim the value for the item either: the
@@ -401,8 +415,7 @@ class QuoteChecker:
         words match the sentence (a small model copying the wrong paragraph)."""
         if not self._asking_weight:
             return True
-        words = self._words[i] | content_words(self._names[self.units[i].passage])
-        held = sum(self._weight(w) for w in self._asking & words)
+        held = sum(self._weight(w) for w in self._asking & self._topic_words[i])
         return held / self._asking_weight >= QUOTE_RELEVANCE
 
     def stated(self, sentence: str) -> set[str]:
@@ -451,7 +464,7 @@ class QuoteChecker:
                 and self._clause_fits(i, v, spoken)
             }
 
-        about = [self._about(i) and self._relevant(i) for i in range(len(self.units))]
+        about = self._on_topic
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
         single = max(full, key=share, default=None)
         follows = [
@@ -462,14 +475,12 @@ class QuoteChecker:
             and self.units[i - 1].passage == self.units[i].passage
         ]
         pair = max(follows, key=lambda i: share(i - 1, i), default=None)
+        one = share(single) if single is not None else 0.0
+        two = share(pair - 1, pair) if pair is not None else 0.0
         # one unit when it suffices, unless the sentence before it adds the subject
-        if (
-            pair is not None
-            and share(pair - 1, pair) >= QUOTE_SUPPORT
-            and share(pair - 1, pair) > (share(single) if single is not None else 0.0) + PAIR_GAIN
-        ):
+        if pair is not None and two >= QUOTE_SUPPORT and two > one + PAIR_GAIN:
             return [self._quote(pair - 1, pair)]
-        if single is not None and share(single) >= QUOTE_SUPPORT:
+        if single is not None and one >= QUOTE_SUPPORT:
             return [self._quote(single, single)]
         if len(values) < 2:
             return []
@@ -506,19 +517,15 @@ class QuoteChecker:
         the item's names. A heading or a header row answers nothing. Of
         those, the best covered wins; ties go to the better-ranked passage.
         """
-        used = {w for w in content_words(self.question) if w in self._df}
         if not self._asking:  # the passages use no word of the question but names
             return None
-        total = sum(self._weight(w) for w in used)
+        total = sum(self._weight(w) for w in self._used)
         headers = set(self._header) - {None}
         best: tuple[float, int] | None = None
         for i, unit in enumerate(self.units):
-            if unit.kind == "heading" or i in headers:
+            if unit.kind == "heading" or i in headers or not self._on_topic[i]:
                 continue
-            if not self._relevant(i) or not self._about(i):
-                continue
-            words = self._words[i] | content_words(self._names[unit.passage])
-            held = sum(self._weight(w) for w in used & words) / total
+            held = sum(self._weight(w) for w in self._used & self._topic_words[i]) / total
             if held >= EXTRACT_COVERAGE and (best is None or held > best[0]):
                 best = (held, i)
         if best is None:
@@ -780,7 +787,7 @@ _BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
 _OPEN_ENDED = re.compile(_NUMBER_TEXT + r"\s*(?:\+|or more\b|and (?:over|above)\b)")
 
 
-def _names(normalized_text: str, name: str) -> bool:
+def _mentions(normalized_text: str, name: str) -> bool:
     """Whether ``name`` occurs in ``normalized_text`` as a word of its own, not inside an
     address or path."""
     pattern = r"(?<![\w.@/])" + re.escape(name) + r"(?![\w@])"
