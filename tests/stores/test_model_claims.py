@@ -118,6 +118,8 @@ def test_a_turn_claims_the_model_and_waits_while_a_blurb_holds_it(
     asking.start()
     # the worker sees the turn's claim (what makes a blurb pass give way)
     assert _until(lambda: worker.live("turn") == 1)
+    # the turn reports that it waits for the blurb, and keeps waiting
+    assert _until(lambda: waits == [Wait(1, CONTEXT)])
     assert not entered.is_set()
     worker.release(blurb)
     asking.join(30)
@@ -159,3 +161,16 @@ def test_throttled_asks_again_only_after_its_interval() -> None:
     assert throttled() and throttled() and len(calls) == 1
     throttled.interval = 0
     assert not throttled() and len(calls) == 2
+
+
+def test_the_renewer_stops_when_its_store_closes(pg_url: str) -> None:
+    """A process that closes its store (shutdown) stops renewing instead of logging a
+    failure every few seconds; its claims run out with their lease."""
+    store = PgVectorStore(pg_url, embedding_dim=8)
+    claims = ModelClaims(store.connection, MODEL, lease_seconds=1.0, renew_seconds=0.1)
+    claims.claim("turn")
+    renewer = claims._renewer
+    assert renewer is not None and renewer.is_alive()
+    store.close()
+    renewer.join(10)
+    assert not renewer.is_alive() and claims.held == 0

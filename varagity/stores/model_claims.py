@@ -35,6 +35,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Literal
 
 import psycopg
+from psycopg_pool import PoolClosed
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,11 @@ class ModelClaims:
                     " WHERE claim_id = ANY(%s)",
                     (self.lease_seconds, held),
                 )
+            except PoolClosed:  # the store shut down: nothing of this process renews
+                with self._lock:
+                    self._held.clear()
+                    self._renewer = None
+                return
             except psycopg.Error:  # Postgres away: the claims expire, callers carry on
                 log.warning("could not renew %s model claim(s)", len(held), exc_info=True)
             with self._lock:
