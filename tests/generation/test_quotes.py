@@ -319,3 +319,78 @@ def test_a_quote_of_a_paragraph_about_something_else_answers_nothing() -> None:
     checker = QuoteChecker("My door badge broke. Who gives me a new one?", [shoes])
     assert checker.quote("The company pays for one pair a year, up to £85 in Leeds.") == []
     assert checker.quote("Lost badges are replaced by Facilities (ext. 2217).")
+
+
+def test_a_number_the_question_names_counts_only_beside_its_own_words() -> None:
+    notice = (
+        "| Stage | Trial period | Notice |\n|---|---|---|\n"
+        "| Interns | 6 months | 1 week |\n"
+        "| Bands 5–7 | 3 months | 10 weeks |\n"
+    )
+    checker = QuoteChecker("How much notice is given on band 6?", [notice])
+    # "6 months" is the interns' trial period, not band 6
+    assert checker.quote("The notice on band 6 is 1 week.") == []
+    [quote] = checker.quote("The notice on band 6 is 10 weeks.")
+    assert quote.text.startswith("| Bands 5–7")
+    # a number the question spells out is the same number
+    service = "| Service | Days off |\n|---|---|\n| 0–4 years | 20 |\n| 5–9 years | 23 |\n"
+    spelled = QuoteChecker("I have worked here seven years. How many days off do I get?", [service])
+    assert spelled.quote("You get 20 days off.") == []
+    assert spelled.quote("You get 23 days off.")
+
+
+def test_an_amount_or_a_percentage_must_be_one_in_its_quote() -> None:
+    card = "| model | price_gbp | warranty_months |\n|---|---|---|\n| Vista 27 | 249 | 36 |\n"
+    checker = QuoteChecker("What is the price of a Vista 27?", [card])
+    assert checker.quote("The price of a Vista 27 is £36.") == []
+    assert checker.quote("The price of a Vista 27 is £249.")
+    fee = "Care+ costs 29 euros and adds 24 months to the warranty."
+    care = QuoteChecker("What does Care+ cost?", [fee])
+    assert care.quote("Care+ costs €24.") == []
+    assert care.quote("Care+ costs €29.")
+    pension = "The employer adds 6% of salary after 3 months of service."
+    assert (
+        QuoteChecker("What does the employer add?", [pension]).quote(
+            "The employer adds 3% of salary."
+        )
+        == []
+    )
+
+
+def test_a_sentence_that_restates_the_question_answers_nothing() -> None:
+    drill = "On a fire alarm in Rotterdam, assemble at gate 3 by the canal.\n"
+    checker = QuoteChecker(
+        "Where do we assemble in Rotterdam when the fire alarm goes off?", [drill]
+    )
+    assert checker.quote("Rotterdam, where the fire alarm goes off.") == []
+    assert checker.quote("You assemble at gate 3 by the canal.")
+    # a denial is something the question did not say
+    ban = "Personal heaters are not allowed in the Rotterdam office.\n"
+    asked = QuoteChecker("Are personal heaters allowed in the Rotterdam office?", [ban])
+    assert asked.quote("Personal heaters are not allowed in the Rotterdam office.")
+
+
+def test_a_value_claimed_for_the_neighbour_does_not_answer_for_the_item() -> None:
+    drill = (
+        "4) Timing\n"
+        "   Everybody must be out within 4 minutes in Leeds and within\n"
+        "   6 minutes in Rotterdam. Last year's best was 5 min in Leeds.\n"
+    )
+    checker = QuoteChecker("Within how many minutes must the Leeds building be evacuated?", [drill])
+    assert checker.quote("Within 6 minutes in Rotterdam.") == []
+    assert checker.quote("Within 4 minutes.")
+    # naming both items, a sentence says which value is whose
+    assert checker.quote("Within 4 minutes in Leeds and 6 minutes in Rotterdam.")
+
+
+def test_the_closest_passage_to_a_question_after_a_figure_states_one() -> None:
+    memo = (
+        "The weekly fire alarm test runs every Monday at 10:00 in Rotterdam. "
+        "If the fire alarm sounds at any other time or day, it is not the weekly test.\n"
+    )
+    checker = QuoteChecker(
+        "On which day and time is the weekly fire alarm test in Rotterdam?", [memo]
+    )
+    # the warning holds more of the question's words, but no day and no time
+    extract = checker.extract()
+    assert extract is not None and "Monday at 10:00" in extract[1]

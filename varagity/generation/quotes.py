@@ -21,10 +21,17 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   :func:`~varagity.generation.grounding.normalize`), and the values the *question*
   names (the item asked about) appear in the unit's scope: the unit, the headings
   above it, what names its passage (file, headings, thread) and, for a table row, its
-  header row, else the sentence before it; a number the question names may also fall
-  in a range stated there ("12 years" in the "10+ years" row). A value must also sit
-  where the sentence puts it: in a row, in the column the sentence names; in prose, in
-  the clause that names the item ("11:00 in Leeds and 10:00 in Rotterdam"). The unit
+  header row, else the sentence before it. A number the question names counts there
+  only beside a word it stands with in the question ("grade 6" is not the "6 months"
+  of another row), and may fall in a range ("12 years" in the "10+ years" row, "grade
+  6" under "Grades 5–7"); a number spelled out ("seven years") is the same number. A
+  value must also sit where the sentence puts it: in a row, in the column the sentence
+  names; in prose, in the clause that names the item ("11:00 in Leeds and 10:00 in
+  Rotterdam"), and a sentence that claims a value for the neighbour the passage gives
+  it to, never naming the item asked about, answers for the neighbour. A figure the
+  sentence states as money or a percentage must be one in the quote ("£36" is not a
+  warranty's "36" months). A sentence that says nothing the question did not (no
+  value, no word of its own, no denial) answers nothing. The unit
   must hold :data:`QUOTE_RELEVANCE` of what the question asks (a quote of another
   paragraph answers another question). Of the qualifying units, the one holding the
   largest weighted share of the sentence's content words wins, if that share is at
@@ -36,7 +43,8 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   becomes an abstention (the model's own abstention too). It offers the passage
   closest to answering the question when one is close enough
   (:meth:`QuoteChecker.extract`: it names the item asked about and holds most of the
-  question's words), quoted verbatim with its ``[n]``: the small model often drafts
+  question's words; for a question after a figure, "how long", "which day", one that
+  states a figure), quoted verbatim with its ``[n]``: the small model often drafts
   the neighbouring row's figure while the row the question names is in front of it.
   Otherwise it names what the passages do cover (:func:`coverage_abstention`).
 
@@ -304,12 +312,19 @@ class QuoteChecker:
             for word in content_words(norm):
                 df[word] = df.get(word, 0) + 1
         self._df = df
-        self.asked = values_of(question)
+        self.asked = values_of(question) | set(_spelled_numbers(self.question))
+        # a number the question names is the item's only beside the words it stands
+        # with there ("grade 6", "12 years"): the "6 months" of another row is not it
+        self._beside = _number_neighbours(question)
         # what the question asks of the item, beyond naming it ("cost" in "What does the
         # K2 cost?"), among the words the passages use at all
         self._used = {w for w in content_words(self.question) if w in df}
         self._asking = self._used - {w for v in self.asked for w in content_words(v)}
         self._asking_weight = sum(self._weight(w) for w in self._asking)
+        self._question_words = content_words(self.question)
+        self._figure = _FIGURE_QUESTION.search(self.question) is not None
+        self._asked_figures = _figures(self.question)
+        self._marks = [_marked(n) for n in self._norm]
         # which units may carry an answer to this question at all (the same for every
         # sentence of the answer)
         self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
@@ -364,16 +379,19 @@ class QuoteChecker:
             for c, h, n in zip(cells, holding, named, strict=True)
         )
 
-    def _clause_fits(self, i: int, value: str, spoken: str) -> bool:
+    def _clause_fits(self, i: int, value: str, spoken: str, owners: set[str]) -> bool:
         """For prose: whether ``value`` sits in a clause of unit ``i`` about the item the
         question names.
 
         "The test is every Wednesday at 11:00 in Leeds and every Monday at 10:00 in
         Rotterdam" holds 11:00, but for Leeds: when a clause of the unit names the item
         asked about (Rotterdam) and no clause holding the value does, the value is the
-        neighbour's. A sentence whose clause stating the value does not name the item
-        asked about claims nothing for it and is left to the other checks, as is a unit
-        that never names the item in a clause of its own.
+        neighbour's. A sentence that names that neighbour with the value ("within 6
+        minutes in Rotterdam", asked about Leeds) and not the item answers for the
+        neighbour; one whose
+        clause stating the value names no item claims nothing for the one asked about
+        and is left to the other checks, as is a unit that never names the item in a
+        clause of its own.
         """
         if self.units[i].kind == "row":
             return True
@@ -390,10 +408,35 @@ class QuoteChecker:
         # ... unless the sentence does not claim the value for the item either: the
         # clause of the sentence that states it names another ("… 11:00 in Leeds and
         # … 10:00 in Rotterdam")
+        stating = [c for c in _SENTENCE_CLAUSE_BREAK.split(spoken) if _holds(c, value)]
+        if any(any(_holds(c, n) for n in names) for c in stating):
+            return False
+        # ... or, never naming the item asked about, claims it for the neighbour the
+        # passage gives it to (naming both, it says which value is whose)
+        if any(_mentions(spoken, n) for n in names):
+            return True
         return not any(
-            _holds(c, value) and any(_holds(c, n) for n in names)
-            for c in _SENTENCE_CLAUSE_BREAK.split(spoken)
+            _mentions(c, o) and any(_mentions(h, o) for h in holding)
+            for c in stating
+            for o in owners
         )
+
+    def _marked_fits(self, i: int, value: str, kind: str) -> bool:
+        """Whether unit ``i`` states the figure ``value`` as ``kind`` (money, percent),
+        as the sentence does: marked so itself, in a column named for it (a
+        "price_gbp" cell of 249), or, in prose that marks no figure so, beside words
+        of that kind ("costs 29")."""
+        if value in self._marks[i].get(kind, ()):
+            return True
+        header = self._header[i]
+        if header is not None:
+            cells = _cells(self._text(self.units[i]))
+            names = _cells(self._text(self.units[header]))
+            return len(cells) == len(names) and any(
+                _holds(normalize(cell), value) and _COLUMN_MARK[kind].search(name) is not None
+                for cell, name in zip(cells, names, strict=True)
+            )
+        return not self._marks[i].get(kind) and _COLUMN_MARK[kind].search(self._norm[i]) is not None
 
     def _weight(self, word: str) -> float:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
@@ -405,7 +448,33 @@ class QuoteChecker:
         question names qualifies the time, it names no item ("before November 2025"
         is answered by "until 31 October 2025")."""
         scope, raw = self._scope_norm[i], self._scope[i]
-        return all(_holds(scope, v) or _in_range(raw, v) for v in self.asked if v not in _CALENDAR)
+        for value in self.asked:
+            if value in _CALENDAR:
+                continue
+            beside = self._beside.get(value)
+            if beside:
+                if not (_near(raw, value, beside) or self._cell_near(i, value, beside)):
+                    return False
+            elif not (_holds(scope, value) or _in_range(raw, value)):
+                return False
+        return True
+
+    def _cell_near(self, i: int, value: str, beside: frozenset[str]) -> bool:
+        """For a table row: whether a cell holds the number ``value`` (or a range of it)
+        under a column whose name, or the cell itself, has a word of ``beside`` (the
+        "| 4 |" of a "Grade" column is grade 4)."""
+        header = self._header[i]
+        if header is None:
+            return False
+        cells = _cells(self._text(self.units[i]))
+        names = _cells(self._text(self.units[header]))
+        if len(cells) != len(names):
+            return False
+        return any(
+            (_holds(normalize(cell), value) or _in_range(cell, value))
+            and bool(_stems(f"{name} {cell}") & beside)
+            for cell, name in zip(cells, names, strict=True)
+        )
 
     def _relevant(self, i: int) -> bool:
         """Whether unit ``i`` (with its heading, header and passage's names) holds at
@@ -443,6 +512,15 @@ class QuoteChecker:
         if not words:
             return []
         values = self.stated(sentence)
+        # a sentence that says nothing the question did not ("Rotterdam, where the fire
+        # alarm goes off") answers nothing, whatever passage repeats its words
+        if not values and said <= self._question_words and not _negated(spoken, self.question):
+            return []
+        # a figure stated as money or a percentage must be one in the quote too ("£36"
+        # is not the "36" of a warranty in months)
+        marked = _marked(spoken)
+        # names the sentence gives that the question does not (a value's owner)
+        owners = {v for v in values if not _has_digit(v) and v not in _CALENDAR}
         total = sum(self._weight(w) for w in words)
 
         def share(*units: int) -> float:
@@ -461,7 +539,8 @@ class QuoteChecker:
                     or (row and not _has_digit(v) and _holds(self._scope_norm[i], v))
                 )
                 and self._column_fits(i, v, said)
-                and self._clause_fits(i, v, spoken)
+                and self._clause_fits(i, v, spoken, owners)
+                and all(self._marked_fits(i, v, kind) for kind, vs in marked.items() if v in vs)
             }
 
         about = self._on_topic
@@ -515,19 +594,25 @@ class QuoteChecker:
         that the passages use at all (a word no passage has is the asker's own, and
         weighs nothing either way), and :data:`QUOTE_RELEVANCE` of what it asks beyond
         the item's names. A heading or a header row answers nothing. Of
-        those, the best covered wins; ties go to the better-ranked passage.
+        those, the best covered wins (for a question after a figure, "how long", "what
+        time", the best covered that states one the question does not); ties go to the
+        better-ranked passage.
         """
         if not self._asking:  # the passages use no word of the question but names
             return None
         total = sum(self._weight(w) for w in self._used)
         headers = set(self._header) - {None}
-        best: tuple[float, int] | None = None
+        best: tuple[tuple[bool, float], int] | None = None
         for i, unit in enumerate(self.units):
             if unit.kind == "heading" or i in headers or not self._on_topic[i]:
                 continue
             held = sum(self._weight(w) for w in self._used & self._topic_words[i]) / total
-            if held >= EXTRACT_COVERAGE and (best is None or held > best[0]):
-                best = (held, i)
+            if held < EXTRACT_COVERAGE:
+                continue
+            # a question after a figure is answered by a unit that states one
+            rank = (not self._figure or bool(_figures(self._norm[i]) - self._asked_figures), held)
+            if best is None or rank > best[0]:
+                best = (rank, i)
         if best is None:
             return None
         i = best[1]
@@ -778,9 +863,9 @@ def _join(pieces: Sequence[tuple[str, bool]]) -> str:
 
 
 # where one clause of a sentence ends and the next, about another item, begins
-_CLAUSE_BREAK = re.compile(r";|,\s|\s(?:and|while|whereas|but)\s")
+_CLAUSE_BREAK = re.compile(r"[;!?]|[.,]\s|\s(?:and|while|whereas|but)\s")
 # ... in an answer sentence, where a comma more often sets off a detail of one clause
-_SENTENCE_CLAUSE_BREAK = re.compile(r";|\s(?:and|while|whereas|but)\s")
+_SENTENCE_CLAUSE_BREAK = re.compile(r"[;!?]|\.\s|\s(?:and|while|whereas|but)\s")
 _NUMBER_TEXT = r"(?<![\d:.,])(\d+(?:\.\d+)?)(?![\d:])"
 # "5–7", "5-7", "5 to 7"; "10+", "10 or more"
 _BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
@@ -850,3 +935,144 @@ def _table_header(units: Sequence[Unit], i: int) -> int | None:
     while j > 0 and units[j - 1].passage == unit.passage and units[j - 1].kind == "row":
         j -= 1
     return j if j != i else None
+
+
+_NUMBER_WORDS = {
+    word: str(n)
+    for n, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+# a whole number in running text: not part of a code, a date or a fraction ("LR-7",
+# "2026/27", "4.2" inside "v4.2.1")
+_PLAIN_NUMBER = re.compile(r"(?<![\w./:-])(\d+(?:\.\d+)?)(?![\w/:]|\.\d|-\w)")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z'’]*)[\s|*:(]*$")
+_WORD_AFTER = re.compile(r"^[\s|*:)+]*([A-Za-z][A-Za-z'’]*)")
+
+
+def _spelled_numbers(normalized_question: str) -> list[str]:
+    """The numbers a question spells out ("seven years"), as figures; not "one", which
+    more often stands for a thing ("a new one")."""
+    return [
+        _NUMBER_WORDS[w]
+        for w in re.findall(r"[a-z]+", normalized_question)
+        if w in _NUMBER_WORDS and w not in ("zero", "one")
+    ]
+
+
+def _stems(text: str) -> set[str]:
+    return content_words(normalize(text))
+
+
+def _number_neighbours(question: str) -> dict[str, frozenset[str]]:
+    """For each number the question names, the content words right before and after it
+    ("grade" for "grade 6", "year" for "12 years of service"); none when both are
+    function words, nor for a year or a day of a month (such a number is matched
+    anywhere, as any value)."""
+    out: dict[str, set[str]] = {}
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"[\w'’.-]+", question)]
+    for n, (_, _, word) in enumerate(words):
+        raw = word.rstrip(".")
+        spelled = raw.casefold()
+        figure = (_NUMBER_WORDS.get(spelled) if spelled not in ("zero", "one") else None) or (
+            raw if _PLAIN_NUMBER.fullmatch(raw) else None
+        )
+        if figure is None:
+            continue
+        around = [words[k][2] for k in (n - 1, n + 1) if 0 <= k < len(words)]
+        stems = set().union(*(_stems(w) for w in around)) if around else set()
+        # a date qualifies the time ("before November 2025"), as a month does alone
+        if stems & _CALENDAR or re.fullmatch(r"(?:19|20)\d\d", figure):
+            continue
+        out.setdefault(figure, set()).update(stems)
+    return {k: frozenset(v) for k, v in out.items() if v}
+
+
+def _near(raw_scope: str, value: str, beside: frozenset[str]) -> bool:
+    """Whether ``raw_scope`` states the number ``value`` (spelled out, as a figure, or in
+    a range) right next to a word of ``beside``."""
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    spans = [m.span() for m in _PLAIN_NUMBER.finditer(raw_scope) if float(m.group(1)) == number]
+    spans += [
+        m.span()
+        for m in _BOUNDED.finditer(raw_scope)
+        if float(m.group(1)) < float(m.group(2))
+        and float(m.group(1)) <= number <= float(m.group(2))
+    ]
+    spans += [m.span() for m in _OPEN_ENDED.finditer(raw_scope) if float(m.group(1)) <= number]
+    for word, figure in _NUMBER_WORDS.items():
+        if figure == value:
+            spans += [m.span() for m in re.finditer(rf"\b{word}\b", raw_scope, re.I)]
+    for start, end in spans:
+        before = _WORD_BEFORE.search(raw_scope[max(0, start - 40) : start])
+        after = _WORD_AFTER.search(raw_scope[end : end + 40])
+        near = {w for m in (before, after) if m for w in _stems(m.group(1))}
+        if near & beside:
+            return True
+    return False
+
+
+# an amount of money or a percentage, with the figure it marks ("£36" is no "36 months")
+_CURRENCY = r"(?:[€$£¥]|\b(?:eur|euros?|gbp|usd|chf|sek|nok|dkk|pounds?|dollars?|pence|cents?)\b)"
+_MARKED = {
+    "money": re.compile(rf"{_CURRENCY}\s?(\d[\d.]*)|(\d[\d.]*)\s?(?:{_CURRENCY}|p\b)"),
+    "percent": re.compile(r"(\d[\d.]*)\s?(?:%|percent\b|per cent\b)"),
+}
+# what a table column of amounts or percentages is called
+_COLUMN_MARK = {
+    "money": re.compile(
+        rf"{_CURRENCY}|\b(?:price|cost|fee|charge|amount|budget|allowance|salary|pay|cap)",
+        re.I,
+    ),
+    "percent": re.compile(r"%|\b(?:percent|pct|rate)", re.I),
+}
+
+
+def _marked(normalized_text: str) -> dict[str, set[str]]:
+    """The figures ``normalized_text`` marks as money or as a percentage, by kind."""
+    out: dict[str, set[str]] = {}
+    for kind, pattern in _MARKED.items():
+        for match in pattern.finditer(normalized_text):
+            figure = next(g for g in match.groups() if g).rstrip(".")
+            out.setdefault(kind, set()).add(figure)
+    return out
+
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|cannot|can't|isn't|aren't|doesn't|don't|won't)\b"
+)
+
+
+def _negated(normalized_sentence: str, normalized_question: str) -> bool:
+    """Whether the sentence denies something the question did not ("it is not ...")."""
+    said = set(_NEGATION.findall(normalized_sentence))
+    return bool(said - set(_NEGATION.findall(normalized_question)))
+
+
+# a question whose answer is a figure: an amount, a duration, a count, a time or a day
+_FIGURE_QUESTION = re.compile(
+    r"\bhow (?:much|many|long|often|far|soon|quickly|fast|big|large|old|heavy|late|early)\b"
+    r"|\b(?:what|which) (?:time|day|date|year|month|hours?|percentage|rate)\b|\bwhen\b"
+)
+_FIGURE_WORDS = (
+    frozenset(_NUMBER_WORDS)
+    | _CALENDAR
+    | frozenset(
+        "first second third fourth fifth last half once twice daily weekly monthly yearly "
+        "annually quarterly hourly nightly noon midnight".split()
+    )
+)
+
+
+def _figures(normalized_text: str) -> set[str]:
+    """The figures a text states: numbers, number and ordinal words, days and months,
+    frequencies ("weekly")."""
+    return {
+        w
+        for w in re.findall(r"[a-z0-9]+(?:[.:][0-9]+)*", normalized_text)
+        if w in _FIGURE_WORDS or _has_digit(w)
+    }
