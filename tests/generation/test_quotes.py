@@ -394,3 +394,36 @@ def test_the_closest_passage_to_a_question_after_a_figure_states_one() -> None:
     # the warning holds more of the question's words, but no day and no time
     extract = checker.extract()
     assert extract is not None and "Monday at 10:00" in extract[1]
+
+
+def test_a_list_item_speaks_with_the_sentence_that_introduces_its_list() -> None:
+    mileage = (
+        "Private car mileage is paid per mile (UK) or kilometre (NL):\n\n"
+        "- Until 31 October 2025: 45p per mile; €0.21 per km in the Netherlands.\n"
+        "- From 1 November 2025: 48p per mile; €0.23 per km in the Netherlands.\n"
+    )
+    checker = QuoteChecker("What is the kilometre rate in the Netherlands?", [mileage])
+    # the items say "km"; the sentence above them says what they rate
+    [quote] = checker.quote("The kilometre rate in the Netherlands is €0.23.")
+    assert quote.text.startswith("- From 1 November 2025")
+
+
+def test_a_unit_on_the_other_side_of_the_date_asked_about_is_not_about_it() -> None:
+    leave = (
+        "Until 31 March 2025 the carry-over limit was 5 unused days. "
+        "From 1 April 2025 the carry-over limit is 8 days.\n"
+    )
+    checker = QuoteChecker("What was the carry-over limit before the April 2025 change?", [leave])
+    assert checker.quote("The carry-over limit was 8 days.") == []
+    assert checker.quote("The carry-over limit was 5 unused days.")
+    extract = checker.extract()
+    assert extract is not None and "5 unused days" in extract[1]
+    later = QuoteChecker("What is the carry-over limit since April 2025?", [leave])
+    assert later.quote("The carry-over limit is 8 days.")
+
+
+def test_words_match_by_their_stem() -> None:
+    drill = "2) Assembly points\n   Rotterdam: gate 3 by the canal.\n"
+    checker = QuoteChecker("Where do we assemble in Rotterdam?", [drill])
+    extract = checker.extract()
+    assert extract is not None and "gate 3" in extract[1]

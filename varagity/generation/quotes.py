@@ -62,9 +62,12 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+import Stemmer
 
 from varagity.generation.grounding import (
     STOPWORDS,
@@ -75,6 +78,18 @@ from varagity.generation.grounding import (
     strip_markers,
 )
 from varagity.records import Quote
+
+_stemmers = threading.local()
+
+
+def _content(normalized_text: str) -> set[str]:
+    """The content words of a normalised text, stemmed (Snowball English): "assemble"
+    and "assembly point", "evacuated" and "evacuation" share a word."""
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:  # a PyStemmer object is not to be shared between threads
+        stemmer = _stemmers.english = Stemmer.Stemmer("english")
+    return set(stemmer.stemWords(sorted(content_words(normalized_text))))
+
 
 #: Least weighted share of a sentence's content words its quote must hold.
 QUOTE_SUPPORT = 0.5
@@ -288,13 +303,14 @@ class QuoteChecker:
         # a row's words include its header row's
         self._header = [_table_header(self.units, i) for i in range(len(self.units))]
         # ... and any unit's words include its section heading's (a row under "Daily
-        # allowances" speaks of daily allowances)
+        # allowances" speaks of daily allowances), and a list item's the sentence that
+        # introduces its list ("Mileage is paid per mile or kilometre:")
         # and a table row's, which means nothing without its context, those of what
         # names its passage (the file and section: "rate card", "Daily allowances")
-        named = [content_words(n) for n in self._names]
+        named = [_content(n) for n in self._names]
         self._words = [
-            content_words(self._norm[i])
-            | set().union(*(content_words(self._norm[j]) for j in _owners(self.units, i)))
+            _content(self._norm[i])
+            | set().union(*(_content(self._norm[j]) for j in self._owners(i)))
             | (named[u.passage] if u.kind == "row" else set())
             for i, u in enumerate(self.units)
         ]
@@ -309,19 +325,22 @@ class QuoteChecker:
         self._scope_norm = [normalize(r) for r in self._scope]
         df: dict[str, int] = {}
         for norm in self._norm:
-            for word in content_words(norm):
+            for word in _content(norm):
                 df[word] = df.get(word, 0) + 1
         self._df = df
         self.asked = values_of(question) | set(_spelled_numbers(self.question))
+        # a question asked of one side of a date ("before the April 2025 change")
+        dated = _dated(self.question)
+        self._when = dated[0] if len(dated) == 1 else None
         # a number the question names is the item's only beside the words it stands
         # with there ("grade 6", "12 years"): the "6 months" of another row is not it
         self._beside = _number_neighbours(question)
         # what the question asks of the item, beyond naming it ("cost" in "What does the
         # K2 cost?"), among the words the passages use at all
-        self._used = {w for w in content_words(self.question) if w in df}
-        self._asking = self._used - {w for v in self.asked for w in content_words(v)}
+        self._used = {w for w in _content(self.question) if w in df}
+        self._asking = self._used - {w for v in self.asked for w in _content(v)}
         self._asking_weight = sum(self._weight(w) for w in self._asking)
-        self._question_words = content_words(self.question)
+        self._question_words = _content(self.question)
         self._figure = _FIGURE_QUESTION.search(self.question) is not None
         self._asked_figures = _figures(self.question)
         self._marks = [_marked(n) for n in self._norm]
@@ -332,10 +351,30 @@ class QuoteChecker:
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
 
+    def _owners(self, i: int) -> list[int]:
+        """The units that say what unit ``i`` is about (:func:`_owners`) and, for a list
+        item, the sentence that introduces its list (the one before the list, ending in
+        a colon)."""
+        owners = _owners(self.units, i)
+        lead = self._list_lead(i)
+        return owners if lead is None else [*owners, lead]
+
+    def _list_lead(self, i: int) -> int | None:
+        if self.units[i].kind != "item":
+            return None
+        j = i
+        while j > 0 and self.units[j - 1].passage == self.units[i].passage:
+            j -= 1
+            if self.units[j].kind != "item":
+                text = self._text(self.units[j]).rstrip()
+                return j if self.units[j].kind == "prose" and text.endswith(":") else None
+        return None
+
     def _scopes(self) -> list[str]:
         """What each unit can be about (as written, not normalised): the headings above
         it in its passage, its table's header row for a row (else the unit before it,
-        which may name its subject), the unit itself and the passage's names."""
+        which may name its subject, and for a list item the sentence introducing the
+        list), the unit itself and the passage's names."""
         scopes: list[str] = []
         headings: list[int] = []
         for i, unit in enumerate(self.units):
@@ -347,6 +386,9 @@ class QuoteChecker:
                 around.append(header)
             elif unit.kind != "row" and i and self.units[i - 1].passage == unit.passage:
                 around.append(i - 1)
+            lead = self._list_lead(i)
+            if lead is not None:
+                around.append(lead)
             context = "\n".join(self._text(self.units[j]) for j in sorted(set(around)))
             scopes.append(f"{context}\n{self._text(unit)}\n{self._raw_names[unit.passage]}")
             if unit.kind == "heading":
@@ -368,7 +410,7 @@ class QuoteChecker:
         names = _cells(self._text(self.units[header]))
         if len(cells) != len(names):
             return True
-        named = [bool(content_words(normalize(n)) & words) for n in names]
+        named = [bool(_content(normalize(n)) & words) for n in names]
         holding = [_holds(normalize(c), value) for c in cells]
         if any(h and n for h, n in zip(holding, named, strict=True)):
             return True
@@ -446,8 +488,15 @@ class QuoteChecker:
         number the question names may fall in a range the scope states ("12 years" in
         the row of "10+ years", "grade 6" under "Grades 5–7"). A month or weekday the
         question names qualifies the time, it names no item ("before November 2025"
-        is answered by "until 31 October 2025")."""
+        is answered by "until 31 October 2025"), and a unit that states what holds on
+        the other side of the date the question names ("From 1 April 2025 the limit is
+        8 days", asked what held before April 2025) is not about it."""
         scope, raw = self._scope_norm[i], self._scope[i]
+        # the rule "from 1 April 2025" is not the one asked about "before April 2025"
+        if self._when and any(
+            side != self._when[0] and date == self._when[1] for side, date in _dated(self._norm[i])
+        ):
+            return False
         for value in self.asked:
             if value in _CALENDAR:
                 continue
@@ -507,8 +556,8 @@ class QuoteChecker:
         # the values the question names are the subject, which _about checks (a number
         # there may be one a row's range holds): they are no words a unit must hold
         spoken = normalize(sentence)
-        said = content_words(spoken)
-        words = said - {w for v in self.asked for w in content_words(v)}
+        said = _content(spoken)
+        words = said - {w for v in self.asked for w in _content(v)}
         if not words:
             return []
         values = self.stated(sentence)
@@ -763,11 +812,11 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     units = [u for n, p in enumerate(passages) for u in passage_units(p, n)]
     if not units:
         return list(passages)
-    question_words = content_words(normalize(question))
+    question_words = _content(normalize(question))
     df: dict[str, int] = {}
     unit_words = []
     for u in units:
-        words = content_words(normalize(passages[u.passage][u.start : u.end]))
+        words = _content(normalize(passages[u.passage][u.start : u.end]))
         unit_words.append(words)
         for w in words:
             df[w] = df.get(w, 0) + 1
@@ -962,7 +1011,7 @@ def _spelled_numbers(normalized_question: str) -> list[str]:
 
 
 def _stems(text: str) -> set[str]:
-    return content_words(normalize(text))
+    return _content(normalize(text))
 
 
 def _number_neighbours(question: str) -> dict[str, frozenset[str]]:
@@ -1076,3 +1125,27 @@ def _figures(normalized_text: str) -> set[str]:
         for w in re.findall(r"[a-z0-9]+(?:[.:][0-9]+)*", normalized_text)
         if w in _FIGURE_WORDS or _has_digit(w)
     }
+
+
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december)"
+)
+# "before the April 2025 change", "until 31 October 2025", "from 1 November 2025"
+_DATED = re.compile(
+    r"\b(before|until|till|prior to|up to|after|since|from|as of|starting|effective)"
+    rf"\s+(?:the\s+)?(?:\d{{1,2}}(?:st|nd|rd|th)?\s+)?({_MONTH}\s+)?((?:19|20)\d\d)\b"
+)
+_BEFORE = frozenset({"before", "until", "till", "prior to", "up to"})
+
+
+def _dated(normalized_text: str) -> list[tuple[str, str]]:
+    """Which side of which date a text speaks of: ("before" or "after", "april 2025")
+    for each date it qualifies with a preposition."""
+    return [
+        (
+            "before" if m.group(1) in _BEFORE else "after",
+            f"{(m.group(2) or '').strip()} {m.group(3)}".strip(),
+        )
+        for m in _DATED.finditer(normalized_text)
+    ]
