@@ -427,3 +427,26 @@ def test_words_match_by_their_stem() -> None:
     checker = QuoteChecker("Where do we assemble in Rotterdam?", [drill])
     extract = checker.extract()
     assert extract is not None and "gate 3" in extract[1]
+
+
+def test_a_passage_names_its_subject_once_at_the_top() -> None:
+    policy = (
+        "# Service\n"
+        "Tern repairs its appliances at one service centre on Kalevantie 17 in Tampere. "
+        "Repairs under warranty take 10 working days at the centre.\n"
+        "Heron appliances go back to the shop instead.\n"
+    )
+    question = "How long do warranty repairs take at the Tern service centre?"
+    checker = QuoteChecker(question, [policy])
+    # the repairs sentence names no item of its own: it speaks of Tern, named above
+    assert checker.quote("Warranty repairs take 10 working days.")
+    # a sentence naming an item of its own speaks of that one
+    assert (
+        QuoteChecker("Where do Tern appliances go for repair?", [policy]).quote(
+            "They go back to the shop."
+        )
+        == []
+    )
+    # for "how long", the closest passage states a duration, not a street number
+    extract = checker.extract()
+    assert extract is not None and "10 working days" in extract[1]

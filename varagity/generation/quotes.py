@@ -322,6 +322,12 @@ class QuoteChecker:
         # header, the sentence before it, what names the passage): the neighbouring
         # row's value is not this item's, nor a sentence's about another item
         self._scope = self._scopes()
+        # each passage's opening sentence, where a document names its subject
+        self._lowercase = set(re.findall(r"\b[a-z][\w'’-]*", "\n".join((question, *self.passages))))
+        self._lead: list[int | None] = [None] * len(self.passages)
+        for i, unit in reversed(list(enumerate(self.units))):
+            if unit.kind == "prose":
+                self._lead[unit.passage] = i
         self._scope_norm = [normalize(r) for r in self._scope]
         df: dict[str, int] = {}
         for norm in self._norm:
@@ -341,8 +347,16 @@ class QuoteChecker:
         self._asking = self._used - {w for v in self.asked for w in _content(v)}
         self._asking_weight = sum(self._weight(w) for w in self._asking)
         self._question_words = _content(self.question)
-        self._figure = _FIGURE_QUESTION.search(self.question) is not None
-        self._asked_figures = _figures(self.question)
+        # what kind of figure answers the question, if one does: a duration ("how
+        # long"), else any figure ("how much", "which day")
+        self._figure = (
+            _durations
+            if _DURATION_QUESTION.search(self.question)
+            else _figures
+            if _FIGURE_QUESTION.search(self.question)
+            else None
+        )
+        self._asked_figures = self._figure(self.question) if self._figure else set()
         self._marks = [_marked(n) for n in self._norm]
         # which units may carry an answer to this question at all (the same for every
         # sentence of the answer)
@@ -504,9 +518,27 @@ class QuoteChecker:
             if beside:
                 if not (_near(raw, value, beside) or self._cell_near(i, value, beside)):
                     return False
-            elif not (_holds(scope, value) or _in_range(raw, value)):
+            elif not (_holds(scope, value) or _in_range(raw, value) or self._introduced(i, value)):
                 return False
         return True
+
+    def _introduced(self, i: int, name: str) -> bool:
+        """Whether the passage's opening sentence names ``name`` and unit ``i`` names
+        nothing the question does not: a document introduces its subject once ("Tern
+        Household Works ... repairs its appliances at one service centre") and then
+        speaks of it without its name; a unit that names an item of its own speaks of
+        that one."""
+        lead = self._lead[self.units[i].passage]
+        if lead is None or _has_digit(name):
+            return False
+        text = self._text(self.units[i])
+        own = {v for v in values_of(text) if not _has_digit(v) and v not in _CALENDAR}
+        # a capitalised first word is a name when neither the passages nor the question
+        # write it in lower case ("Heron appliances ...", not "Repairs under warranty")
+        first = re.match(r"\W*([A-Z][\w'’-]*)", text)
+        if first and first.group(1).casefold() not in self._lowercase | STOPWORDS:
+            own.add(normalize(first.group(1)))
+        return not (own - self.asked) and _mentions(self._norm[lead], name)
 
     def _cell_near(self, i: int, value: str, beside: frozenset[str]) -> bool:
         """For a table row: whether a cell holds the number ``value`` (or a range of it)
@@ -643,9 +675,10 @@ class QuoteChecker:
         that the passages use at all (a word no passage has is the asker's own, and
         weighs nothing either way), and :data:`QUOTE_RELEVANCE` of what it asks beyond
         the item's names. A heading or a header row answers nothing. Of
-        those, the best covered wins (for a question after a figure, "how long", "what
-        time", the best covered that states one the question does not); ties go to the
-        better-ranked passage.
+        those, the best covered wins (for a question after a figure, "how much", "what
+        time", the best covered that states one the question does not; after a
+        duration, "how long", one that states a duration); ties go to the better-ranked
+        passage.
         """
         if not self._asking:  # the passages use no word of the question but names
             return None
@@ -659,7 +692,8 @@ class QuoteChecker:
             if held < EXTRACT_COVERAGE:
                 continue
             # a question after a figure is answered by a unit that states one
-            rank = (not self._figure or bool(_figures(self._norm[i]) - self._asked_figures), held)
+            figure = self._figure
+            rank = (not figure or bool(figure(self._norm[i]) - self._asked_figures), held)
             if best is None or rank > best[0]:
                 best = (rank, i)
         if best is None:
@@ -1149,3 +1183,17 @@ def _dated(normalized_text: str) -> list[tuple[str, str]]:
         )
         for m in _DATED.finditer(normalized_text)
     ]
+
+
+_DURATION_QUESTION = re.compile(r"\bhow (?:long|soon|quickly|fast)\b")
+_DURATION = re.compile(
+    r"\b(?:\d+(?:\.\d+)?|"
+    + "|".join(_NUMBER_WORDS)
+    + r"|a|an|half an?)(?:\s*(?:to|-)\s*\d+)?\s+(?:working |business |calendar )?"
+    r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b"
+)
+
+
+def _durations(normalized_text: str) -> set[str]:
+    """The durations a text states ("10 working days", "six weeks")."""
+    return {" ".join(m.group().split()) for m in _DURATION.finditer(normalized_text)}
