@@ -21,7 +21,11 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   :func:`~varagity.generation.grounding.normalize`), and the values the *question*
   names (the item asked about) appear in the unit's scope: the unit, the headings
   above it, what names its passage (file, headings, thread) and, for a table row, its
-  header row, else the sentence before it. A number the question names counts there
+  header row, else the sentence before it (for a list item also the sentence that
+  introduces the list); a unit that names no item of its own may also speak of what
+  the passage's opening sentence names. A unit stating what holds on the other side of
+  a date the question names ("From 1 April 2025 ...", asked about before) is not
+  about it. A number the question names counts there
   only beside a word it stands with in the question ("grade 6" is not the "6 months"
   of another row), and may fall in a range ("12 years" in the "10+ years" row, "grade
   6" under "Grades 5–7"); a number spelled out ("seven years") is the same number. A
@@ -33,7 +37,8 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   warranty's "36" months). A sentence that says nothing the question did not (no
   value, no word of its own, no denial) answers nothing. The unit
   must hold :data:`QUOTE_RELEVANCE` of what the question asks (a quote of another
-  paragraph answers another question). Of the qualifying units, the one holding the
+  paragraph answers another question). Words are compared by their Snowball stem
+  ("assemble", "assembly"). Of the qualifying units, the one holding the
   largest weighted share of the sentence's content words wins, if that share is at
   least :data:`QUOTE_SUPPORT`. A unit's words include its heading's and header row's
   (not the words the question uses but no passage does: those are what an
@@ -444,10 +449,9 @@ class QuoteChecker:
         asked about (Rotterdam) and no clause holding the value does, the value is the
         neighbour's. A sentence that names that neighbour with the value ("within 6
         minutes in Rotterdam", asked about Leeds) and not the item answers for the
-        neighbour; one whose
-        clause stating the value names no item claims nothing for the one asked about
-        and is left to the other checks, as is a unit that never names the item in a
-        clause of its own.
+        neighbour; one whose clause stating the value names no item claims nothing for
+        the one asked about and is left to the other checks, as is a unit that never
+        names the item in a clause of its own.
         """
         if self.units[i].kind == "row":
             return True
@@ -685,14 +689,14 @@ class QuoteChecker:
         total = sum(self._weight(w) for w in self._used)
         headers = set(self._header) - {None}
         best: tuple[tuple[bool, float], int] | None = None
+        # a question after a figure is answered by a unit that states one
+        figure = self._figure
         for i, unit in enumerate(self.units):
             if unit.kind == "heading" or i in headers or not self._on_topic[i]:
                 continue
             held = sum(self._weight(w) for w in self._used & self._topic_words[i]) / total
             if held < EXTRACT_COVERAGE:
                 continue
-            # a question after a figure is answered by a unit that states one
-            figure = self._figure
             rank = (not figure or bool(figure(self._norm[i]) - self._asked_figures), held)
             if best is None or rank > best[0]:
                 best = (rank, i)
