@@ -57,9 +57,13 @@ _ECHOED_TAGS = re.compile(r"</?(chunk|document)>", re.IGNORECASE)
 TokenCount = Callable[[str], int]
 # streamed deltas between two ``should_stop`` questions while a blurb is written
 _STOP_CHECK_EVERY = 4
-#: Most new prompt tokens one warming request makes the server evaluate: a few hundred
-#: evaluate in about a second on two cores, the longest a chat turn should wait for.
-WARM_STEP_TOKENS = 256
+#: Most new prompt tokens one warming request makes the server evaluate: the longest a
+#: chat turn waits for blurb work (about 1.2 s of prompt evaluation for the 0.5B on two
+#: cores). Measured against 256 (docs/operations.md): the first token during blurbs went
+#: from 1.30x to 0.97x the idle p50, a document's blurbs took as long (36 s against 37
+#: s), and the server held 0.5 GB more after one document (more cached prompt states;
+#: the cache's byte limit bounds both in the long run).
+WARM_STEP_TOKENS = 128
 
 
 class Interrupted(Exception):
