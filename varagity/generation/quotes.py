@@ -414,6 +414,16 @@ class QuoteChecker:
                 headings.append(i)
         return scopes
 
+    def _columns(self, i: int) -> list[tuple[str, str]] | None:
+        """For a table row whose cells line up with its header's: (column name, cell)
+        pairs; None for any other unit."""
+        header = self._header[i]
+        if header is None:
+            return None
+        cells = _cells(self._text(self.units[i]))
+        names = _cells(self._text(self.units[header]))
+        return list(zip(names, cells, strict=True)) if len(cells) == len(names) else None
+
     def _column_fits(self, i: int, value: str, words: set[str]) -> bool:
         """For a table row: whether ``value`` sits in a column the sentence could mean.
 
@@ -422,13 +432,10 @@ class QuoteChecker:
         hotel cap is £48" where £48 is the per-diem and the hotel cap £140) does not
         fit. A sentence naming no such column fits any.
         """
-        header = self._header[i]
-        if header is None:
+        columns = self._columns(i)
+        if columns is None:
             return True
-        cells = _cells(self._text(self.units[i]))
-        names = _cells(self._text(self.units[header]))
-        if len(cells) != len(names):
-            return True
+        names, cells = [n for n, _ in columns], [c for _, c in columns]
         named = [bool(_content(normalize(n)) & words) for n in names]
         holding = [_holds(normalize(c), value) for c in cells]
         if any(h and n for h, n in zip(holding, named, strict=True)):
@@ -488,13 +495,10 @@ class QuoteChecker:
         of that kind ("costs 29")."""
         if value in self._marks[i].get(kind, ()):
             return True
-        header = self._header[i]
-        if header is not None:
-            cells = _cells(self._text(self.units[i]))
-            names = _cells(self._text(self.units[header]))
-            return len(cells) == len(names) and any(
+        if self._header[i] is not None:
+            return any(
                 _holds(normalize(cell), value) and _COLUMN_MARK[kind].search(name) is not None
-                for cell, name in zip(cells, names, strict=True)
+                for name, cell in self._columns(i) or ()
             )
         return not self._marks[i].get(kind) and _COLUMN_MARK[kind].search(self._norm[i]) is not None
 
@@ -548,17 +552,10 @@ class QuoteChecker:
         """For a table row: whether a cell holds the number ``value`` (or a range of it)
         under a column whose name, or the cell itself, has a word of ``beside`` (the
         "| 4 |" of a "Grade" column is grade 4)."""
-        header = self._header[i]
-        if header is None:
-            return False
-        cells = _cells(self._text(self.units[i]))
-        names = _cells(self._text(self.units[header]))
-        if len(cells) != len(names):
-            return False
         return any(
             (_holds(normalize(cell), value) or _in_range(cell, value))
             and bool(_stems(f"{name} {cell}") & beside)
-            for cell, name in zip(cells, names, strict=True)
+            for name, cell in self._columns(i) or ()
         )
 
     def _relevant(self, i: int) -> bool:
