@@ -374,7 +374,7 @@ def test_a_value_claimed_for_the_neighbour_does_not_answer_for_the_item() -> Non
     drill = (
         "4) Timing\n"
         "   Everybody must be out within 4 minutes in Leeds and within\n"
-        "   6 minutes in Rotterdam. Last year's best was 5 min in Leeds.\n"
+        "   6 minutes in Rotterdam (the warehouse is bigger).\n"
     )
     checker = QuoteChecker("Within how many minutes must the Leeds building be evacuated?", [drill])
     assert checker.quote("Within 6 minutes in Rotterdam.") == []

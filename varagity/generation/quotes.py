@@ -947,9 +947,9 @@ def _join(pieces: Sequence[tuple[str, bool]]) -> str:
 
 
 # where one clause of a sentence ends and the next, about another item, begins
-_CLAUSE_BREAK = re.compile(r"[;!?]|[.,]\s|\s(?:and|while|whereas|but)\s")
+_CLAUSE_BREAK = re.compile(r";|,\s|\s(?:and|while|whereas|but)\s")
 # ... in an answer sentence, where a comma more often sets off a detail of one clause
-_SENTENCE_CLAUSE_BREAK = re.compile(r"[;!?]|\.\s|\s(?:and|while|whereas|but)\s")
+_SENTENCE_CLAUSE_BREAK = re.compile(r";|\s(?:and|while|whereas|but)\s")
 _NUMBER_TEXT = r"(?<![\d:.,])(\d+(?:\.\d+)?)(?![\d:])"
 # "5–7", "5-7", "5 to 7"; "10+", "10 or more"
 _BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
