@@ -313,9 +313,12 @@ class QuoteChecker:
         # and a table row's, which means nothing without its context, those of what
         # names its passage (the file and section: "rate card", "Daily allowances")
         named = [_content(n) for n in self._names]
+        # each unit's own content words, stemmed once (owners and df reuse them)
+        own = [_content(n) for n in self._norm]
+        self._list_leads = [self._list_lead(i) for i in range(len(self.units))]
         self._words = [
-            _content(self._norm[i])
-            | set().union(*(_content(self._norm[j]) for j in self._owners(i)))
+            own[i]
+            | set().union(*(own[j] for j in self._owners(i)))
             | (named[u.passage] if u.kind == "row" else set())
             for i, u in enumerate(self.units)
         ]
@@ -335,8 +338,8 @@ class QuoteChecker:
                 self._lead[unit.passage] = i
         self._scope_norm = [normalize(r) for r in self._scope]
         df: dict[str, int] = {}
-        for norm in self._norm:
-            for word in _content(norm):
+        for words in own:
+            for word in words:
                 df[word] = df.get(word, 0) + 1
         self._df = df
         self.asked = values_of(question) | set(_spelled_numbers(self.question))
@@ -348,10 +351,10 @@ class QuoteChecker:
         self._beside = _number_neighbours(question)
         # what the question asks of the item, beyond naming it ("cost" in "What does the
         # K2 cost?"), among the words the passages use at all
-        self._used = {w for w in _content(self.question) if w in df}
+        self._question_words = _content(self.question)
+        self._used = {w for w in self._question_words if w in df}
         self._asking = self._used - {w for v in self.asked for w in _content(v)}
         self._asking_weight = sum(self._weight(w) for w in self._asking)
-        self._question_words = _content(self.question)
         # what kind of figure answers the question, if one does: a duration ("how
         # long"), else any figure ("how much", "which day")
         self._figure = (
@@ -375,7 +378,7 @@ class QuoteChecker:
         item, the sentence that introduces its list (the one before the list, ending in
         a colon)."""
         owners = _owners(self.units, i)
-        lead = self._list_lead(i)
+        lead = self._list_leads[i]
         return owners if lead is None else [*owners, lead]
 
     def _list_lead(self, i: int) -> int | None:
@@ -405,7 +408,7 @@ class QuoteChecker:
                 around.append(header)
             elif unit.kind != "row" and i and self.units[i - 1].passage == unit.passage:
                 around.append(i - 1)
-            lead = self._list_lead(i)
+            lead = self._list_leads[i]
             if lead is not None:
                 around.append(lead)
             context = "\n".join(self._text(self.units[j]) for j in sorted(set(around)))
