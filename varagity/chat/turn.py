@@ -204,13 +204,13 @@ class TurnRetrieval:
         return self.graph.days if self.graph is not None else ()
 
     @property
-    def topics(self) -> list[str]:
+    def topics(self) -> list[tuple[str, str]]:
         """What each numbered passage is about, for an abstention to name: the file and
-        its section, or the conversation and day."""
+        its innermost section, or the conversation and day."""
         if self.graph is not None:
-            return [f"{d.thread_name or 'a conversation'} on {d.span}" for d in self.graph.days]
+            return [(d.thread_name or "a conversation", d.span) for d in self.graph.days]
         return [
-            c.record.file_name + (f" ({c.record.heading_path})" if c.record.heading_path else "")
+            (c.record.file_name, (c.record.heading_path or "").rsplit(" > ", 1)[-1].strip())
             for c in self.chunks
         ]
 
@@ -219,7 +219,7 @@ class TurnRetrieval:
         """What names each numbered passage's subject beyond its text: the file's path,
         headings and header, or the conversation and day."""
         if self.graph is not None:
-            return self.topics
+            return [f"{thread} on {span}" for thread, span in self.topics]
         return [
             " ".join(
                 part

@@ -65,6 +65,7 @@ prompt is then a fraction of the size, and time to first token with it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -366,6 +367,15 @@ class QuoteChecker:
         )
         self._asked_figures = self._figure(self.question) if self._figure else set()
         self._marks = [_marked(n) for n in self._norm]
+        # the two-word terms of the question ("diesel generator") each unit lacks while
+        # a unit of its passage has them: that unit speaks of the thing, this one of
+        # another ("... a combined peak output of 4.2 megawatts. A diesel generator
+        # covers the polar night ...")
+        self._lacks = self._terms_elsewhere(_pairs(self.question))
+        # what a figure answering the question is measured in, if the question says
+        # ("payload": a mass)
+        measures = [unit for asks, unit in _MEASURES if asks.search(self.question)]
+        self._measure = measures[0] if len(measures) == 1 else None
         # which units may carry an answer to this question at all (the same for every
         # sentence of the answer)
         self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
@@ -505,6 +515,21 @@ class QuoteChecker:
             )
         return not self._marks[i].get(kind) and _COLUMN_MARK[kind].search(self._norm[i]) is not None
 
+    def _terms_elsewhere(self, terms: set[frozenset[str]]) -> list[set[frozenset[str]]]:
+        """For each unit, the ``terms`` (pairs of stemmed words) that neither word of
+        which its scope holds, though another unit of its passage has the pair."""
+        if not terms:
+            return [set() for _ in self.units]
+        pairs = [_pairs(n) & terms for n in self._norm]
+        by_passage: dict[int, set[frozenset[str]]] = {}
+        for unit, held in zip(self.units, pairs, strict=True):
+            by_passage.setdefault(unit.passage, set()).update(held)
+        lacks = []
+        for i, unit in enumerate(self.units):
+            near = self._topic_words[i] | _content(self._scope_norm[i])
+            lacks.append({t for t in by_passage[unit.passage] - pairs[i] if not t & near})
+        return lacks
+
     def _weight(self, word: str) -> float:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
 
@@ -628,7 +653,15 @@ class QuoteChecker:
                 and all(self._marked_fits(i, v, kind) for kind, vs in marked.items() if v in vs)
             }
 
-        about = self._on_topic
+        # a figure for a question that names its measure ("payload") is one of it
+        if values and self._measure is not None and not self._measure.search(spoken):
+            return []
+        # a unit lacking a term of the question the sentence repeats, which its passage
+        # gives to another unit, speaks of another thing
+        about = [
+            on and not {t for t in lacks if t <= said}
+            for on, lacks in zip(self._on_topic, self._lacks, strict=True)
+        ]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
         single = max(full, key=share, default=None)
         follows = [
@@ -722,15 +755,21 @@ def quoted_texts(quotes: Sequence[Quote], source: int) -> list[str]:
     return list(dict.fromkeys(" ".join(q.text.split()) for q in quotes if q.source == source))
 
 
-def coverage_abstention(topics: Sequence[str], abstention: str) -> str:
-    """The abstention that names what the passages do cover (``topics``, best first)."""
-    seen: list[str] = []
-    for topic in topics:
-        if topic and topic not in seen:
-            seen.append(topic)
-    if not seen:
+def coverage_abstention(topics: Sequence[tuple[str, str]], abstention: str) -> str:
+    """The abstention that names what the passages do cover: ``topics`` are (what,
+    which part) per passage, best first, such as a file and its section; the parts of
+    one file are named once under it ("policy.md (Mileage; Daily allowances)"), so a
+    file found three times is not listed three times."""
+    parts: dict[str, list[str]] = {}
+    for subject, part in topics:
+        if subject:
+            seen = parts.setdefault(subject, [])
+            if part and part not in seen:
+                seen.append(part)
+    if not parts:
         return abstention
-    return f"{abstention} The passages found cover {_enumerate(seen[:3])}."
+    named = [f"{s} ({'; '.join(p)})" if p else s for s, p in list(parts.items())[:3]]
+    return f"{abstention} The passages found cover {_enumerate(named)}."
 
 
 def _enumerate(items: Sequence[str]) -> str:
@@ -753,12 +792,13 @@ class QuotedAnswerStream:
         self,
         question: str,
         passages: Sequence[str],
-        topics: Sequence[str],
+        topics: Sequence[tuple[str, str]],
         abstention: str,
         names: Sequence[str] = (),
     ) -> None:
         """Check against ``passages`` (``[1]`` first); ``topics`` name what each covers
-        for an abstention, ``names`` what each is about for the check."""
+        for an abstention (:func:`coverage_abstention`), ``names`` what each is about
+        for the check."""
         self.checker = QuoteChecker(question, passages, names)
         self.topics = tuple(topics)
         self.abstention = abstention
@@ -1201,3 +1241,32 @@ _DURATION = re.compile(
 def _durations(normalized_text: str) -> set[str]:
     """The durations a text states ("10 working days", "six weeks")."""
     return {" ".join(m.group().split()) for m in _DURATION.finditer(normalized_text)}
+
+
+def _pairs(normalized_text: str) -> set[frozenset[str]]:
+    """The pairs of content words a text writes side by side, stemmed ("diesel
+    generator"; "power of the" is none)."""
+    stems = [_content(t) for t in normalized_text.split()]
+    return {
+        frozenset(a | b)
+        for a, b in itertools.pairwise(stems)
+        if len(a) == 1 and len(b) == 1 and a != b
+    }
+
+
+_MEASURE_NUMBER = r"(?:\d[\d.,]*|" + "|".join(_NUMBER_WORDS) + r")\s*"
+#: (what a question asking for a measure says, a figure in that measure's units)
+_MEASURES = (
+    (
+        re.compile(r"\b(?:weigh\w*|heav(?:y|ier|iest)|payload|mass)\b"),
+        re.compile(
+            _MEASURE_NUMBER + r"(?:kg|g|grams?|kilograms?|kilos?|tonnes?|tons?|lbs?|oz|ounces?)\b"
+        ),
+    ),
+    (
+        re.compile(r"\b(?:power|wattage)\b"),
+        re.compile(
+            _MEASURE_NUMBER + r"(?:w|kw|mw|gw|watts?|kilowatts?|megawatts?|hp|horsepower)\b"
+        ),
+    ),
+)
