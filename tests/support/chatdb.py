@@ -1,7 +1,9 @@
 """A synthetic but realistic iMessage ``chat.db`` for the message-graph tests.
 
-The tables have the columns macOS Messages gives them (those the reader uses and a
-good number it ignores), the dates are Apple-epoch nanoseconds (or seconds, as old
+The tables and the writing are the project's own Messages writer
+(:mod:`varagity.graph.sources.imessage_writer`, which the LiHua-World converter shares):
+the columns macOS Messages gives them (those the reader uses and a good number it
+ignores). The dates are Apple-epoch nanoseconds (or seconds, as old
 databases have them), and the rows are the awkward kinds real archives hold:
 
 * ``attributedBody``-only messages (``text`` NULL), encoded in NSArchiver's typedstream
@@ -12,9 +14,8 @@ databases have them), and the rows are the awkward kinds real archives hold:
 * tapbacks (``associated_message_type`` 2000-2005 and a removal, 3000), a group named
   and later renamed, a member addition (``item_type`` 2 and 1), an attachment-only
   message and texts with attachment placeholders (U+FFFC);
-* the last day's rows left uncheckpointed in ``chat.db-wal``: the writing connection
-  stays open, with automatic checkpoints off, while the database, its ``-wal`` and its
-  ``-shm`` are copied into place.
+* the last day's rows left uncheckpointed in ``chat.db-wal`` (the writer's last
+  transaction).
 
 The conversations are four threads between a few people over several days (a trip to
 Lisbon being planned, a family dinner, a book club), so an extraction model has people,
@@ -25,16 +26,22 @@ places and dates to find. :func:`write_chat_db` writes all but the script's last
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-APPLE_EPOCH = datetime(2001, 1, 1, tzinfo=UTC)
+from varagity.graph.sources.imessage_writer import (
+    DateUnit,
+    apple_date,
+    insert_chat,
+    insert_handle,
+    insert_message,
+    write_archive,
+)
+
 FIRST_DAY = date(2026, 3, 2)  # a Monday
 _GUIDS = uuid.UUID("6f1c2a8e-4b7d-4c1e-9a53-0d2f6e8b1c47")
 
@@ -131,81 +138,6 @@ def attributed_body(text: str) -> bytes:
     stream.end_object()  # NSDictionary
     stream.end_object()  # NSAttributedString
     return bytes(stream.out)
-
-
-# --- the schema ------------------------------------------------------------------------
-
-SCHEMA = """
-CREATE TABLE _SqliteDatabaseProperties (key TEXT, value TEXT, UNIQUE(key));
-CREATE TABLE handle (ROWID INTEGER PRIMARY KEY AUTOINCREMENT UNIQUE, id TEXT NOT NULL,
-    country TEXT, service TEXT NOT NULL, uncanonicalized_id TEXT,
-    person_centric_id TEXT, UNIQUE (id, service));
-CREATE TABLE chat (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL,
-    style INTEGER, state INTEGER, account_id TEXT, properties BLOB, chat_identifier TEXT,
-    service_name TEXT, room_name TEXT, account_login TEXT, is_archived INTEGER DEFAULT 0,
-    last_addressed_handle TEXT, display_name TEXT, group_id TEXT,
-    is_filtered INTEGER DEFAULT 0, successful_query INTEGER, engram_id TEXT,
-    server_change_token TEXT, ck_sync_state INTEGER DEFAULT 0, original_group_id TEXT,
-    last_read_message_timestamp INTEGER DEFAULT 0, cloudkit_record_id TEXT,
-    last_addressed_sim_id TEXT, is_blackholed INTEGER DEFAULT 0,
-    syndication_date INTEGER DEFAULT 0, syndication_type INTEGER DEFAULT 0,
-    is_recovered INTEGER DEFAULT 0, is_deleting_incoming_messages INTEGER DEFAULT 0);
-CREATE TABLE message (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL,
-    text TEXT, replace INTEGER DEFAULT 0, service_center TEXT, handle_id INTEGER DEFAULT 0,
-    subject TEXT, country TEXT, attributedBody BLOB, version INTEGER DEFAULT 0,
-    type INTEGER DEFAULT 0, service TEXT, account TEXT, account_guid TEXT,
-    error INTEGER DEFAULT 0, date INTEGER, date_read INTEGER, date_delivered INTEGER,
-    is_delivered INTEGER DEFAULT 0, is_finished INTEGER DEFAULT 0,
-    is_emote INTEGER DEFAULT 0, is_from_me INTEGER DEFAULT 0, is_empty INTEGER DEFAULT 0,
-    is_delayed INTEGER DEFAULT 0, is_auto_reply INTEGER DEFAULT 0,
-    is_prepared INTEGER DEFAULT 0, is_read INTEGER DEFAULT 0,
-    is_system_message INTEGER DEFAULT 0, is_sent INTEGER DEFAULT 0,
-    has_dd_results INTEGER DEFAULT 0, is_service_message INTEGER DEFAULT 0,
-    is_forward INTEGER DEFAULT 0, was_downgraded INTEGER DEFAULT 0,
-    is_archive INTEGER DEFAULT 0, cache_has_attachments INTEGER DEFAULT 0,
-    cache_roomnames TEXT, was_data_detected INTEGER DEFAULT 0,
-    was_deduplicated INTEGER DEFAULT 0, is_audio_message INTEGER DEFAULT 0,
-    is_played INTEGER DEFAULT 0, date_played INTEGER, item_type INTEGER DEFAULT 0,
-    other_handle INTEGER DEFAULT 0, group_title TEXT, group_action_type INTEGER DEFAULT 0,
-    share_status INTEGER DEFAULT 0, share_direction INTEGER DEFAULT 0,
-    is_expirable INTEGER DEFAULT 0, expire_state INTEGER DEFAULT 0,
-    message_action_type INTEGER DEFAULT 0, message_source INTEGER DEFAULT 0,
-    associated_message_guid TEXT, associated_message_type INTEGER DEFAULT 0,
-    balloon_bundle_id TEXT, payload_data BLOB, expressive_send_style_id TEXT,
-    associated_message_range_location INTEGER DEFAULT 0,
-    associated_message_range_length INTEGER DEFAULT 0, time_expressive_send_played INTEGER,
-    message_summary_info BLOB, ck_sync_state INTEGER DEFAULT 0, ck_record_id TEXT,
-    ck_record_change_tag TEXT, destination_caller_id TEXT, is_corrupt INTEGER DEFAULT 0,
-    reply_to_guid TEXT, sort_id INTEGER, is_spam INTEGER DEFAULT 0,
-    has_unseen_mention INTEGER DEFAULT 0, thread_originator_guid TEXT,
-    thread_originator_part TEXT, syndication_ranges TEXT, synced_syndication_ranges TEXT,
-    was_delivered_quietly INTEGER DEFAULT 0, did_notify_recipient INTEGER DEFAULT 0,
-    date_retracted INTEGER, date_edited INTEGER, was_detonated INTEGER DEFAULT 0,
-    part_count INTEGER, is_stewie INTEGER DEFAULT 0, is_kt_verified INTEGER DEFAULT 0,
-    is_sos INTEGER DEFAULT 0, is_critical INTEGER DEFAULT 0,
-    bia_reference_id TEXT DEFAULT NULL, fallback_hash TEXT DEFAULT NULL);
-CREATE TABLE attachment (ROWID INTEGER PRIMARY KEY AUTOINCREMENT, guid TEXT UNIQUE NOT NULL,
-    created_date INTEGER DEFAULT 0, start_date INTEGER DEFAULT 0, filename TEXT, uti TEXT,
-    mime_type TEXT, transfer_state INTEGER DEFAULT 0, is_outgoing INTEGER DEFAULT 0,
-    user_info BLOB, transfer_name TEXT, total_bytes INTEGER DEFAULT 0,
-    is_sticker INTEGER DEFAULT 0, sticker_user_info BLOB, attribution_info BLOB,
-    hide_attachment INTEGER DEFAULT 0, ck_sync_state INTEGER DEFAULT 0,
-    ck_server_change_token_blob BLOB, ck_record_id TEXT, original_guid TEXT UNIQUE NOT NULL,
-    is_commsafety_sensitive INTEGER DEFAULT 0);
-CREATE TABLE chat_handle_join (chat_id INTEGER REFERENCES chat (ROWID) ON DELETE CASCADE,
-    handle_id INTEGER REFERENCES handle (ROWID) ON DELETE CASCADE, UNIQUE(chat_id, handle_id));
-CREATE TABLE chat_message_join (chat_id INTEGER REFERENCES chat (ROWID) ON DELETE CASCADE,
-    message_id INTEGER REFERENCES message (ROWID) ON DELETE CASCADE,
-    message_date INTEGER DEFAULT 0, PRIMARY KEY (chat_id, message_id));
-CREATE TABLE message_attachment_join (message_id INTEGER REFERENCES message (ROWID)
-    ON DELETE CASCADE, attachment_id INTEGER REFERENCES attachment (ROWID) ON DELETE CASCADE,
-    UNIQUE(message_id, attachment_id));
-CREATE TABLE deleted_messages (ROWID INTEGER PRIMARY KEY AUTOINCREMENT UNIQUE,
-    guid TEXT NOT NULL);
-CREATE INDEX message_idx_handle ON message(handle_id, date);
-CREATE INDEX chat_message_join_idx_message_date_id_chat_id
-    ON chat_message_join(chat_id, message_date, message_id);
-"""
 
 
 # --- the conversations --------------------------------------------------------------
@@ -480,7 +412,7 @@ class ChatArchive:
 
     path: Path
     days: int
-    date_unit: Literal["ns", "s"] = "ns"
+    date_unit: DateUnit = "ns"
     rows: tuple[Row, ...] = field(default=())
 
     @property
@@ -509,14 +441,13 @@ class ChatArchive:
         return (self.path, *(self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")))
 
 
-def _apple_date(moment: datetime, unit: str, index: int) -> int:
-    seconds = int((moment - APPLE_EPOCH).total_seconds())
+def _apple_date(moment: datetime, unit: DateUnit, index: int) -> int:
     if unit == "s":
-        return seconds
-    return seconds * 1_000_000_000 + (index * 7_919 % 1_000) * 1_000_000  # sub-second noise
+        return apple_date(moment, "s")
+    return apple_date(moment) + (index * 7_919 % 1_000) * 1_000_000  # sub-second noise
 
 
-def _insert(conn: sqlite3.Connection, rows: tuple[Row, ...], unit: str, offset: int) -> None:
+def _insert(conn: sqlite3.Connection, rows: tuple[Row, ...], unit: DateUnit, offset: int) -> None:
     handles = {h: rowid for rowid, h in conn.execute("SELECT ROWID, id FROM handle")}
     chats = {g: rowid for rowid, g in conn.execute("SELECT ROWID, guid FROM chat")}
     guid_of = {r.key: r.guid for r in SCRIPT if r.key}
@@ -525,7 +456,6 @@ def _insert(conn: sqlite3.Connection, rows: tuple[Row, ...], unit: str, offset: 
         chat_id = chats[thread.guid]
         when = _apple_date(row.sent_at, unit, index)
         from_me = row.sender == ME
-        handle_id = 0 if from_me else handles[row.sender]
         text: str | None = row.text
         body: bytes | None = attributed_body(row.text) if row.text else None
         if row.body == "text":
@@ -545,39 +475,22 @@ def _insert(conn: sqlite3.Connection, rows: tuple[Row, ...], unit: str, offset: 
                 "INSERT OR IGNORE INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)",
                 (chat_id, other_handle),
             )
-        cursor = conn.execute(
-            """INSERT INTO message (guid, text, handle_id, attributedBody, service, account,
-                   date, date_read, date_delivered, is_delivered, is_finished, is_from_me,
-                   is_read, is_sent, cache_has_attachments, item_type, other_handle,
-                   group_title, associated_message_guid, associated_message_type,
-                   destination_caller_id, part_count, sort_id)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)""",
-            (
-                row.guid,
-                text,
-                handle_id,
-                body,
-                thread.service,
-                "E:me@icloud.com",
-                when,
-                0 if from_me else when + 60,
-                when + 2 if from_me else 0,
-                int(from_me),
-                int(not from_me),
-                int(from_me),
-                int(row.kind == "attachment" or "\ufffc" in row.text),
-                item_type,
-                other_handle,
-                group_title,
-                associated_guid,
-                associated_type,
-                "me@icloud.com",
-            ),
-        )
-        message_id = cursor.lastrowid
-        conn.execute(
-            "INSERT INTO chat_message_join (chat_id, message_id, message_date) VALUES (?, ?, ?)",
-            (chat_id, message_id, when),
+        message_id = insert_message(
+            conn,
+            chat_id,
+            guid=row.guid,
+            date=when,
+            text=text,
+            handle_id=0 if from_me else handles[row.sender],
+            is_from_me=from_me,
+            service=thread.service,
+            attributed_body=body,
+            cache_has_attachments=int(row.kind == "attachment" or "\ufffc" in row.text),
+            item_type=item_type,
+            other_handle=other_handle,
+            group_title=group_title,
+            associated_message_guid=associated_guid,
+            associated_message_type=associated_type,
         )
         if "\ufffc" in row.text:
             attachment_guid = str(uuid.uuid5(_GUIDS, "attachment/" + row.guid)).upper()
@@ -601,55 +514,20 @@ def _insert(conn: sqlite3.Connection, rows: tuple[Row, ...], unit: str, offset: 
             )
 
 
-def _build(
-    folder: Path, rows: tuple[Row, ...], wal_rows: tuple[Row, ...], unit: str
-) -> sqlite3.Connection:
-    conn = sqlite3.connect(folder / "chat.db", isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.executescript(SCHEMA)
-    conn.execute("BEGIN")
-    conn.execute(
-        "INSERT INTO _SqliteDatabaseProperties VALUES ('_ClientVersion', '17001'), "
-        "('counter_in_all', '0')"
-    )
+def _people_and_threads(conn: sqlite3.Connection) -> None:
     people = sorted({p for t in THREADS.values() for p in t.members} | {SAM})
-    for person in people:
-        service = "SMS" if person == DAD else "iMessage"
-        conn.execute(
-            "INSERT INTO handle (id, country, service, uncanonicalized_id) VALUES (?, 'us', ?, ?)",
-            (person, service, person if "@" in person else None),
-        )
-    handles = {h: rowid for rowid, h in conn.execute("SELECT ROWID, id FROM handle")}
+    handles = {
+        person: insert_handle(conn, person, service="SMS" if person == DAD else "iMessage")
+        for person in people
+    }
     for thread in THREADS.values():
-        identifier = thread.guid.split(";")[2]
-        cursor = conn.execute(
-            """INSERT INTO chat (guid, style, state, account_id, chat_identifier, service_name,
-                   room_name, account_login, display_name, group_id, last_addressed_handle)
-               VALUES (?, ?, 3, ?, ?, ?, ?, 'E:me@icloud.com', ?, ?, 'me@icloud.com')""",
-            (
-                thread.guid,
-                43 if thread.group else 45,
-                str(uuid.uuid5(_GUIDS, "account")).upper(),
-                identifier,
-                thread.service,
-                identifier if thread.group else None,
-                thread.display_name,
-                str(uuid.uuid5(_GUIDS, "group/" + thread.key)).upper(),
-            ),
+        insert_chat(
+            conn,
+            thread.guid,
+            [handles[member] for member in thread.members],
+            display_name=thread.display_name,
+            group_id=str(uuid.uuid5(_GUIDS, "group/" + thread.key)).upper(),
         )
-        for member in thread.members:
-            conn.execute(
-                "INSERT INTO chat_handle_join (chat_id, handle_id) VALUES (?, ?)",
-                (cursor.lastrowid, handles[member]),
-            )
-    _insert(conn, rows, unit, 0)
-    conn.execute("COMMIT")
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.execute("PRAGMA wal_autocheckpoint = 0")
-    conn.execute("BEGIN")
-    _insert(conn, wal_rows, unit, len(rows))
-    conn.execute("COMMIT")
-    return conn
 
 
 def write_chat_db(
@@ -657,7 +535,7 @@ def write_chat_db(
     name: str = "chat.db",
     *,
     days: int = INITIAL_DAYS,
-    date_unit: Literal["ns", "s"] = "ns",
+    date_unit: DateUnit = "ns",
 ) -> ChatArchive:
     """Write the first ``days`` days of the script as ``folder / name`` plus its ``-wal``
     and ``-shm``, the last day's rows only in the ``-wal``; replaces an archive there."""
@@ -666,21 +544,15 @@ def write_chat_db(
     kept = set(SCRIPT_DAYS[:days])
     rows = tuple(r for r in SCRIPT if r.day in kept)
     last = SCRIPT_DAYS[days - 1]
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / name
-    with tempfile.TemporaryDirectory(prefix="chatdb-build-") as build:
-        conn = _build(
-            Path(build),
-            tuple(r for r in rows if r.day != last),
-            tuple(r for r in rows if r.day == last),
-            date_unit,
-        )
-        try:  # copied while the writer is open: the -wal is not checkpointed away
-            for suffix in ("", "-wal", "-shm"):
-                shutil.copyfile(Path(build) / f"chat.db{suffix}", f"{target}{suffix}")
-        finally:
-            conn.close()
-    return ChatArchive(path=target, days=days, date_unit=date_unit, rows=rows)
+    older = tuple(r for r in rows if r.day != last)
+    newest = tuple(r for r in rows if r.day == last)
+
+    def fill(conn: sqlite3.Connection) -> None:
+        _people_and_threads(conn)
+        _insert(conn, older, date_unit, 0)
+
+    write_archive(folder / name, fill, lambda conn: _insert(conn, newest, date_unit, len(older)))
+    return ChatArchive(path=folder / name, days=days, date_unit=date_unit, rows=rows)
 
 
 def grow_chat_db(archive: ChatArchive) -> ChatArchive:
