@@ -29,6 +29,7 @@ from varagity.chat.turn import (
 from varagity.config import Settings, load_settings
 from varagity.generation.answer import ABSTENTION, NO_EVIDENCE_ANSWER, UNSUPPORTED_NOTE
 from varagity.generation.grounding import is_abstention
+from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Decoding
 from varagity.records import RetrievedChunk
@@ -382,3 +383,15 @@ def test_a_quoted_answer_with_no_checked_sentence_abstains(quoted: Settings) -> 
     assert done.answer.startswith(ABSTENTION) and "f1.md" in done.answer  # what is covered
     assert done.quotes == () and done.cited == []
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == done.answer
+
+
+def test_a_graph_day_is_given_to_the_model_with_its_weekday() -> None:
+    card = DayCard("t1::2026-03-02", "Maya", "2026-03-02", "[09:14] Maya: We land at 7.")
+    evidence = TurnRetrieval(
+        (), "q", None, "graph", "simple", {}, corpus="graph", graph=GraphRetrieval(days=(card,))
+    )
+    # the weekday is computed, not left for the model to guess
+    assert evidence.passages == [
+        "Messages in Maya on Monday 2026-03-02:\n[09:14] Maya: We land at 7."
+    ]
+    assert evidence.topics == [("Maya", "Monday 2026-03-02")]

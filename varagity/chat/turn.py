@@ -75,6 +75,7 @@ from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
+from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Completer, Decoding, Streamer
@@ -208,7 +209,9 @@ class TurnRetrieval:
         """What each numbered passage is about, for an abstention to name: the file and
         its innermost section, or the conversation and day."""
         if self.graph is not None:
-            return [(d.thread_name or "a conversation", d.span) for d in self.graph.days]
+            return [
+                (d.thread_name or "a conversation", weekday_of(d.span)) for d in self.graph.days
+            ]
         return [
             (c.record.file_name, (c.record.heading_path or "").rsplit(" > ", 1)[-1].strip())
             for c in self.chunks
@@ -231,10 +234,13 @@ class TurnRetrieval:
 
     @property
     def passages(self) -> list[str]:
-        """The numbered evidence (``[n]`` is item n-1): whole chunk texts or day cards;
-        the quotes of an answer index these texts."""
+        """The numbered evidence (``[n]`` is item n-1): whole chunk texts or day cards
+        (a day named with its weekday, computed here: a model asked "on which day"
+        guesses one otherwise); the quotes of an answer index these texts."""
         if self.graph is not None:
-            return [day_passage(d.thread_name, d.span, d.excerpt) for d in self.graph.days]
+            return [
+                day_passage(d.thread_name, weekday_of(d.span), d.excerpt) for d in self.graph.days
+            ]
         return chunk_passages(self.chunks)
 
 
