@@ -41,6 +41,8 @@ from varagity.graph.lightrag_engine import (
     clean_description,
     clean_keywords,
     document_text,
+    hollow_entity,
+    keep_real_entities,
     name_caption_days,
 )
 from varagity.graph.registry import workdir_for
@@ -310,6 +312,50 @@ def test_a_caption_entity_is_its_day_and_the_view_reads_clean_text() -> None:
     assert clean_description(None) == ""
     assert clean_keywords("['messages'],['Lisbon']") == "messages, Lisbon"
     assert clean_keywords('["trip", "flight"]<SEP>trip; booking') == "trip, flight, booking"
+
+
+def test_an_extraction_keeps_only_real_entities() -> None:
+    from lightrag.prompt import PROMPTS
+
+    day = GRAPH_DAYS[0]
+    prompt = PROMPTS["entity_extraction_json_user_prompt"].format(
+        max_total_records=12,
+        max_entity_records=6,
+        language="English",
+        entity_types_guidance="(types)",
+        heading_context_block="",
+        input_text=document_text(day),
+    )
+    first = next(w for w in day.text.split() if w[:1].isupper() and w[1:].isalpha())
+    entities = [
+        {"name": first, "type": "Person", "description": "Writes the messages"},
+        {"name": "Monday 2026-03-02", "type": "Date", "description": "The day"},
+        {
+            "name": "Venue",
+            "type": "Location",
+            "description": "A place (cities, countries, addresses, venues)",
+        },
+        {
+            "name": "Chat",
+            "type": "Other",
+            "description": "The text contains multiple messages, which is not a valid entity.",
+        },
+        {"name": "Zanzibar", "type": "Location", "description": "An island"},
+    ]
+    relations = [
+        {"source": first, "target": "Zanzibar", "keywords": "trip", "description": "flies"},
+        {"source": first, "target": "Monday 2026-03-02", "keywords": "wrote", "description": "x"},
+    ]
+    reply = json.dumps({"entities": entities, "relationships": relations})
+    kept = json.loads(keep_real_entities(reply, prompt))
+    # a type's definition, a denial, a name the transcript never writes: dropped, with
+    # the relations hanging on them
+    assert [e["name"] for e in kept["entities"]] == [first, "Monday 2026-03-02"]
+    assert [r["target"] for r in kept["relationships"]] == ["Monday 2026-03-02"]
+    assert hollow_entity("Zanzibar", "An island", day.text) == "the transcript never names it"
+    # what is no extraction passes untouched
+    assert keep_real_entities("not json", prompt) == "not json"
+    assert keep_real_entities(reply, "a summary prompt") == reply
 
 
 def test_entities_are_listed_and_searched(built: Built) -> None:

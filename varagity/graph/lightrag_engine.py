@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import json
 import logging
 import os
 import re
@@ -49,6 +50,7 @@ import numpy as np
 import tiktoken
 
 from varagity.config import Settings
+from varagity.generation.grounding import STOPWORDS
 from varagity.graph.base import (
     FAILED,
     PENDING,
@@ -133,6 +135,104 @@ def name_caption_days(reply: str) -> str:
     return _REPLY_NAME_RE.sub(rename, reply)
 
 
+#: What the extraction prompt offers the model to classify entities as: the things
+#: conversations are about (LightRAG's default list is for documents).
+ENTITY_TYPES = """Classify each entity using one of these types. If no type fits, use `Other`.
+
+- Person: people who write the messages or are mentioned in them
+- Location: places (cities, countries, addresses, venues, restaurants, airports, trails)
+- Organization: companies, shops, airlines, schools, clubs, groups
+- Event: trips, meetings, visits, dinners, appointments, celebrations
+- Date: days, dates and times at which something happens
+- Artifact: things people talk about (books, cars, tickets, phones, pets)"""
+
+#: Where LightRAG's extraction prompt puts the text to extract from.
+_INPUT_TEXT_RE = re.compile(r"---Input Text---\s*```\n(?P<text>.*?)\n```", re.DOTALL)
+#: A description in which the model says the entity is none.
+_NO_ENTITY_RE = re.compile(
+    r"\bnot (?:a |an )?(?:valid |real |actual )?(?:entity|entities|named entity)\b"
+    r"|\bno (?:valid |real )?entit(?:y|ies)\b",
+    re.IGNORECASE,
+)
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_DEFINITION_WORDS = [
+    set(_WORD_RE.findall(line.split(":", 1)[1].casefold()))
+    for line in ENTITY_TYPES.splitlines()
+    if line.startswith("- ") and ":" in line
+]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(text.casefold()) if len(w) > 2 and w not in STOPWORDS}
+
+
+def _is_day(name: str) -> bool:
+    try:
+        date.fromisoformat(name.rsplit(" ", 1)[-1])
+    except ValueError:
+        return False
+    return True
+
+
+def hollow_entity(name: str, description: str, text: str) -> str | None:
+    """Why an extracted entity is none (its description repeats a type's definition
+    from :data:`ENTITY_TYPES`, or says it is no entity; its name has no word of the
+    transcript ``text``), or None for a real one. A day named after its caption is
+    real."""
+    words = _words(description)
+    if _NO_ENTITY_RE.search(description):
+        return "its description says it is no entity"
+    if len(words) >= 3 and any(len(words & d) >= 0.6 * len(words) for d in _DEFINITION_WORDS):
+        return "its description repeats a type definition"
+    if _is_day(name):
+        return None
+    named = _words(name)
+    if named and not named & _words(text):
+        return "the transcript never names it"
+    return None
+
+
+def keep_real_entities(reply: str, prompt: str) -> str:
+    """An extraction reply without the entities :func:`hollow_entity` finds hollow and
+    the relations that hang on them, judged against the transcript in ``prompt``
+    (the text under its caption line). A reply that is no JSON extraction, or a prompt
+    that holds no transcript, passes as it is (LightRAG reads it leniently)."""
+    found = _INPUT_TEXT_RE.search(prompt)
+    if found is None:
+        return reply
+    caption = _HEADER_RE.match(found["text"])
+    text = found["text"][caption.end() :] if caption else found["text"]
+    try:
+        data = json.loads(reply.strip().removeprefix("```json").strip("`\n "))
+    except ValueError:
+        return reply
+    if not isinstance(data, dict) or not isinstance(data.get("entities"), list):
+        return reply
+    kept, dropped = [], {}
+    for entity in data["entities"]:
+        if not isinstance(entity, dict):
+            continue
+        name = str(entity.get("name", ""))
+        why = hollow_entity(name, str(entity.get("description", "")), text)
+        if why is None:
+            kept.append(entity)
+        else:
+            dropped[name.casefold()] = why
+    if not dropped:
+        return reply
+    for name, why in dropped.items():
+        log.info("extraction: dropped the entity %r: %s", name, why)
+    data["entities"] = kept
+    data["relationships"] = [
+        r
+        for r in data.get("relationships") or []
+        if isinstance(r, dict)
+        and str(r.get("source", "")).casefold() not in dropped
+        and str(r.get("target", "")).casefold() not in dropped
+    ]
+    return json.dumps(data, ensure_ascii=False)
+
+
 def clean_description(value: object) -> str:
     """An entity's or relation's description: LightRAG joins those merged from several
     days with ``<SEP>``; each said once, one per line."""
@@ -147,17 +247,6 @@ def clean_keywords(value: object) -> str:
     words = re.split(r"[,;]|<SEP>", re.sub(r"[\[\]\"']", "", str(value or "")))
     return ", ".join(dict.fromkeys(word.strip() for word in words if word.strip()))
 
-
-#: What the extraction prompt offers the model to classify entities as: the things
-#: conversations are about (LightRAG's default list is for documents).
-ENTITY_TYPES = """Classify each entity using one of these types. If no type fits, use `Other`.
-
-- Person: people who write the messages or are mentioned in them
-- Location: places (cities, countries, addresses, venues, restaurants, airports, trails)
-- Organization: companies, shops, airlines, schools, clubs, groups
-- Event: trips, meetings, visits, dinners, appointments, celebrations
-- Date: days, dates and times at which something happens
-- Artifact: things people talk about (books, cars, tickets, phones, pets)"""
 
 #: LightRAG's JSON extraction prompt with ENTITY_TYPES, without the chunk: 1,646 cl100k
 #: tokens in lightrag-hku 1.5.7 (tests/graph/test_lightrag_engine.py keeps it current).
@@ -569,7 +658,7 @@ class LightRAGEngine:
                 messages, self.options.extract_max_tokens, 0.0, decoding=decoding
             ),
         )
-        return name_caption_days(reply)
+        return keep_real_entities(name_caption_days(reply), prompt)
 
     async def _embed(self, texts: list[str], context: str | None = None, **_: Any) -> np.ndarray:
         if context == "query":
