@@ -10,6 +10,12 @@ text, so a day's content hash changes only when its messages (or its name) do, w
 is what makes the manifest diff (:mod:`varagity.graph.manifest`) re-extract only the
 days that changed.
 
+With a :class:`~varagity.graph.contacts.ContactBook` (the contacts file beside the
+archives), a sender is written by name instead of handle, and so is each handle in a
+thread named by its members; the owner stays ``Me``, a handle the book does not name
+stays as it is. A changed book thus changes the text, and the content hash, of exactly
+the days whose people it renames: those are the days the next build re-extracts.
+
 Every doc_key is a single day (``thread::YYYY-MM-DD``). Spans of several days
 (``first..last``) are allowed by the contract but not produced: nothing measured yet
 says that gluing short days together extracts better, and single days keep a grown
@@ -23,6 +29,7 @@ from datetime import date, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
 from varagity.config import Settings
+from varagity.graph.contacts import ContactBook
 from varagity.graph.types import Message, ThreadDay
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -53,17 +60,25 @@ def weekday_of(span: str) -> str:
     return f"{_WEEKDAYS[day.weekday()]} {span}"
 
 
-def render_day(messages: Iterable[Message], tz: tzinfo | None) -> str:
-    """The transcript text of one thread's day (messages in the order given)."""
+def render_day(
+    messages: Iterable[Message], tz: tzinfo | None, contacts: ContactBook | None = None
+) -> str:
+    """The transcript text of one thread's day (messages in the order given), each
+    sender by the name ``contacts`` gives it when it gives one."""
     lines = []
     for message in messages:
         clock = local_time(message.sent_at, tz).strftime("%H:%M")
-        lines.append(f"[{clock}] {_one_line(message.sender)}: {_one_line(message.text)}")
+        sender = contacts.label(message.sender) if contacts else message.sender
+        lines.append(f"[{clock}] {_one_line(sender)}: {_one_line(message.text)}")
     return "\n".join(lines) + "\n"
 
 
 def render_thread_days(
-    messages: Iterable[Message], *, source: str = "", tz: tzinfo | None = None
+    messages: Iterable[Message],
+    *,
+    source: str = "",
+    tz: tzinfo | None = None,
+    contacts: ContactBook | None = None,
 ) -> list[ThreadDay]:
     """One transcript per thread per local day, ordered by doc_key.
 
@@ -72,6 +87,8 @@ def render_thread_days(
             are put in time order, ties kept as given).
         source: The archive they came from (relative to ``GRAPH_DOCS_PATH``).
         tz: Where days begin and end; ``None`` is this machine's zone.
+        contacts: Names for handles (:func:`varagity.graph.contacts.load_contacts`):
+            senders and member-named threads are written with them.
     """
     days: dict[tuple[str, date], list[Message]] = {}
     for message in messages:
@@ -81,12 +98,14 @@ def render_thread_days(
     for (thread_id, day), group in days.items():
         group.sort(key=lambda m: m.sent_at)
         thread_name = group[-1].thread_name
+        if contacts:
+            thread_name = contacts.thread_name(thread_name)
         rendered.append(
             ThreadDay(
                 thread_id=thread_id,
                 thread_name=thread_name,
                 span=day.isoformat(),
-                text=render_day(group, tz),
+                text=render_day(group, tz, contacts),
                 message_guids=tuple(m.guid for m in group),
                 source=source,
             )

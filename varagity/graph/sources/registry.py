@@ -7,6 +7,7 @@ from datetime import tzinfo
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+from varagity.graph.contacts import ContactBook
 from varagity.graph.sources.base import MessageSource, UnsupportedArchiveError
 from varagity.graph.transcripts import render_thread_days
 from varagity.graph.types import ThreadDay
@@ -62,7 +63,13 @@ def companion_owner(name: str) -> str | None:
     return None
 
 
-def read_archive(root: Path, relative_path: str, *, tz: tzinfo | None = None) -> list[ThreadDay]:
+def read_archive(
+    root: Path,
+    relative_path: str,
+    *,
+    tz: tzinfo | None = None,
+    contacts: ContactBook | None = None,
+) -> list[ThreadDay]:
     """The thread-day transcripts of the archive ``root / relative_path``.
 
     Args:
@@ -71,6 +78,9 @@ def read_archive(root: Path, relative_path: str, *, tz: tzinfo | None = None) ->
             ``source``.
         tz: Where days begin and end (:func:`varagity.graph.transcripts.graph_timezone`);
             ``None`` is this machine's local zone.
+        contacts: Names for its handles (the graph build passes
+            :func:`varagity.graph.contacts.load_contacts` of the archive); ``None``
+            writes every handle as it is.
 
     Raises:
         UnsupportedArchiveError: No source reads the file.
@@ -82,4 +92,4 @@ def read_archive(root: Path, relative_path: str, *, tz: tzinfo | None = None) ->
     path = root / relative
     source = source_for(path)
     messages = source.read(path, source=relative.as_posix())
-    return render_thread_days(messages, source=relative.as_posix(), tz=tz)
+    return render_thread_days(messages, source=relative.as_posix(), tz=tz, contacts=contacts)

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 import dagster as dg
 
 from varagity.graph.base import FAILED, PROCESSED, ApplyReport
+from varagity.graph.contacts import ContactsError, load_contacts
 from varagity.graph.manifest import diff as manifest_diff
 from varagity.graph.manifest import (
     read_manifest,
@@ -176,17 +177,24 @@ def _fail_on_failures(
 )
 def graph_archive(context: dg.AssetExecutionContext, varagity: VaragityResource) -> ArchiveDays:
     """One archive's thread-day transcripts, read from a consistent snapshot of it and
-    its ``-wal``/``-shm`` (the archive itself is never written)."""
+    its ``-wal``/``-shm`` (the archive itself is never written), with the names its
+    contacts files give its handles."""
     _require_enabled(varagity)
     settings = varagity.settings
     key = context.partition_key
     rel = archive_path(key)
+    root = settings.graph_docs_path
     try:
-        days = tuple(read_archive(settings.graph_docs_path, rel, tz=graph_timezone(settings)))
+        contacts = load_contacts(root, rel)
+    except ContactsError as exc:
+        raise dg.Failure(f"cannot name the handles of {rel}: {exc}", allow_retries=False) from exc
+    try:
+        days = tuple(read_archive(root, rel, tz=graph_timezone(settings), contacts=contacts))
     except MessageSourceError as exc:
         raise dg.Failure(f"cannot read {rel}: {exc.reason}", allow_retries=False) from exc
     messages = sum(len(d.message_guids) for d in days)
     threads = len({d.thread_id for d in days})
+    named, unnamed = contacts.named(), contacts.unnamed()
     context.add_output_metadata(
         {
             "relative_path": rel,
@@ -195,9 +203,17 @@ def graph_archive(context: dg.AssetExecutionContext, varagity: VaragityResource)
             "days": len(days),
             "first_day": min((d.span for d in days), default=""),
             "last_day": max((d.span for d in days), default=""),
+            "contacts_files": dg.MetadataValue.json(list(contacts.files)),
+            "named_handles": len(named),
+            "unnamed_handles": _keys(unnamed),
         }
     )
     context.log.info(f"{rel}: {messages} message(s) in {threads} thread(s), {len(days)} day(s)")
+    if contacts.files:
+        context.log.info(
+            f"{rel}: {len(named)} of {len(named) + len(unnamed)} handle(s) named from "
+            f"{', '.join(contacts.files)}"
+        )
     return ArchiveDays({key: days})
 
 

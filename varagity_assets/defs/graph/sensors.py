@@ -2,12 +2,13 @@
 changes and run requests. It only reads and requests; the graph is written in runs.
 
 The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
-"sha256": ..., "waiting": true?}}, "skipped": {relative_path: {"stat": ..., "reason":
-...}}, "generation": n}``. Each tick:
+"sha256": ..., "waiting": true?, "revision": n?}}, "skipped": {relative_path: {"stat":
+..., "reason": ...}}, "generation": n}``. Each tick:
 
 * every candidate file (an archive with its companions, :mod:`.archives`) whose stat
   signature moved is judged again: a supported archive is hashed (database, ``-wal``
-  and ``-shm`` together), anything else is reported once, by name and reason;
+  and ``-shm`` together, and the contacts files that name its handles), anything else
+  is reported once, by name and reason;
 * an archive new to the partition set gets its partition and a build run; one whose
   content hash changed gets a build run (the run key is the archive's content
   signature, so a re-export with the same bytes requests nothing, and the diff of a
@@ -36,7 +37,9 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   again.
 
 Run keys carry the cursor's ``generation``, counted up with every removal, so an
-archive removed and put back is built again. A missing ``GRAPH_DOCS_PATH`` removes
+archive removed and put back is built again, and the archive's ``revision``, counted up
+with every change of its content, so content it had before (a contacts file added and
+removed again, a name changed back) is built again too. A missing ``GRAPH_DOCS_PATH`` removes
 nothing (an unmounted folder must not empty the graph), and ``GRAPH_ENABLED=false``
 skips the tick, saying so, with the cursor left as it was.
 """
@@ -72,11 +75,12 @@ SENSOR_SOURCE = "sensor"
 _SENSOR_INTERVAL_S = 4
 
 
-def _build_request(rel: str, sha256: str, generation: int) -> dg.RunRequest:
+def _build_request(rel: str, sha256: str, generation: int, revision: int = 0) -> dg.RunRequest:
     key = archive_key(rel)
+    again = f":r{revision}" if revision else ""
     return dg.RunRequest(
         job_name=GRAPH_BUILD_JOB,
-        run_key=f"graph:{key}:{sha256}:g{generation}",
+        run_key=f"graph:{key}:{sha256}:g{generation}{again}",
         partition_key=key,
         tags={SOURCE_TAG: SENSOR_SOURCE, ARCHIVE_TAG: sha256},
     )
@@ -135,10 +139,10 @@ def asked_for(instance: dg.DagsterInstance, key: str, sha256: str, changed_at: f
 
 
 def _changed_at(candidate: ArchiveFiles) -> float:
-    """When any file of the archive last changed (its newest ``ctime``); infinity when
-    one cannot be read."""
+    """When any file of the archive, or a contacts file it is read with, last changed
+    (the newest ``ctime``); infinity when one cannot be read."""
     try:
-        return max(path.stat().st_ctime for path in candidate.paths)
+        return max(path.stat().st_ctime for path in candidate.inputs)
     except OSError:
         return math.inf
 
@@ -231,6 +235,11 @@ def graph_sources_sensor(
         archives[rel] = {"stat": stat, "sha256": digest}
         if before is not None and before.get("waiting"):  # still owed a build
             archives[rel]["waiting"] = True
+        revision = (before or {}).get("revision", 0)
+        if before is not None and before["sha256"] not in ("", digest):
+            revision += 1  # its content may be one it had before (a contacts file removed)
+        if revision:
+            archives[rel]["revision"] = revision
         if before is None or before["sha256"] != digest:
             changed.append(rel)
 
@@ -269,7 +278,10 @@ def graph_sources_sensor(
     removed = sorted(set(previous) - set(archives))
     to_delete = [archive_key(rel) for rel in removed if archive_key(rel) in existing]
 
-    run_requests = [_build_request(rel, archives[rel]["sha256"], generation) for rel in to_build]
+    run_requests = [
+        _build_request(rel, archives[rel]["sha256"], generation, archives[rel].get("revision", 0))
+        for rel in to_build
+    ]
     if removed:
         run_requests.append(_remove_request(removed, generation))
         generation += 1
