@@ -1,7 +1,8 @@
 """The graph-sources sensor and contacts files: a contacts file is no archive (no
 partition, not reported as unsupported), and a new, changed or removed contacts file is a
 change of every archive it names the handles of, so their builds re-render the days with
-the names (the manifest diff then re-extracts only the days whose text changed)."""
+the names (the manifest diff then re-extracts only the days whose text changed); and
+``graph_archive`` reading an archive with its names, or failing on a broken file."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from tests.conftest import SettingsFactory
 from tests.support.chatdb import write_chat_db
 from tests.support.graph_pipeline import GraphHarness, requests
 from varagity import pipeline
+from varagity_assets.defs.graph.assets import graph_archive
+from varagity_assets.defs.graph.partitions import archive_key
+from varagity_assets.resources import VaragityResource
 
 
 @pytest.fixture
@@ -67,3 +71,26 @@ def test_a_changed_contacts_file_requests_the_builds_of_the_archives_it_names(
     for rel in back:
         assert back[rel].startswith(first[rel])  # the first build's signature, built again
     assert all(r.job_name == pipeline.GRAPH_BUILD_JOB for r in requests(named))
+
+
+def test_graph_archive_reads_the_names_and_fails_on_a_broken_file(root: Path) -> None:
+    write_chat_db(root / "phone", days=1)
+    (root / "contacts.csv").write_text("handle,name\nmaya.chen@icloud.com,Maya Chen\n")
+    key = archive_key("phone/chat.db")
+    with dg.build_asset_context(partition_key=key) as context:
+        days = graph_archive(context, VaragityResource())[key]
+        metadata = context.get_output_metadata("result")
+    assert any("] Maya Chen: " in day.text for day in days)
+    assert not any("maya.chen@icloud.com" in day.text for day in days)
+    assert metadata["contacts_files"].value == ["contacts.csv"]
+    assert metadata["named_handles"] == 1
+    assert "+14155550178" in metadata["unnamed_handles"].value
+
+    (root / "contacts.csv").write_text("handle,name\nMaya Chen,maya.chen@icloud.com\n")
+    with (
+        dg.build_asset_context(partition_key=key) as context,
+        pytest.raises(dg.Failure) as failed,
+    ):
+        graph_archive(context, VaragityResource())
+    assert "cannot name the handles of phone/chat.db" in str(failed.value)
+    assert "contacts.csv: line 2: 'Maya Chen' is not a phone number" in str(failed.value)
