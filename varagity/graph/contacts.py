@@ -363,9 +363,13 @@ def _logical_lines(path: Path, text: str) -> Iterator[tuple[int, str]]:
             if current:
                 yield start, "".join(current)
             current, start = ([line], number) if line.strip() else ([], number)
-        joined = "".join(current)
-        head = joined.split(":", 1)[0].upper()
-        soft_break = bool(current) and joined.endswith("=") and "QUOTED-PRINTABLE" in head
+        # (the parameters are on a content line's first physical line; a long folded
+        # value, a photo's base64, is never joined here line by line)
+        soft_break = (
+            bool(current)
+            and current[-1].endswith("=")
+            and "QUOTED-PRINTABLE" in current[0].split(":", 1)[0].upper()
+        )
     if current:
         yield start, "".join(current)
 
