@@ -7,4 +7,9 @@ and key facts, some marked unanswerable), a corpus (``corpus/`` or the folder
 any chunking strategy can be scored against the same suite;
 :mod:`varagity.eval.answer_scoring` judges generated answers, which
 :mod:`varagity.eval.answers` produces through the chat turn runner.
+
+A graph suite (:mod:`varagity.eval.graph_suite`) asks about one person's chats instead:
+questions with a gold answer, a type (single, multi, null) and the sessions that
+answer them, over LiHua-World-style session files that :mod:`varagity.eval.lihua`
+writes into the Messages archive the message graph is built from.
 """
