@@ -54,11 +54,21 @@ class ManifestEntry:
     thread_name: str
     span: str
     source: str
+    senders: tuple[str, ...] = ()
+    """Who wrote the day (:attr:`ThreadDay.senders`); empty in an entry written before
+    they were kept."""
 
     @classmethod
     def of(cls, day: ThreadDay) -> ManifestEntry:
         """The entry recording ``day`` as inserted."""
-        return cls(day.content_sha256, day.message_guids, day.thread_name, day.span, day.source)
+        return cls(
+            day.content_sha256,
+            day.message_guids,
+            day.thread_name,
+            day.span,
+            day.source,
+            day.senders,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,6 +77,7 @@ class ManifestEntry:
             "thread_name": self.thread_name,
             "span": self.span,
             "source": self.source,
+            "senders": list(self.senders),
         }
 
     @classmethod
@@ -74,10 +85,15 @@ class ManifestEntry:
         if not isinstance(value, dict):
             raise ValueError("an entry is not an object")
         guids = value["message_guids"]
+        senders = value.get("senders", [])
         fields = (value["content_sha256"], value["thread_name"], value["span"], value["source"])
-        if not isinstance(guids, list) or not all(isinstance(f, str) for f in (*fields, *guids)):
+        if (
+            not isinstance(guids, list)
+            or not isinstance(senders, list)
+            or not all(isinstance(f, str) for f in (*fields, *guids, *senders))
+        ):
             raise ValueError("an entry has fields of the wrong type")
-        return cls(fields[0], tuple(guids), fields[1], fields[2], fields[3])
+        return cls(fields[0], tuple(guids), fields[1], fields[2], fields[3], tuple(senders))
 
 
 Manifest = dict[str, ManifestEntry]
@@ -170,8 +186,8 @@ def diff(
     rendered: Iterable[ThreadDay], manifest: Mapping[str, ManifestEntry], *, source: str
 ) -> GraphDiff:
     """What must change in the engine for one archive: its days that are ``new`` (not
-    in the manifest), ``changed`` (content hash differs) and ``removed`` (in the manifest
-    for ``source`` but no longer rendered).
+    in the manifest), ``changed`` (content hash, or the writers recorded, differ) and
+    ``removed`` (in the manifest for ``source`` but no longer rendered).
 
     A day whose doc_key the manifest records for *another* archive (the same chat
     exported twice) stays with that archive and is left out, with a warning: two
@@ -197,7 +213,10 @@ def diff(
                 entry.source,
                 entry.source,
             )
-        elif entry.content_sha256 != day.content_sha256:
+        elif entry.content_sha256 != day.content_sha256 or entry.senders != day.senders:
+            # (same text, writers not recorded yet, by a build before they were kept:
+            # the engine finds the text it holds and does nothing, the manifest
+            # records the writers)
             changed.append(day)
     removed = sorted(k for k, e in manifest.items() if e.source == source and k not in seen)
     return GraphDiff(new=tuple(new), changed=tuple(changed), removed=tuple(removed))

@@ -45,7 +45,9 @@ from varagity.graph.base import (
     GraphEngineClosed,
     Neighbourhood,
 )
+from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
+from varagity.graph.skeleton import Skeleton, with_skeleton
 from varagity.graph.swap import commit, heal_graph_workdir, roll_back, swap_in
 from varagity.graph.types import GraphDiff, GraphRetrieval
 
@@ -227,6 +229,7 @@ class GraphService:
         """
         k = top_k or self.settings.GRAPH_TOP_K
         found = self._read(lambda engine: engine.retrieve(question, top_k=k))
+        found = with_skeleton(found, self.skeleton(), question)
         if self._describe is None:
             return found
         days = []
@@ -242,19 +245,45 @@ class GraphService:
             days.append(card)
         return replace(found, days=tuple(days))
 
+    def skeleton(self) -> Skeleton:
+        """Who wrote in which conversation on which day, as the build manifest records
+        it (:mod:`varagity.graph.skeleton`)."""
+        return Skeleton.of(read_manifest(self.workdir))
+
     def neighbourhood(
         self, entity: str, *, depth: int = 1, limit: int = 50
     ) -> Neighbourhood | None:
         """``entity`` and what lies within ``depth`` hops of it (the graph view); None
-        when the graph has no entity of that name."""
-        return self._read(lambda engine: engine.neighbourhood(entity, depth=depth, limit=limit))
+        when the graph has no entity of that name. A person or conversation of the
+        skeleton has its writers, conversations and "wrote in/with" relations, whatever
+        the extraction made of it."""
+        found = self._read(lambda engine: engine.neighbourhood(entity, depth=depth, limit=limit))
+        bones = self.skeleton().neighbourhood(entity)
+        if bones is None:
+            return found
+        if found is None:
+            return bones
+        known = {e.name.casefold() for e in found.entities}
+        return replace(
+            found,
+            entities=(
+                *found.entities,
+                *(e for e in bones.entities if e.name.casefold() not in known),
+            ),
+            relations=(*bones.relations, *found.relations),
+        )
 
     def entities(
         self, query: str | None = None, *, limit: int = 50
     ) -> tuple[list[EntitySummary], int]:
         """Entities whose name contains ``query`` (or all), the most connected first, at
-        most ``limit``; and how many entities the graph holds (the graph view)."""
-        return self._read(lambda engine: engine.entities(query, limit=limit))
+        most ``limit``; and how many entities the graph holds (the graph view). The
+        skeleton's people and conversations are among them."""
+        listed, total = self._read(lambda engine: engine.entities(query, limit=limit))
+        known = {e.name.casefold() for e in listed}
+        bones = [e for e in self.skeleton().summaries(query) if e.name.casefold() not in known]
+        merged = sorted([*listed, *bones], key=lambda e: -e.degree)[:limit]
+        return merged, total + len(bones)
 
     def day(self, doc_key: str) -> EngineDay | None:
         """One transcript day as the engine holds it (text and status); None when the

@@ -60,6 +60,11 @@ def weekday_of(span: str) -> str:
     return f"{_WEEKDAYS[day.weekday()]} {span}"
 
 
+def _sender(message: Message, contacts: ContactBook | None) -> str:
+    """Who wrote ``message`` as a transcript line names them."""
+    return _one_line(contacts.label(message.sender) if contacts else message.sender)
+
+
 def render_day(
     messages: Iterable[Message], tz: tzinfo | None, contacts: ContactBook | None = None
 ) -> str:
@@ -68,8 +73,7 @@ def render_day(
     lines = []
     for message in messages:
         clock = local_time(message.sent_at, tz).strftime("%H:%M")
-        sender = contacts.label(message.sender) if contacts else message.sender
-        lines.append(f"[{clock}] {_one_line(sender)}: {_one_line(message.text)}")
+        lines.append(f"[{clock}] {_sender(message, contacts)}: {_one_line(message.text)}")
     return "\n".join(lines) + "\n"
 
 
@@ -108,6 +112,7 @@ def render_thread_days(
                 text=render_day(group, tz, contacts),
                 message_guids=tuple(m.guid for m in group),
                 source=source,
+                senders=tuple(dict.fromkeys(_sender(m, contacts) for m in group)),
             )
         )
     rendered.sort(key=lambda d: d.doc_key)

@@ -27,6 +27,8 @@ class ThreadDay:
         text: The transcript the engine reads (one line per message, sender and time).
         message_guids: The source's ids of the messages the transcript holds, in order.
         source: The archive it came from, relative to ``GRAPH_DOCS_PATH``.
+        senders: Who wrote the day's messages, as the text names them, in order of
+            their first message (the graph's skeleton, :mod:`varagity.graph.skeleton`).
     """
 
     thread_id: str
@@ -35,6 +37,7 @@ class ThreadDay:
     text: str
     message_guids: tuple[str, ...]
     source: str = ""
+    senders: tuple[str, ...] = ()
 
     @property
     def doc_key(self) -> str:
