@@ -377,13 +377,25 @@ def test_a_value_claimed_for_the_neighbour_does_not_answer_for_the_item() -> Non
     drill = (
         "4) Timing\n"
         "   Everybody must be out within 4 minutes in Leeds and within\n"
-        "   6 minutes in Rotterdam (the warehouse is bigger).\n"
+        "   6 minutes in Rotterdam (the warehouse is bigger). Last year's best was 5 min\n"
+        "   in Leeds.\n"
     )
     checker = QuoteChecker("Within how many minutes must the Leeds building be evacuated?", [drill])
+    # (the next sentence naming Leeds does not make the 6 minutes Leeds's)
     assert checker.quote("Within 6 minutes in Rotterdam.") == []
+    assert checker.quote("The Leeds building must be empty within 6 minutes.") == []
     assert checker.quote("Within 4 minutes.")
     # naming both items, a sentence says which value is whose
     assert checker.quote("Within 4 minutes in Leeds and 6 minutes in Rotterdam.")
+    # a sentence after one naming the item goes on about it, unless it names a peer
+    day = "[09:12] Maya: I booked the flights to Lisbon! TAP from SFO on June 14."
+    flights = QuoteChecker("When does Maya fly to Lisbon?", [day])
+    assert flights.quote("Maya flies to Lisbon on June 14.")
+    assert flights.quote("Maya flies TAP from SFO on June 14.")
+    test = "The alarm test is at 11:00 in Leeds. In Rotterdam it is at 10:00."
+    alarm = QuoteChecker("When is the alarm test in Leeds?", [test])
+    assert alarm.quote("The alarm test in Leeds is at 10:00.") == []
+    assert alarm.quote("The alarm test in Leeds is at 11:00.")
 
 
 def test_the_closest_passage_to_a_question_after_a_figure_states_one() -> None:

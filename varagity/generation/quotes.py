@@ -479,10 +479,28 @@ class QuoteChecker:
         names = [a for a in self.asked if not _has_digit(a) and a not in _CALENDAR]
         if not names:
             return True
-        clauses = _CLAUSE_BREAK.split(self._norm[i])
+        text = self._norm[i]
+        peers = set().union(*(_words_before(text, n) for n in names))
+        clauses: list[str] = []
+        naming: list[str] = []
+        named_before = False
+        for sentence in _SENTENCE_END.split(text):
+            parts = _CLAUSE_BREAK.split(sentence)
+            # ... and not inside an address ("ops@aurora-station.example")
+            names_it = [any(_mentions(c, n) for n in names) for c in parts]
+            # a sentence after one naming the item goes on about it ("... the flights to
+            # Lisbon! TAP from SFO on June 14."), unless it names a peer of its own ("In
+            # Rotterdam it is ...")
+            if named_before and not names_it[0]:
+                words = re.findall(r"[\w'’]+", sentence)
+                asked = {w for n in names for w in n.split()}
+                names_it[0] = not any(
+                    a in peers and b not in asked for a, b in itertools.pairwise(words)
+                )
+            clauses += parts
+            naming += [c for c, n in zip(parts, names_it, strict=True) if n]
+            named_before = any(names_it)
         holding = [c for c in clauses if _holds(c, value)]
-        # ... and not inside an address ("ops@aurora-station.example")
-        naming = [c for c in clauses if any(_mentions(c, n) for n in names)]
         if not holding or not naming or any(c in naming for c in holding):
             return True
         # ... unless the sentence does not claim the value for the item either: the
@@ -495,8 +513,13 @@ class QuoteChecker:
         # passage gives it to (naming both, it says which value is whose)
         if any(_mentions(spoken, n) for n in names):
             return True
+        # ... a neighbour being a peer of the item, written as it is ("in Leeds",
+        # "in Rotterdam"), not the value's own detail ("to Lisbon! TAP from SFO")
+        peers = set().union(*(_words_before(self._norm[i], n) for n in names))
         return not any(
-            _mentions(c, o) and any(_mentions(h, o) for h in holding)
+            _mentions(c, o)
+            and any(_mentions(h, o) for h in holding)
+            and _words_before(self._norm[i], o) & peers
             for c in stating
             for o in owners
         )
@@ -991,12 +1014,20 @@ def _join(pieces: Sequence[tuple[str, bool]]) -> str:
 
 # where one clause of a sentence ends and the next, about another item, begins
 _CLAUSE_BREAK = re.compile(r";|,\s|\s(?:and|while|whereas|but)\s")
+# where a sentence of a unit ends (a wrapped list item may hold several)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # ... in an answer sentence, where a comma more often sets off a detail of one clause
-_SENTENCE_CLAUSE_BREAK = re.compile(r";|\s(?:and|while|whereas|but)\s")
+_SENTENCE_CLAUSE_BREAK = re.compile(r"[;!?]|\.\s|\s(?:and|while|whereas|but)\s")
 _NUMBER_TEXT = r"(?<![\d:.,])(\d+(?:\.\d+)?)(?![\d:])"
 # "5–7", "5-7", "5 to 7"; "10+", "10 or more"
 _BOUNDED = re.compile(_NUMBER_TEXT + r"\s*(?:[–—-]|to)\s*" + _NUMBER_TEXT)
 _OPEN_ENDED = re.compile(_NUMBER_TEXT + r"\s*(?:\+|or more\b|and (?:over|above)\b)")
+
+
+def _words_before(normalized_text: str, name: str) -> set[str]:
+    """The words just before each mention of ``name`` (:func:`_mentions`)."""
+    pattern = r"([\w'’]+)\W+" + r"(?<![\w.@/])" + re.escape(name) + r"(?![\w@])"
+    return {m.group(1) for m in re.finditer(pattern, normalized_text)}
 
 
 def _mentions(normalized_text: str, name: str) -> bool:
