@@ -41,6 +41,7 @@ from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.manifest import ManifestEntry
 from varagity.graph.sources.base import UnsupportedArchiveError
 from varagity.graph.sources.registry import companion_owner, source_for
+from varagity.graph.types import split_doc_key
 from varagity.uploads import (
     Placement,
     StagedFile,
@@ -71,10 +72,6 @@ class HeldDays:
     last_day: str | None = None
 
 
-def _thread_of(doc_key: str) -> str:
-    return doc_key.rsplit("::", 1)[0]
-
-
 def held_by_source(manifest: Mapping[str, ManifestEntry]) -> dict[str, HeldDays]:
     """Per archive (its path under ``GRAPH_DOCS_PATH``): the days, threads and messages
     the manifest records for it, and its first and last day."""
@@ -87,7 +84,7 @@ def held_by_source(manifest: Mapping[str, ManifestEntry]) -> dict[str, HeldDays]
         ends = [e.span.split("..")[-1] for _, e in entries]
         held[source] = HeldDays(
             days=len(entries),
-            threads=len({_thread_of(k) for k, _ in entries}),
+            threads=len({split_doc_key(k)[0] for k, _ in entries}),
             messages=sum(len(e.message_guids) for _, e in entries),
             first_day=min(starts),
             last_day=max(ends),

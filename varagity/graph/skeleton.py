@@ -30,7 +30,13 @@ from functools import cached_property
 from varagity.graph.base import EntitySummary, Neighbourhood
 from varagity.graph.manifest import ManifestEntry
 from varagity.graph.transcripts import weekday_of
-from varagity.graph.types import GraphEntity, GraphRelation, GraphRetrieval
+from varagity.graph.types import (
+    GraphEntity,
+    GraphRelation,
+    GraphRetrieval,
+    doc_key_for,
+    split_doc_key,
+)
 
 #: Entity types of the skeleton (the extraction's ``Person`` and a type of its own).
 PERSON = "Person"
@@ -50,7 +56,7 @@ class Presence:
 
     @property
     def doc_key(self) -> str:
-        return f"{self.thread_id}::{self.span}"
+        return doc_key_for(self.thread_id, self.span)
 
 
 @dataclass(frozen=True)
@@ -66,7 +72,7 @@ class Skeleton:
         presences = []
         for key in sorted(manifest):
             entry = manifest[key]
-            thread_id = key.rsplit("::", 1)[0]
+            thread_id = split_doc_key(key)[0]
             for person in entry.senders:
                 presences.append(Presence(person, thread_id, entry.thread_name, entry.span))
         return cls(tuple(presences))
@@ -174,7 +180,7 @@ class Skeleton:
                     if a in wanted or b in wanted:
                         together.setdefault((a, b), []).append(key)
         for (a, b), keys in together.items():
-            spans = sorted({k.rsplit("::", 1)[1] for k in keys})
+            spans = sorted({split_doc_key(k)[1] for k in keys})
             out.append(
                 GraphRelation(
                     source=a,

@@ -15,6 +15,12 @@ def doc_key_for(thread_id: str, span: str) -> str:
     return f"{thread_id}::{span}"
 
 
+def split_doc_key(doc_key: str) -> tuple[str, str]:
+    """The ``(thread_id, span)`` a doc_key (:func:`doc_key_for`) is made of."""
+    thread_id, _, span = doc_key.rpartition("::")
+    return thread_id, span
+
+
 @dataclass(frozen=True)
 class ThreadDay:
     """One rendered transcript: a thread's messages of one day (or span of days).
