@@ -39,7 +39,7 @@ from typing import Any, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from varagity.eval.lihua import OWNER, SessionFormatError, parse_stamp, read_sessions
-from varagity.eval.suite import SuiteError
+from varagity.eval.suite import SuiteError, first_questions
 
 QuestionType = Literal["single", "multi", "null"]
 #: The question types, in report order.
@@ -135,11 +135,7 @@ class GraphSuite:
 
     def limited(self, limit: int | None) -> GraphSuite:
         """The same suite with only its first ``limit`` questions (all when ``None``)."""
-        if limit is None:
-            return self
-        if limit <= 0:
-            raise SuiteError(f"limit must be positive, got {limit}")
-        return replace(self, queries=self.queries[:limit])
+        return replace(self, queries=first_questions(self.queries, limit))
 
     def fingerprint(self) -> str:
         """sha256 over what the archive is made from: every session file (or the archive

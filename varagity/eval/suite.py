@@ -6,11 +6,27 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 
 class SuiteError(ValueError):
     """The suite folder is missing a file or holds malformed data."""
+
+
+Q = TypeVar("Q")
+
+
+def first_questions(queries: tuple[Q, ...], limit: int | None) -> tuple[Q, ...]:
+    """The first ``limit`` of ``queries`` (all when ``None``), for ``--limit``.
+
+    Raises:
+        SuiteError: ``limit`` is not positive.
+    """
+    if limit is None:
+        return queries
+    if limit <= 0:
+        raise SuiteError(f"limit must be positive, got {limit}")
+    return queries[:limit]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +122,7 @@ class Suite:
 
     def limited(self, limit: int | None) -> Suite:
         """The same suite with only its first ``limit`` questions (all when ``None``)."""
-        if limit is None:
-            return self
-        if limit <= 0:
-            raise SuiteError(f"limit must be positive, got {limit}")
-        return replace(self, queries=self.queries[:limit])
+        return replace(self, queries=first_questions(self.queries, limit))
 
     @property
     def answerable(self) -> tuple[EvalQuery, ...]:
