@@ -409,6 +409,14 @@ def test_the_closest_passage_to_a_question_after_a_figure_states_one() -> None:
     # the warning holds more of the question's words, but no day and no time
     extract = checker.extract()
     assert extract is not None and "Monday at 10:00" in extract[1]
+    # a list item is shown without its number (which reads as a sentence's end), and
+    # its quote still spans the item as written
+    decisions = "Decisions\n3. Firmware 4.2 for the LR-7 ships on 27 April.\n"
+    quote, shown = QuoteChecker(
+        "When does firmware 4.2 for the LR-7 ship?", [decisions]
+    ).extract() or (None, "")
+    assert shown == "Firmware 4.2 for the LR-7 ships on 27 April."
+    assert quote is not None and quote.text.startswith("3. Firmware")
 
 
 def test_a_list_item_speaks_with_the_sentence_that_introduces_its_list() -> None:

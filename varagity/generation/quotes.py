@@ -122,6 +122,8 @@ NEIGHBOURS = 1
 # a list item, a numbered step, a heading, a table row, or a transcript line
 # ("[09:14] Maya: ...", as the message graph renders a day)
 _STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||\[\d{1,2}:\d{2}\])")
+# a list item's bullet or number ("- ", "3. ", "4) ")
+_LIST_MARKER = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_RULE = re.compile(r"^[\s|:]*-[\s|:-]*$")  # |---|:--:| and | - | - |
 # a reStructuredText simple table's border: two or more runs of "=" ("====  ======")
 _SIMPLE_TABLE_BORDER = re.compile(r"^\s*={2,}(?:\s+={2,})+\s*$")
@@ -765,7 +767,9 @@ class QuoteChecker:
             if header is not None
             else self._text(self.units[i])
         )
-        return self._quote(i, i), " ".join(shown.split())
+        # shown without its list marker ("3. Firmware 4.2 ...": the number is the
+        # list's, and a reader takes "3." for the end of a sentence)
+        return self._quote(i, i), _LIST_MARKER.sub("", " ".join(shown.split()))
 
     def _quote(self, first: int, last: int) -> Quote:
         passage = self.units[first].passage
