@@ -420,6 +420,14 @@ class Settings(BaseSettings):
         "split into days; blank is this machine's local zone.",
     )
 
+    GRAPH_OWNER_NAME: str = Field(
+        default="",
+        max_length=100,
+        description="Your name in the message graph: transcripts write your own messages "
+        "under it instead of 'Me', so questions that name you find them; blank keeps 'Me'. "
+        "The next build of each archive re-extracts the days you wrote in.",
+    )
+
     @field_validator("GRAPH_TIMEZONE")
     @classmethod
     def _known_timezone(cls, value: str) -> str:

@@ -374,6 +374,18 @@ def test_contacts_mapping_renames_a_handle_in_a_transcript(archive: ChatArchive)
             assert mine == expected
 
 
+def test_the_owner_is_written_by_the_name_the_settings_give(archive: ChatArchive) -> None:
+    plain = _days(archive, None)
+    owned = _days(archive, load_contacts(archive.path.parent, "chat.db", owner="Noor Haddad"))
+    lisbon = owned[f"{THREADS['lisbon'].guid}::2026-03-02"]
+    assert "[18:09] Noor Haddad: Same." in lisbon.text and "] Me: " not in lisbon.text
+    assert "Noor Haddad" in lisbon.senders
+    # only the days the owner wrote in change (and so are extracted again)
+    changed = {k for k, d in owned.items() if d.content_sha256 != plain[k].content_sha256}
+    assert changed == {k for k, d in plain.items() if "] Me: " in d.text}
+    assert changed != set(plain)
+
+
 def test_a_group_named_by_its_members_reads_their_names(archive: ChatArchive) -> None:
     named = _days(archive, _book(archive, f"{PRIYA},Priya Nair\n"))
     books = [d for d in named.values() if d.thread_id == THREADS["books"].guid]

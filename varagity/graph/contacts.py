@@ -45,6 +45,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from varagity.graph.types import OWNER
+
 __all__ = [
     "CONTACTS_FILES",
     "MIN_NATIONAL_DIGITS",
@@ -174,9 +176,14 @@ class ContactBook:
     """
 
     def __init__(
-        self, entries: Iterable[tuple[str, str]] = (), *, files: Sequence[str] = ()
+        self,
+        entries: Iterable[tuple[str, str]] = (),
+        *,
+        files: Sequence[str] = (),
+        owner: str = "",
     ) -> None:
         self.files = tuple(files)
+        self.owner = _one_line(owner)
         self._names: dict[str, str] = {}
         for handle, name in entries:
             key = handle_key(handle)
@@ -195,7 +202,7 @@ class ContactBook:
         return len(self._names)
 
     def __bool__(self) -> bool:
-        return bool(self._names)
+        return bool(self._names) or bool(self.owner)
 
     def name_for(self, handle: str) -> str | None:
         """The name ``handle`` has in the book, ``None`` when it has none (or when a
@@ -228,8 +235,11 @@ class ContactBook:
         return next(iter(names)) if len(names) == 1 else None
 
     def label(self, sender: str) -> str:
-        """What a transcript calls ``sender``: its name, or ``sender`` as it is (the
-        owner's ``Me``, an unknown sender, a handle the book does not name)."""
+        """What a transcript calls ``sender``: its name, the owner's name for the
+        owner (:data:`~varagity.graph.types.OWNER`, kept when no name is set), or
+        ``sender`` as it is (an unknown sender, a handle the book does not name)."""
+        if sender == OWNER:
+            return self.owner or sender
         return self.name_for(sender) or sender
 
     def thread_name(self, name: str) -> str:
@@ -645,10 +655,11 @@ def contacts_files(root: Path, relative_path: str) -> tuple[Path, ...]:
     return tuple(path for folder in folders for path in _folder_contacts(folder))
 
 
-def load_contacts(root: Path, relative_path: str) -> ContactBook:
+def load_contacts(root: Path, relative_path: str, *, owner: str = "") -> ContactBook:
     """The names the archive at ``relative_path`` under ``root`` gets: every contacts
     file that applies (:func:`contacts_files`) merged, a later file's name winning; an
-    empty book when there is none.
+    empty book when there is none. ``owner`` names the archive's owner
+    (``GRAPH_OWNER_NAME``).
 
     Raises:
         ContactsError: One of the files cannot be read or used.
@@ -664,4 +675,4 @@ def load_contacts(root: Path, relative_path: str) -> ContactBook:
             named = list(first.values())
         entries.extend((entry.handle, entry.name) for entry in named)
     files = [path.relative_to(root).as_posix() for path in paths]
-    return ContactBook(entries, files=files)
+    return ContactBook(entries, files=files, owner=owner)

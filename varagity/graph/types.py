@@ -6,6 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
+#: How a message source names the archive's owner as a sender (its own messages).
+OWNER = "Me"
+
 
 def doc_key_for(thread_id: str, span: str) -> str:
     """The graph's identity of one transcript: ``f"{thread_id}::{span}"``.
@@ -126,7 +129,7 @@ class Message:
         guid: The source's stable id of the message.
         thread_id: The source's stable id of its conversation (iMessage: the chat guid).
         thread_name: What a person calls the conversation.
-        sender: Who wrote it: a handle (phone number, e-mail) or ``"Me"``.
+        sender: Who wrote it: a handle (phone number, e-mail) or :data:`OWNER`.
         sent_at: When it was sent, timezone-aware (UTC from the iMessage source).
         text: The text, without attachment placeholders; never empty.
     """

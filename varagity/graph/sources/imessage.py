@@ -37,6 +37,7 @@ from pathlib import Path
 
 from varagity.graph.sources.base import Message, MessageSourceError
 from varagity.graph.sources.typedstream import attributed_body_text
+from varagity.graph.types import OWNER
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,6 @@ REQUIRED_COLUMNS = {
     "chat_message_join": ("chat_id", "message_id"),
     "chat_handle_join": ("chat_id", "handle_id"),
 }
-ME = "Me"
 UNKNOWN_SENDER = "Unknown"
 OBJECT_REPLACEMENT = "\ufffc"  # where an attachment sat in the text
 
@@ -312,7 +312,7 @@ class IMessageSource:
                 continue
             thread_id, sent_at = chat[0], apple_time(date)
             if from_me:
-                sender = ME
+                sender = OWNER
             elif handle:
                 sender = str(handle)
             else:

@@ -185,7 +185,7 @@ def graph_archive(context: dg.AssetExecutionContext, varagity: VaragityResource)
     rel = archive_path(key)
     root = settings.graph_docs_path
     try:
-        contacts = load_contacts(root, rel)
+        contacts = load_contacts(root, rel, owner=settings.GRAPH_OWNER_NAME)
     except ContactsError as exc:
         raise dg.Failure(f"cannot name the handles of {rel}: {exc}", allow_retries=False) from exc
     try:
