@@ -53,7 +53,8 @@ def _expected(folder: Path, owner: str) -> list[tuple[datetime, str]]:
         start = datetime.strptime(lines[0], "Time: %Y%m%d_%H:%M").replace(tzinfo=UTC)
         senders = [m.group(1) for m in map(_SENDER.match, lines[1:]) if m]
         for index, sender in enumerate(senders):
-            who = "Me" if sender == owner else sender
+            # the converter writes a name in one piece as words ("IngridBakke")
+            who = "Me" if sender == owner else re.sub(r"(?<=[a-z])(?=[A-Z])", " ", sender)
             expected.append((start + timedelta(minutes=index), who))
     return sorted(expected)
 
@@ -118,14 +119,19 @@ def test_one_to_one_and_group_chats(committed: tuple[Path, list[Message]]) -> No
     names = {thread: ms[0].thread_name for thread, ms in threads.items()}
     one_to_one = {t: n for t, n in names.items() if ";-;" in t}
     groups = {t: n for t, n in names.items() if ";+;" in t}
-    assert sorted(one_to_one.values()) == ["DevPatel", "IngridBakke", "KofiMensah", "TomasReyes"]
+    assert sorted(one_to_one.values()) == [
+        "Dev Patel",
+        "Ingrid Bakke",
+        "Kofi Mensah",
+        "Tomas Reyes",
+    ]
     assert all(t == f"iMessage;-;{n}" for t, n in one_to_one.items())
     assert sorted(groups.values()) == [
-        "DevPatel, TomasReyes",
-        "IngridBakke, SaraLindqvist, TomasReyes",
+        "Dev Patel, Tomas Reyes",
+        "Ingrid Bakke, Sara Lindqvist, Tomas Reyes",
     ]
     # the recurring group is one chat over its three sessions' days
-    supper = next(t for t, n in groups.items() if "SaraLindqvist" in n)
+    supper = next(t for t, n in groups.items() if "Sara Lindqvist" in n)
     assert sorted({m.sent_at.date() for m in threads[supper]}) == [
         date(2026, 3, 2),
         date(2026, 3, 12),
@@ -156,7 +162,7 @@ def test_continuation_lines_join_the_message_before_them(
 ) -> None:
     _, messages = committed
     menu = next(m for m in messages if "set menu includes" in m.text)
-    assert menu.sender == "IngridBakke"
+    assert menu.sender == "Ingrid Bakke"
     assert menu.text.endswith(
         "from their site:\n- khachapuri to share\n- a walnut and beetroot salad\n"
         "- mtsvadi skewers\n- churchkhela for dessert"
@@ -186,10 +192,10 @@ def test_each_session_is_one_thread_day_of_the_graph(
     days = read_archive(target.parent, target.name, tz=UTC)
     session_days = sorted(p.read_text().splitlines()[0][6:14] for p in SESSIONS.rglob("*.txt"))
     assert sorted(d.span.replace("-", "") for d in days) == session_days
-    supper = [d for d in days if "SaraLindqvist" in d.thread_name]
+    supper = [d for d in days if "Sara Lindqvist" in d.thread_name]
     assert len(supper) == 3 and len({d.thread_id for d in supper}) == 1
     first = min(supper, key=lambda d: d.span)
-    assert first.text.startswith("[19:30] IngridBakke: Supper club idea")
+    assert first.text.startswith("[19:30] Ingrid Bakke: Supper club idea")
     assert "[19:33] Me: I'm with Sara and Ingrid" in first.text
 
 
@@ -208,10 +214,10 @@ def test_writing_twice_gives_the_same_messages(
 @pytest.mark.parametrize(
     ("line", "name"),
     [
-        ("WolfgangSchulz: hi", "WolfgangSchulz"),
-        ("Tirion Fordring: the storm goes on", "TirionFordring"),
-        ("Li Hua: thanks!", "LiHua"),
-        ("ChaeSong-hwa: sure", "ChaeSong-hwa"),
+        ("WolfgangSchulz: hi", "Wolfgang Schulz"),
+        ("Tirion Fordring: the storm goes on", "Tirion Fordring"),
+        ("Li Hua: thanks!", "Li Hua"),
+        ("ChaeSong-hwa: sure", "Chae Song-hwa"),
         ("Quick Greek yogurt recipe: mix it", None),
         ("And for that breathing method: count", None),
         ("**Ingredients:**", None),
@@ -235,11 +241,11 @@ def test_a_session_is_read_with_its_continuations_and_without_the_end_marker(
     session = read_session(path)
     assert session.stamp == "20260105_11:00" and session.day == date(2026, 1, 5)
     assert [(m.sender, m.text, m.line) for m in session.messages] == [
-        ("LiHua", "Lunch on the 8th?", 2),
-        ("WolfgangSchulz", "Yes!\nI know a place.\nIt has a garden.", 3),
-        ("LiHua", "Great", 7),
+        ("Li Hua", "Lunch on the 8th?", 2),
+        ("Wolfgang Schulz", "Yes!\nI know a place.\nIt has a garden.", 3),
+        ("Li Hua", "Great", 7),
     ]
-    assert session.speakers == {"LiHua", "WolfgangSchulz"}
+    assert session.speakers == {"Li Hua", "Wolfgang Schulz"}
 
 
 @pytest.mark.parametrize(
@@ -282,11 +288,11 @@ def _fake(stamp: str, *speakers: str, name: str = "") -> Session:
 
 
 def test_near_identical_groups_are_one_chat_and_small_groups_stay_apart() -> None:
-    big = _fake("20260101_10:00", "LiHua", "A", "B", "C", "D", "E")
+    big = _fake("20260101_10:00", "Li Hua", "A", "B", "C", "D", "E")
     quiet = _fake("20260102_10:00", "B", "C", "D", "E")  # A silent, and so is the owner
-    pair = _fake("20260103_10:00", "LiHua", "A", "B")
-    trio = _fake("20260104_10:00", "LiHua", "A", "B", "C")
-    alone = _fake("20260105_10:00", "LiHua", "A")
+    pair = _fake("20260103_10:00", "Li Hua", "A", "B")
+    trio = _fake("20260104_10:00", "Li Hua", "A", "B", "C")
+    alone = _fake("20260105_10:00", "Li Hua", "A")
     chats = assign_chats([big, quiet, pair, trio, alone])
     by_members = {c.members: c for c in chats}
     assert set(by_members) == {("A", "B", "C", "D", "E"), ("A", "B"), ("A", "B", "C"), ("A",)}
@@ -299,12 +305,12 @@ def test_near_identical_groups_are_one_chat_and_small_groups_stay_apart() -> Non
 
 
 def test_a_session_only_the_owner_speaks_in_is_refused() -> None:
-    with pytest.raises(ConversionError, match="only LiHua speaks"):
-        assign_chats([_fake("20260101_10:00", "LiHua", "LiHua")])
+    with pytest.raises(ConversionError, match="only Li Hua speaks"):
+        assign_chats([_fake("20260101_10:00", "Li Hua", "Li Hua")])
 
 
 def test_a_late_session_stays_on_its_day() -> None:
-    late = _fake("20260101_23:58", "LiHua", "A", "LiHua", "A", "LiHua")
+    late = _fake("20260101_23:58", "Li Hua", "A", "Li Hua", "A", "Li Hua")
     times = message_times(late)
     assert times[0] == datetime(2026, 1, 1, 23, 58, tzinfo=UTC)
     assert times == sorted(set(times))
@@ -357,7 +363,7 @@ def test_the_lihua_world_year_reads_back_whole(tmp_path: Path) -> None:
     assert summary.sessions == len(sessions) == 442
     assert len(messages) == summary.messages == sum(len(s.messages) for s in sessions)
     expected = sorted(
-        (t, "Me" if m.sender == "LiHua" else m.sender)
+        (t, "Me" if m.sender == "Li Hua" else m.sender)
         for s in sessions
         for m, t in zip(s.messages, message_times(s), strict=True)
     )

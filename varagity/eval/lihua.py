@@ -12,9 +12,10 @@ How the text becomes rows:
   name of up to four capitalised words); any other line continues the message before
   it and is joined to it with a line break; blank lines and the end marker ``<END>``
   some sessions carry are dropped. Text before the first message is an error.
-* **People.** Every speaker is a handle whose id is the name without spaces (the
-  sessions write both ``Tirion Fordring`` and ``TirionFordring``); the owner
-  (``LiHua``) is "me": ``is_from_me`` rows without a handle.
+* **People.** Every speaker is a handle whose id is the name in one spelling, words
+  apart (the sessions write both ``Tirion Fordring`` and ``TirionFordring``:
+  :func:`person_name`); the owner (``LiHua``) is "me": ``is_from_me`` rows without a
+  handle, which the graph names by ``GRAPH_OWNER_NAME``.
 * **Chats.** One chat per set of people other than the owner: one person is a one-to-one
   chat (``iMessage;-;Name``), two or more an unnamed group (``iMessage;+;chat…``), the
   same chat in every session. A session lists only who spoke, so a group whose
@@ -71,6 +72,8 @@ STAMP_FORMAT = "%Y%m%d_%H:%M"
 END_MARKER = "<END>"
 
 _STAMP = re.compile(r"^(?:Time:\s*)?(\d{8})_(\d{2}):?(\d{2})$")
+# where a name written in one piece breaks into words ("TirionFordring")
+_CAMEL_BREAK = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPEAKER = re.compile(r"^(?P<sender>[^\W\d_][\w.\-]*(?: [^\W\d_][\w.\-]*){0,3}): (?P<text>.*)$")
 _GUIDS = uuid.UUID("9d2e7c41-6a0b-4f3e-b815-2c4f0a7d95e6")
 
@@ -150,8 +153,9 @@ class Session:
 
 
 def speaker_name(line: str) -> str | None:
-    """The sender a message line starts with, spaces removed (``Tirion Fordring: ...``
-    is ``TirionFordring``, as other sessions write him); ``None`` for a line that
+    """The sender a message line starts with, in one spelling (:func:`person_name`:
+    ``TirionFordring: ...`` and ``Tirion Fordring: ...`` are one person); ``None`` for a
+    line that
     continues a message. A name is up to four words of letters, digits, ``.``, ``-`` and
     ``_``, not starting with a digit; a name of several words has each capitalised (so
     ``Quick recipe: ...`` is text, not a speaker)."""
@@ -161,7 +165,14 @@ def speaker_name(line: str) -> str | None:
     words = match["sender"].split(" ")
     if len(words) > 1 and not all(word[0].isupper() for word in words):
         return None
-    return "".join(words)
+    return person_name("".join(words))
+
+
+def person_name(name: str) -> str:
+    """One spelling of a person's name, words apart: ``TirionFordring`` and ``Tirion
+    Fordring`` are ``Tirion Fordring``, ``LiHua`` is ``Li Hua`` (a question that says
+    "Tirion" then finds the transcript's "Tirion Fordring")."""
+    return _CAMEL_BREAK.sub(" ", "".join(name.split()))
 
 
 def read_session(path: Path) -> Session:
@@ -260,7 +271,7 @@ def assign_chats(
     """
     if not 0 < group_overlap <= 1:
         raise ValueError(f"group_overlap must be in (0, 1], got {group_overlap}")
-    owner = owner.replace(" ", "")
+    owner = person_name(owner)
     people: dict[Session, frozenset[str]] = {}
     for session in sessions:
         others = session.speakers - {owner}
@@ -387,7 +398,7 @@ def write_archive(
     """
     if step <= timedelta(0):
         raise ValueError(f"step must be positive, got {step}")
-    owner = owner.replace(" ", "")  # as speaker names are compared
+    owner = person_name(owner)  # as speaker names are compared
     loaded = read_sessions(sessions) if isinstance(sessions, Path) else tuple(sessions)
     if not loaded:
         raise ConversionError("no sessions to write")
