@@ -515,3 +515,18 @@ def test_a_figure_for_a_measure_the_question_names_is_one_of_its_units() -> None
     assert checker.quote("The maximum payload of the LR-7 robot arm is 38,000 euros.") == []
     (quote,) = checker.quote("The LR-7 robot arm has a maximum payload of 7 kg.")
     assert quote.text.startswith("The LR-7 robot arm lifts")
+
+
+def test_a_day_of_the_month_is_the_same_day_written_as_an_ordinal() -> None:
+    day = (
+        "[19:30] Ingrid: Supper club idea for next Friday, the 13th: Tbilisi Corner.\n"
+        "[19:31] Tomas: Or Kumo Ramen on the 20th?\n"
+    )
+    checker = QuoteChecker("Which restaurant did the supper club pick for Friday, March 13?", [day])
+    [quote] = checker.quote("The supper club picked Tbilisi Corner.")
+    assert "the 13th" in quote.text
+    assert checker.quote("The supper club picked Kumo Ramen.") == []
+    ordinal = QuoteChecker(
+        "Where is the supper club on the 13th?", ["On March 13 it is at Tbilisi Corner."]
+    )
+    assert ordinal.quote("It is at Tbilisi Corner.")

@@ -579,7 +579,12 @@ class QuoteChecker:
             if beside:
                 if not (_near(raw, value, beside) or self._cell_near(i, value, beside)):
                     return False
-            elif not (_holds(scope, value) or _in_range(raw, value) or self._introduced(i, value)):
+            elif not (
+                _holds(scope, value)
+                or _day_of_month(scope, value)
+                or _in_range(raw, value)
+                or self._introduced(i, value)
+            ):
                 return False
         return True
 
@@ -1032,6 +1037,17 @@ def _words_before(normalized_text: str, name: str) -> set[str]:
     """The words just before each mention of ``name`` (:func:`_mentions`)."""
     pattern = r"([\w'’]+)\W+" + r"(?<![\w.@/])" + re.escape(name) + r"(?![\w@])"
     return {m.group(1) for m in re.finditer(pattern, normalized_text)}
+
+
+def _day_of_month(normalized_text: str, value: str) -> bool:
+    """Whether a day of a month the question names ("March 13", "the 13th") is in the
+    text the other way ("the 13th", "March 13"): a chat writes "next Friday, the 13th"."""
+    found = re.fullmatch(r"([1-9]|[12]\d|3[01])(st|nd|rd|th)?", value)
+    if found is None:
+        return False
+    day = found.group(1)
+    other = day if found.group(2) else rf"{day}(?:st|nd|rd|th)"
+    return re.search(rf"(?<![\w.]){other}(?![\w])", normalized_text) is not None
 
 
 def _mentions(normalized_text: str, name: str) -> bool:
