@@ -46,6 +46,8 @@ STALENESS_JOB = "refresh_corpus_staleness"
 EVALUATE_JOB = "evaluate_index"
 # the evaluation assets whose blocking checks are the release gates
 EVAL_ASSETS = ("eval_results", "answer_eval_results")
+# the graph suite answered from a graph of its own; its blocking gate guards the release
+GRAPH_EVALUATE_JOB = "evaluate_message_graph"
 GRAPH_BUILD_JOB = "build_message_graph"
 GRAPH_REMOVE_JOB = "remove_graph_sources"
 BACKUP_JOB = "export_bundle"  # materializes backup_bundle for one corpus (its partition)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 from varagity_cli.eval_cv import add_eval_cv_parser
+from varagity_cli.eval_graph import add_graph_arguments, cmd_eval_graph
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
@@ -860,6 +861,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from varagity.eval import configs as eval_configs
     from varagity.eval import runner
     from varagity.eval import stores as eval_stores
+    from varagity.eval.graph_suite import is_graph_suite
     from varagity.eval.suite import SuiteError, load_suite
     from varagity_stack.model_servers import local_model_servers
 
@@ -873,8 +875,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 2
     if args.feedback:
         return cmd_eval_feedback(args)
+    if args.graph:
+        return cmd_eval_graph(args)
+    if args.baseline or args.months:
+        print("error: --baseline and --months go with --graph", file=sys.stderr)
+        return 2
     if not args.suite:
         print("error: give --suite (a suite folder) or --feedback", file=sys.stderr)
+        return 2
+    if is_graph_suite(args.suite):
+        print(f"error: {args.suite} is a graph suite: add --graph", file=sys.stderr)
         return 2
     settings = get_settings()
     suite = load_suite(args.suite).limited(args.limit)
@@ -1319,6 +1329,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="remove the suite's isolated stores (databases, BM25 folders) and exit",
     )
+    add_graph_arguments(ev, which)
     ev.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/...)")
     ev.set_defaults(func=cmd_eval)
 

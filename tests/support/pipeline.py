@@ -31,6 +31,8 @@ ALL_ASSETS = {
     "eval_results",
     "answer_eval_results",
     "search_index_release",
+    "graph_eval_results",
+    "graph_answers_release",
     *pipeline.GRAPH_ASSETS,
     pipeline.GRAPH_REMOVED_ASSET,
     pipeline.BACKUP_ASSET,

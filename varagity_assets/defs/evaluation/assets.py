@@ -14,17 +14,28 @@ thresholds the blocking checks in :mod:`varagity_assets.defs.evaluation.checks` 
 against; a model server outage retries either step (:mod:`varagity_assets.retries`).
 ``search_index_release`` runs after those checks and so never materializes in a run
 where a gate failed.
+
+``graph_eval_results`` is the message graph's counterpart on the committed graph suite
+(``eval_suites/graph``): the suite's sessions built into a graph of their own through
+the graph assets (reused while nothing changed, :mod:`varagity.eval.graph_eval`), every
+question answered by a graph turn and judged offline, recorded per type with the gate's
+outcome; its blocking check ``graph_answer_gate`` keeps ``graph_answers_release`` from
+materializing when a figure misses the suite's ``thresholds.json``. It reads no live
+data, so nothing upstream makes it stale: it is run (``evaluate_message_graph``) when
+the model, the prompts or the graph code change.
 """
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 from pydantic import Field
 
-from varagity.eval import answers, runner
+from varagity.eval import answers, graph_eval, runner
 from varagity.eval.configs import EvalConfig
 from varagity.eval.feedback import load_feedback_suite
+from varagity.eval.graph_suite import load_graph_suite, load_graph_thresholds
 from varagity.eval.suite import (
     AnswerThresholds,
     Suite,
@@ -35,11 +46,13 @@ from varagity.eval.suite import (
     load_thresholds,
 )
 from varagity.files import file_sha256
+from varagity_assets.defs.graph.eval_build import materialize_graph
 from varagity_assets.defs.ingest.assets import indexed_document
 from varagity_assets.resources import VaragityResource
 from varagity_assets.retries import retry_on_outage
 
 DEFAULT_SUITE = Path(__file__).resolve().parents[3] / "eval_suites" / "sample"
+DEFAULT_GRAPH_SUITE = DEFAULT_SUITE.parent / "graph"
 
 
 class EvalRunConfig(dg.Config):
@@ -294,4 +307,99 @@ def search_index_release(context: dg.AssetExecutionContext) -> dg.MaterializeRes
         md = event.asset_materialization.metadata if event and event.asset_materialization else {}
         metadata[f"{asset.key.to_user_string()}_run"] = event.run_id if event else "unknown"
         metadata.update({k: v for k, v in md.items() if k.startswith(keep)})
+    return dg.MaterializeResult(metadata=metadata)
+
+
+class GraphEvalConfig(dg.Config):
+    """Which graph suite to answer, optionally another thresholds file, a month range
+    (``YYYY-MM..YYYY-MM``) and the first ``limit`` questions."""
+
+    suite_path: str = str(DEFAULT_GRAPH_SUITE)
+    thresholds_path: str | None = None
+    months: str | None = None
+    limit: int | None = None
+
+
+#: The figures of each question type a ``graph_eval_results`` materialization records.
+GRAPH_FIGURES = ("accuracy", "error_rate", "abstention_rate", "evidence_recall")
+
+
+@dg.asset(group_name="evaluation", kinds={"lightrag"})
+@retry_on_outage
+def graph_eval_results(
+    context: dg.AssetExecutionContext, config: GraphEvalConfig, varagity: VaragityResource
+) -> dg.MaterializeResult:
+    """The graph suite answered from a graph of its own sessions, judged offline: figures
+    per type, evidence-day recall, timings, and the gate's outcome."""
+    try:
+        suite = load_graph_suite(config.suite_path)
+        if config.thresholds_path:
+            suite = replace(suite, thresholds=load_graph_thresholds(Path(config.thresholds_path)))
+        months = graph_eval.MonthSpan.parse(config.months) if config.months else None
+        plan = graph_eval.scope(suite, months=months, limit=config.limit)
+    except (ValueError, graph_eval.GraphEvalError) as exc:  # SuiteError is a ValueError
+        raise dg.Failure(f"graph suite {config.suite_path}: {exc}", allow_retries=False) from exc
+    report = graph_eval.run_graph_eval(
+        varagity.settings, plan, materialize_graph, limit=config.limit, progress=context.log.info
+    )
+    if not report.graph.ok:
+        raise dg.Failure(
+            description=f"the graph's answers could not be evaluated: {report.graph.error}"
+        ) from report.graph.cause
+    figures = report.graph.by_type()
+    thresholds = suite.thresholds
+    outcomes = graph_eval.gate(report.graph, thresholds) if thresholds else []
+    every = figures["all"]
+    metadata: dict[str, Any] = {
+        "results": dg.MetadataValue.md(graph_eval.markdown_table(report)),
+        "suite": suite.name,
+        "model": report.graph.model,
+        "judge": "offline (varagity.eval.graph_judge)",
+        "n_questions": every.n,
+        "k": report.k,
+        "first_token_p50_ms": dg.MetadataValue.float(every.first_token_ms["p50"]),
+        "answer_p50_ms": dg.MetadataValue.float(every.answer_ms["p50"]),
+        "build": dg.MetadataValue.json(report.build.to_dict() if report.build else {}),
+        "thresholds": dg.MetadataValue.json(
+            {**thresholds.to_dict(), "source": config.thresholds_path or "suite"}
+            if thresholds
+            else {"source": "none (gate disabled)"}
+        ),
+        "gate": dg.MetadataValue.json(
+            [
+                {
+                    "metric": g.metric,
+                    "measured": round(g.measured, 4),
+                    "threshold": g.threshold,
+                    "rule": "at most" if g.metric == "error_rate" else "at least",
+                    "passed": g.passed,
+                    "failing": list(g.failing),
+                }
+                for g in outcomes
+            ]
+        ),
+        "questions": dg.MetadataValue.json(
+            [r.to_dict() for r in report.graph.results]  # answers, verdicts, days
+        ),
+    }
+    for kind, summary in figures.items():
+        for figure in GRAPH_FIGURES:
+            value = getattr(summary, "recall" if figure == "evidence_recall" else figure)
+            if value is not None:
+                metadata[f"{kind}_{figure}"] = dg.MetadataValue.float(round(float(value), 4))
+    context.log.info(
+        f"{suite.name} from the graph by {report.graph.model}: accuracy {every.accuracy:.3f}, "
+        f"error rate {every.error_rate:.3f}, recall@{report.k} "
+        + ("-" if every.recall is None else f"{every.recall:.3f}")
+    )
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(group_name="evaluation", deps=[graph_eval_results], kinds={"python"})
+def graph_answers_release(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    """Graph answering, released: materializes only after ``graph_answer_gate`` passed."""
+    event = context.instance.get_latest_materialization_event(graph_eval_results.key)
+    md = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    metadata: dict[str, Any] = {"graph_eval_results_run": event.run_id if event else "unknown"}
+    metadata.update({k: v for k, v in md.items() if k.startswith(("all_", "model", "build"))})
     return dg.MaterializeResult(metadata=metadata)

@@ -11,6 +11,12 @@ materialization of its asset (the one of the same run when they run together),
 compares it with the thresholds that materialization recorded, and lists the
 questions that lowered the figure. They are ``blocking``: a failure stops
 ``search_index_release`` from materializing in that run.
+
+``graph_answer_gate`` on ``graph_eval_results``: every figure the graph suite's
+``thresholds.json`` names (accuracy and evidence-day recall at least, error rate at
+most, over all questions; the share of null questions abstained at least), as that
+materialization measured and recorded it; blocking, so ``graph_answers_release`` does
+not materialize when one misses.
 """
 
 from collections.abc import Callable
@@ -21,7 +27,11 @@ import dagster as dg
 from varagity.eval.answer_scoring import AnswerSummary
 from varagity.eval.answers import gate as answer_gate
 from varagity.eval.suite import AnswerThresholds
-from varagity_assets.defs.evaluation.assets import answer_eval_results, eval_results
+from varagity_assets.defs.evaluation.assets import (
+    answer_eval_results,
+    eval_results,
+    graph_eval_results,
+)
 
 
 def _latest(
@@ -308,4 +318,56 @@ def feedback_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult
     return dg.AssetCheckResult(
         passed=result.passed,
         metadata={**result.metadata, "skipped": dg.MetadataValue.json(skipped)},
+    )
+
+
+def _graph_table(questions: list[dict[str, Any]], ids: set[str]) -> str:
+    return _question_table(
+        questions,
+        ids,
+        [
+            ("type", lambda q: str(q.get("type"))),
+            ("gold", lambda q: _cell(q.get("gold", ""))),
+            ("verdict", lambda q: str((q.get("verdict") or {}).get("outcome"))),
+            ("days found", lambda q: "-" if q.get("recalled") is None else _yes(q["recalled"])),
+        ],
+    )
+
+
+@dg.asset_check(
+    asset=graph_eval_results,
+    blocking=True,
+    description="The graph suite's answers meet its thresholds.json: accuracy, error rate, "
+    "null questions abstained, evidence-day recall@k (offline judge).",
+)
+def graph_answer_gate(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+    """Fail (blocking) when a gated figure of the graph's answers misses its threshold;
+    list each figure and the questions that lowered it."""
+    values, run_id = _latest(context, graph_eval_results)
+    if not values:
+        return dg.AssetCheckResult(
+            passed=False, metadata={"reason": "graph_eval_results has never materialized"}
+        )
+    rows = list(values.get("gate") or [])
+    failed = [row for row in rows if not row["passed"]]
+    ids = {qid for row in failed for qid in row["failing"]}
+    figures = {row["metric"]: dg.MetadataValue.float(float(row["measured"])) for row in rows}
+    summary = "\n".join(
+        f"- {row['metric']}: {row['measured']} ({row['rule']} {row['threshold']}) "
+        + ("passes" if row["passed"] else "FAILS")
+        for row in rows
+    )
+    return dg.AssetCheckResult(
+        passed=not failed,
+        metadata={
+            **figures,
+            "gate": dg.MetadataValue.md(summary or "no thresholds: the gate is disabled"),
+            "thresholds_source": str((values.get("thresholds") or {}).get("source")),
+            "model": str(values.get("model")),
+            "failing_questions": dg.MetadataValue.md(
+                _graph_table(values.get("questions") or [], ids)
+            ),
+            "failing_question_ids": ", ".join(sorted(ids)) or "none",
+            "evaluated_run": str(run_id),
+        },
     )

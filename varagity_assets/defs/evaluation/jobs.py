@@ -1,11 +1,14 @@
-"""The evaluation job: the golden suite scored on the live index, then released."""
+"""The evaluation jobs: the golden suite scored on the live index, then released; the
+graph suite answered from a graph of its own, then graph answering released."""
 
 import dagster as dg
 
-from varagity.pipeline import EVALUATE_JOB
+from varagity.pipeline import EVALUATE_JOB, GRAPH_EVALUATE_JOB
 from varagity_assets.defs.evaluation.assets import (
     answer_eval_results,
     eval_results,
+    graph_answers_release,
+    graph_eval_results,
     search_index_release,
 )
 
@@ -14,4 +17,12 @@ evaluate_index_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(eval_results, answer_eval_results, search_index_release),
     description="Score retrieval and answers of the golden suite on the live index; release "
     "it when every gate passes.",
+)
+
+evaluate_graph_job = dg.define_asset_job(
+    GRAPH_EVALUATE_JOB,
+    selection=dg.AssetSelection.assets(graph_eval_results, graph_answers_release),
+    description="Answer the graph suite from a graph of its own sessions (built through the "
+    "graph assets, reused while nothing changed) and release graph answering when the "
+    "graph answer gate passes.",
 )
