@@ -16,13 +16,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from varagity.eval.answer_scoring import AnswerScore, AnswerSummary, score_answer, summarize
 from varagity.eval.scoring import percentile
 from varagity.eval.suite import AnswerThresholds, EvalQuery, Suite, SuiteError
-from varagity.records import RetrievedChunk
 from varagity.services import Services
+
+if TYPE_CHECKING:
+    from varagity.chat.turn import TurnDone, TurnRequest, TurnRetrieval
 
 Progress = Callable[[str], None]
 
@@ -127,6 +129,50 @@ class AnswerError(RuntimeError):
     """The turn runner ended a question with an error (the model down, a bad request)."""
 
 
+@dataclass(frozen=True)
+class TimedTurn:
+    """A turn run to its end: what it retrieved, its ``done`` event, and when its first
+    token and its end came (ms after it started)."""
+
+    evidence: TurnRetrieval | None
+    done: TurnDone
+    first_token_ms: float | None
+    total_ms: float
+
+
+def run_timed_turn(services: Services, request: TurnRequest, query_id: str) -> TimedTurn:
+    """Run ``request`` through the chat turn runner to its end, timing it.
+
+    Raises:
+        AnswerError: The turn ended with a :class:`~varagity.chat.turn.TurnError`, or
+            without an answer.
+    """
+    from varagity.chat.turn import (
+        ReasoningDelta,
+        TokenDelta,
+        TurnDone,
+        TurnError,
+        TurnRetrieval,
+        run_turn,
+    )
+
+    started = time.perf_counter()
+    first: float | None = None
+    evidence: TurnRetrieval | None = None
+    for event in run_turn(services, request):
+        if isinstance(event, TurnRetrieval):
+            evidence = event
+        elif isinstance(event, ReasoningDelta | TokenDelta):
+            if first is None:
+                first = (time.perf_counter() - started) * 1000
+        elif isinstance(event, TurnError):
+            raise AnswerError(f"{query_id}: {event.code}: {event.message}") from event.cause
+        elif isinstance(event, TurnDone):
+            total = (time.perf_counter() - started) * 1000
+            return TimedTurn(evidence, event, round(first, 1) if first is not None else None, total)
+    raise AnswerError(f"{query_id}: the turn ended without an answer")
+
+
 def answer_question(
     services: Services, query_id: str, question: str, method: str, k: int
 ) -> GeneratedAnswer:
@@ -138,39 +184,20 @@ def answer_question(
     Raises:
         AnswerError: The turn ended with a :class:`~varagity.chat.turn.TurnError`.
     """
-    from varagity.chat.turn import (
-        ReasoningDelta,
-        TokenDelta,
-        TurnDone,
-        TurnError,
-        TurnRequest,
-        TurnRetrieval,
-        run_turn,
-    )
+    from varagity.chat.turn import TurnRequest
 
-    started = time.perf_counter()
     request = TurnRequest(question, method=method, k=k, chat_engine="simple")
-    first: float | None = None
-    chunks: tuple[RetrievedChunk, ...] = ()
-    for event in run_turn(services, request):
-        if isinstance(event, TurnRetrieval):
-            chunks = event.chunks
-        elif isinstance(event, ReasoningDelta | TokenDelta):
-            if first is None:
-                first = (time.perf_counter() - started) * 1000
-        elif isinstance(event, TurnError):
-            raise AnswerError(f"{query_id}: {event.code}: {event.message}") from event.cause
-        elif isinstance(event, TurnDone):
-            return GeneratedAnswer(
-                query_id=query_id,
-                text=event.answer,
-                passages=tuple(c.record.content for c in chunks),
-                sources=tuple(c.record.relative_path for c in chunks),
-                first_token_ms=round(first, 1) if first is not None else None,
-                total_ms=(time.perf_counter() - started) * 1000,
-                looped=event.stop_reason == "repetition",
-            )
-    raise AnswerError(f"{query_id}: the turn ended without an answer")
+    turn = run_timed_turn(services, request, query_id)
+    chunks = turn.evidence.chunks if turn.evidence is not None else ()
+    return GeneratedAnswer(
+        query_id=query_id,
+        text=turn.done.answer,
+        passages=tuple(c.record.content for c in chunks),
+        sources=tuple(c.record.relative_path for c in chunks),
+        first_token_ms=turn.first_token_ms,
+        total_ms=turn.total_ms,
+        looped=turn.done.stop_reason == "repetition",
+    )
 
 
 def score(query: EvalQuery, answer: GeneratedAnswer) -> AnswerScore:

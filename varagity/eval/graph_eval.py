@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from varagity.config import Settings
-from varagity.eval.answers import GateOutcome
+from varagity.eval.answers import AnswerError, GateOutcome, run_timed_turn
 from varagity.eval.graph_judge import Verdict, judge
 from varagity.eval.graph_suite import (
     DEFAULT_K,
@@ -71,6 +71,7 @@ from varagity.eval.lihua import Session, parse_stamp, person_name, read_sessions
 from varagity.eval.scoring import percentile
 from varagity.eval.stores import derive_settings
 from varagity.eval.suite import Suite, SuiteError
+from varagity.graph.types import split_doc_key
 
 log = logging.getLogger(__name__)
 
@@ -502,7 +503,7 @@ def file_day(relative_path: str) -> str | None:
 
 
 def _card_span(card: Any) -> str:
-    return str(card.span or card.doc_key.rsplit("::", 1)[-1])
+    return str(card.span or split_doc_key(card.doc_key)[1])
 
 
 def ask(
@@ -519,17 +520,8 @@ def ask(
     Raises:
         GraphEvalError: The turn ended with an error (the model down, a bad request).
     """
-    from varagity.chat.turn import (
-        ReasoningDelta,
-        TokenDelta,
-        TurnDone,
-        TurnError,
-        TurnRequest,
-        TurnRetrieval,
-        run_turn,
-    )
+    from varagity.chat.turn import TurnRequest
 
-    started = time.perf_counter()
     request = TurnRequest(
         query.query,
         corpus="graph" if corpus == GRAPH else "rag",
@@ -537,43 +529,36 @@ def ask(
         k=k,
         chat_engine="simple",
     )
-    first: float | None = None
-    evidence: TurnRetrieval | None = None
-    for event in run_turn(services, request):
-        if isinstance(event, TurnRetrieval):
-            evidence = event
-        elif isinstance(event, ReasoningDelta | TokenDelta):
-            if first is None:
-                first = (time.perf_counter() - started) * 1000
-        elif isinstance(event, TurnError):
-            raise GraphEvalError(f"{query.id}: {event.code}: {event.message}") from event.cause
-        elif isinstance(event, TurnDone):
-            labels: list[str] = []
-            days: list[tuple[str, ...]] = []
-            if evidence is not None and evidence.graph is not None:
-                for card in evidence.graph.days:
-                    span = _card_span(card)
-                    labels.append(f"{card.thread_name or 'conversation'} {span}")
-                    days.append(span_days(span))
-            elif evidence is not None:
-                for chunk in evidence.chunks:
-                    labels.append(chunk.record.relative_path)
-                    day = file_day(chunk.record.relative_path)
-                    days.append((day,) if day else ())
-            cited = [n for n in event.cited if 1 <= n <= len(labels)]
-            return EvalAnswer(
-                query_id=query.id,
-                text=event.answer,
-                cited=tuple(labels[n - 1] for n in cited),
-                cited_days=tuple(dict.fromkeys(d for n in cited for d in days[n - 1])),
-                shown_days=tuple(sorted({d for group in days for d in group})),
-                first_token_ms=round(first, 1) if first is not None else None,
-                total_ms=(time.perf_counter() - started) * 1000,
-                stop_reason=event.stop_reason,
-                corpus=evidence.corpus if evidence is not None else corpus,
-                degraded=evidence.degraded if evidence is not None else None,
-            )
-    raise GraphEvalError(f"{query.id}: the turn ended without an answer")
+    try:
+        turn = run_timed_turn(services, request, query.id)
+    except AnswerError as exc:
+        raise GraphEvalError(str(exc)) from exc.__cause__
+    evidence, event = turn.evidence, turn.done
+    labels: list[str] = []
+    days: list[tuple[str, ...]] = []
+    if evidence is not None and evidence.graph is not None:
+        for card in evidence.graph.days:
+            span = _card_span(card)
+            labels.append(f"{card.thread_name or 'conversation'} {span}")
+            days.append(span_days(span))
+    elif evidence is not None:
+        for chunk in evidence.chunks:
+            labels.append(chunk.record.relative_path)
+            day = file_day(chunk.record.relative_path)
+            days.append((day,) if day else ())
+    cited = [n for n in event.cited if 1 <= n <= len(labels)]
+    return EvalAnswer(
+        query_id=query.id,
+        text=event.answer,
+        cited=tuple(labels[n - 1] for n in cited),
+        cited_days=tuple(dict.fromkeys(d for n in cited for d in days[n - 1])),
+        shown_days=tuple(sorted({d for group in days for d in group})),
+        first_token_ms=turn.first_token_ms,
+        total_ms=turn.total_ms,
+        stop_reason=event.stop_reason,
+        corpus=evidence.corpus if evidence is not None else corpus,
+        degraded=evidence.degraded if evidence is not None else None,
+    )
 
 
 # --- evidence-day recall --------------------------------------------------------------
