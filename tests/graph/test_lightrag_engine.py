@@ -41,6 +41,7 @@ from varagity.graph.lightrag_engine import (
     clean_description,
     clean_keywords,
     document_text,
+    echoes_a_type,
     hollow_entity,
     keep_real_entities,
     name_caption_days,
@@ -326,33 +327,29 @@ def test_an_extraction_keeps_only_real_entities() -> None:
         heading_context_block="",
         input_text=document_text(day),
     )
-    first = next(w for w in day.text.split() if w[:1].isupper() and w[1:].isalpha())
+    echo = "A person who writes the messages or are mentioned in them"  # as the 0.5B wrote
     entities = [
-        {"name": first, "type": "Person", "description": "Writes the messages"},
+        {"name": "Maya Chen", "type": "Person", "description": echo},
+        {"name": "Lisbon", "type": "Location", "description": "A city"},
         {"name": "Monday 2026-03-02", "type": "Date", "description": "The day"},
-        {
-            "name": "Venue",
-            "type": "Location",
-            "description": "A place (cities, countries, addresses, venues)",
-        },
-        {
-            "name": "Chat",
-            "type": "Other",
-            "description": "The text contains multiple messages, which is not a valid entity.",
-        },
+        {"name": "Chat", "type": "Other", "description": "Many messages, not a valid entity."},
         {"name": "Zanzibar", "type": "Location", "description": "An island"},
     ]
     relations = [
-        {"source": first, "target": "Zanzibar", "keywords": "trip", "description": "flies"},
-        {"source": first, "target": "Monday 2026-03-02", "keywords": "wrote", "description": "x"},
+        {"source": "Maya Chen", "target": "Zanzibar", "keywords": "trip", "description": "x"},
+        {"source": "Maya Chen", "target": "Lisbon", "keywords": "trip", "description": "flies"},
     ]
     reply = json.dumps({"entities": entities, "relationships": relations})
     kept = json.loads(keep_real_entities(reply, prompt))
-    # a type's definition, a denial, a name the transcript never writes: dropped, with
-    # the relations hanging on them
-    assert [e["name"] for e in kept["entities"]] == [first, "Monday 2026-03-02"]
-    assert [r["target"] for r in kept["relationships"]] == ["Monday 2026-03-02"]
+    # a denial, a name the transcript never writes: dropped, with the relations hanging
+    # on them; a real person described by a type's definition is described by the
+    # transcript's first line naming her, her relations kept
+    assert [e["name"] for e in kept["entities"]] == ["Maya Chen", "Lisbon", "Monday 2026-03-02"]
+    maya = kept["entities"][0]["description"]
+    assert echoes_a_type(echo) and maya != echo and maya in day.text and "Maya Chen" in maya
+    assert [r["target"] for r in kept["relationships"]] == ["Lisbon"]
     assert hollow_entity("Zanzibar", "An island", day.text) == "the transcript never names it"
+    assert not echoes_a_type("A city in Portugal where Maya flies")
     # what is no extraction passes untouched
     assert keep_real_entities("not json", prompt) == "not json"
     assert keep_real_entities(reply, "a summary prompt") == reply

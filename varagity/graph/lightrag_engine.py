@@ -155,15 +155,24 @@ _NO_ENTITY_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"[a-z0-9]+")
-_DEFINITION_WORDS = [
-    set(_WORD_RE.findall(line.split(":", 1)[1].casefold()))
-    for line in ENTITY_TYPES.splitlines()
-    if line.startswith("- ") and ":" in line
-]
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.casefold()) if len(w) > 2 and w not in STOPWORDS}
+    """Content words, a plural's or a verb's trailing "s" dropped ("writes", "write")."""
+    return {
+        w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+        for w in _WORD_RE.findall(text.casefold())
+        if len(w) > 2 and w not in STOPWORDS
+    }
+
+
+#: The share of a description's words from one type's definition that makes it an echo.
+_ECHO_SHARE = 0.5
+_DEFINITION_WORDS = [
+    _words(line.split(":", 1)[1])
+    for line in ENTITY_TYPES.splitlines()
+    if line.startswith("- ") and ":" in line
+]
 
 
 def _is_day(name: str) -> bool:
@@ -175,15 +184,11 @@ def _is_day(name: str) -> bool:
 
 
 def hollow_entity(name: str, description: str, text: str) -> str | None:
-    """Why an extracted entity is none (its description repeats a type's definition
-    from :data:`ENTITY_TYPES`, or says it is no entity; its name has no word of the
-    transcript ``text``), or None for a real one. A day named after its caption is
-    real."""
-    words = _words(description)
+    """Why an extracted entity is none (its description says it is no entity, or its
+    name has no word of the transcript ``text``), or None for a real one. A day named
+    after its caption is real."""
     if _NO_ENTITY_RE.search(description):
         return "its description says it is no entity"
-    if len(words) >= 3 and any(len(words & d) >= 0.6 * len(words) for d in _DEFINITION_WORDS):
-        return "its description repeats a type definition"
     if _is_day(name):
         return None
     named = _words(name)
@@ -192,11 +197,31 @@ def hollow_entity(name: str, description: str, text: str) -> str | None:
     return None
 
 
+def echoes_a_type(description: str) -> bool:
+    """Whether ``description`` only repeats a type's definition from
+    :data:`ENTITY_TYPES` ("A person who writes the messages or is mentioned in them")."""
+    words = _words(description)
+    return len(words) >= 3 and any(
+        len(words & d) >= _ECHO_SHARE * len(words) for d in _DEFINITION_WORDS
+    )
+
+
+def _said_of(name: str, text: str) -> str:
+    """The transcript's first line that names ``name`` (its words), or ``""``."""
+    named = _words(name)
+    for line in text.splitlines():
+        if named and named <= _words(line):
+            return line.strip()
+    return ""
+
+
 def keep_real_entities(reply: str, prompt: str) -> str:
     """An extraction reply without the entities :func:`hollow_entity` finds hollow and
     the relations that hang on them, judged against the transcript in ``prompt``
-    (the text under its caption line). A reply that is no JSON extraction, or a prompt
-    that holds no transcript, passes as it is (LightRAG reads it leniently)."""
+    (the text under its caption line); a real entity whose description only repeats
+    a type's definition (:func:`echoes_a_type`) is described instead by the
+    transcript's first line that names it. A reply that is no JSON extraction, or a
+    prompt that holds no transcript, passes as it is (LightRAG reads it leniently)."""
     found = _INPUT_TEXT_RE.search(prompt)
     if found is None:
         return reply
@@ -208,17 +233,23 @@ def keep_real_entities(reply: str, prompt: str) -> str:
         return reply
     if not isinstance(data, dict) or not isinstance(data.get("entities"), list):
         return reply
-    kept, dropped = [], {}
+    kept, dropped, changed = [], {}, False
     for entity in data["entities"]:
         if not isinstance(entity, dict):
             continue
         name = str(entity.get("name", ""))
-        why = hollow_entity(name, str(entity.get("description", "")), text)
-        if why is None:
-            kept.append(entity)
-        else:
+        description = str(entity.get("description", ""))
+        why = hollow_entity(name, description, text)
+        if why is not None:
             dropped[name.casefold()] = why
-    if not dropped:
+            continue
+        if echoes_a_type(description):
+            said = _said_of(name, text)
+            if said:
+                entity = {**entity, "description": said}
+                changed = True
+        kept.append(entity)
+    if not dropped and not changed:
         return reply
     for name, why in dropped.items():
         log.info("extraction: dropped the entity %r: %s", name, why)

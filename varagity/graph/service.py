@@ -279,11 +279,19 @@ class GraphService:
         """Entities whose name contains ``query`` (or all), the most connected first, at
         most ``limit``; and how many entities the graph holds (the graph view). The
         skeleton's people and conversations are among them."""
-        listed, total = self._read(lambda engine: engine.entities(query, limit=limit))
-        known = {e.name.casefold() for e in listed}
-        bones = [e for e in self.skeleton().summaries(query) if e.name.casefold() not in known]
-        merged = sorted([*listed, *bones], key=lambda e: -e.degree)[:limit]
-        return merged, total + len(bones)
+        listed, found = self._read(lambda engine: engine.entities(query, limit=limit))
+        bones = self.skeleton().summaries()
+        if not bones:
+            return listed, found
+        # the total counts the whole graph whatever the query: the engine's entities
+        # and the skeleton's it does not hold
+        everything, total = self._read(lambda engine: engine.entities(None, limit=10**9))
+        held = {e.name.casefold() for e in everything}
+        extra = [e for e in bones if e.name.casefold() not in held]
+        if query:
+            extra = [e for e in extra if query.casefold() in e.name.casefold()]
+        merged = sorted([*listed, *extra], key=lambda e: -e.degree)[:limit]
+        return merged, total + sum(1 for e in bones if e.name.casefold() not in held)
 
     def day(self, doc_key: str) -> EngineDay | None:
         """One transcript day as the engine holds it (text and status); None when the
