@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from varagity.eval.answer_scoring import AnswerScore, AnswerSummary, score_answer, summarize
-from varagity.eval.scoring import percentile
+from varagity.eval.scoring import fixed_width, percentile
 from varagity.eval.suite import AnswerThresholds, EvalQuery, Suite, SuiteError
 from varagity.services import Services
 
@@ -350,13 +350,7 @@ def _row(r: AnswerResult) -> list[str]:
 def format_table(results: Sequence[AnswerResult]) -> str:
     """A fixed-width table of the answer figures, one row per result."""
     rows = [list(_COLUMNS), *(_row(r) for r in results)]
-    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(_COLUMNS))]
-    out = []
-    for n, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return fixed_width(rows)
 
 
 def markdown_table(results: Sequence[AnswerResult]) -> str:

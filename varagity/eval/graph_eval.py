@@ -68,7 +68,7 @@ from varagity.eval.graph_suite import (
     GraphThresholds,
 )
 from varagity.eval.lihua import Session, parse_stamp, person_name, read_sessions, write_archive
-from varagity.eval.scoring import percentile
+from varagity.eval.scoring import fixed_width, percentile
 from varagity.eval.stores import derive_settings
 from varagity.eval.suite import Suite, SuiteError
 from varagity.graph.types import split_doc_key
@@ -1084,13 +1084,7 @@ def format_table(report: GraphEvalReport) -> str:
     """A fixed-width table: one row per system and type."""
     head = list(_columns(report.k))
     rows = [head, *_rows(report)]
-    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(head))]
-    out = []
-    for n, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return fixed_width(rows)
 
 
 def markdown_table(report: GraphEvalReport) -> str:

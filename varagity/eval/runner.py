@@ -24,6 +24,7 @@ from varagity.eval.scoring import (
     Passage,
     QueryScore,
     RetrievedText,
+    fixed_width,
     mrr_at_k,
     pass_at_k,
     percentile,
@@ -437,13 +438,7 @@ def format_table(results: Sequence[ConfigResult], ks: Sequence[int]) -> str:
             + [f"{r.pass_at(k):.3f}" for k in ks]
             + [f"{r.mrr(ks[-1]):.3f}", f"{lat['p50']:.1f}", f"{lat['p95']:.1f}"]
         )
-    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(head))]
-    out = []
-    for n, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return fixed_width(rows)
 
 
 def markdown_table(results: Sequence[ConfigResult], ks: Sequence[int]) -> str:

@@ -176,3 +176,16 @@ def percentile(values: Sequence[float], pct: float) -> float:
     low = int(pos)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def fixed_width(rows: Sequence[Sequence[str]]) -> str:
+    """``rows`` (the first is the header) as a fixed-width table with a rule under the
+    header; a shorter row (a failed configuration's message) leaves its cells out."""
+    head = rows[0]
+    widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(head))]
+    out = []
+    for n, row in enumerate(rows):
+        out.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
