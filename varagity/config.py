@@ -187,6 +187,14 @@ class Settings(BaseSettings):
         description="Answers with ANSWER_CONTEXT=sentences: about how many tokens of "
         "passage text the prompt carries.",
     )
+    GRAPH_ANSWER_CONTEXT_TOKENS: int = Field(
+        default=300,
+        ge=64,
+        le=32000,
+        description="Graph answers with ANSWER_CONTEXT=sentences: about how many tokens "
+        "of the day cards' messages the prompt carries (the best messages with the one "
+        "before and the reply after).",
+    )
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."
     )
@@ -413,6 +421,14 @@ class Settings(BaseSettings):
         ge=1,
         le=100,
         description="Transcript chunks (day cards) graph retrieval returns per question.",
+    )
+    GRAPH_DAY_CANDIDATES: int = Field(
+        default=15,
+        ge=1,
+        le=200,
+        description="Day cards graph retrieval asks the engine for before ranking them "
+        "again by their messages and keeping GRAPH_CHUNK_TOP_K (fewer: faster, and the "
+        "engine's first days only).",
     )
     GRAPH_TIMEZONE: str = Field(
         default="",

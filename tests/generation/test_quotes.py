@@ -530,3 +530,84 @@ def test_a_day_of_the_month_is_the_same_day_written_as_an_ordinal() -> None:
         "Where is the supper club on the 13th?", ["On March 13 it is at Tbilisi Corner."]
     )
     assert ordinal.quote("It is at Tbilisi Corner.")
+
+
+# --- message-graph day cards ------------------------------------------------------------
+
+_SUPPER = (
+    "Messages in Ingrid Bakke on Saturday 2026-03-14:\n"
+    "[10:15] Ingrid Bakke: What a night! The khachapuri was the best thing this year.\n"
+    "[10:16] Noor Haddad: Agreed. How much was the bill in the end?\n"
+    "[10:17] Ingrid Bakke: 131 euros for the four of us with the wine, so 33 each, rounded.\n"
+)
+_RIDE = (
+    "Messages in Tomas Reyes on Friday 2026-03-06:\n"
+    "[18:00] Tomas Reyes: Ride tomorrow (Saturday 2026-03-07)? The lighthouse at Hook Point.\n"
+    "[18:01] Noor Haddad: Yes! What time?\n"
+    "[18:02] Tomas Reyes: 9:00 at the bridge. After the flat tyre I bought new tyres, 74 euros.\n"
+)
+_POTLUCK = (
+    "Messages in Ingrid Bakke, Sara Lindqvist, Tomas Reyes on Wednesday 2026-03-25:\n"
+    "[20:00] Sara Lindqvist: Potluck at my place on Saturday at 19:00? I'm on the 3rd floor.\n"
+    "[20:01] Noor Haddad: Lovely idea, Sara. I'll bring lentil soup.\n"
+    "[20:02] Ingrid Bakke: Cardamom buns from me.\n"
+)
+_DAYS = [_SUPPER, _RIDE, _POTLUCK]
+
+
+def test_a_reply_answers_the_question_of_the_message_before_it() -> None:
+    checker = QuoteChecker("How much was Noor's share of the bill Ingrid paid?", _DAYS)
+    # "33 each" in a message about euros, answering "How much was the bill?"
+    [quote] = checker.quote("Noor's share of the bill was 33 euros.")
+    assert quote.text.startswith("[10:17] Ingrid Bakke: 131 euros")
+    assert checker.quote("Noor's share of the bill was 74 euros.") == []
+
+
+def test_a_message_is_its_writers_and_a_group_message_no_one_elses() -> None:
+    checker = QuoteChecker("What is Ingrid bringing to Sara's potluck?", _DAYS)
+    assert checker.quote("Ingrid is bringing cardamom buns to Sara's potluck.")
+    # Noor wrote "I'll bring lentil soup": naming Sara does not make it Ingrid's
+    assert checker.quote("Ingrid is bringing lentil soup to Sara's potluck.") == []
+    floor = QuoteChecker("On which floor does Ingrid live?", _DAYS)
+    # the group's first line names Ingrid; Sara's "I'm on the 3rd floor" is Sara's
+    assert floor.quote("Ingrid lives on the 3rd floor.") == []
+    tyres = QuoteChecker("How much did Tomas pay for new tyres?", _DAYS)
+    # the clause naming the writer is no clause of another person's: "I bought" is his
+    assert tyres.quote("Tomas paid 74 euros for new tyres.")
+
+
+def test_a_message_is_dated_by_its_day_unless_it_names_a_day_of_its_own() -> None:
+    checker = QuoteChecker("On which day did Noor and Tomas ride to Hook Point?", _DAYS)
+    assert checker.quote("Noor and Tomas rode to Hook Point on Saturday 2026-03-07.")
+    # the day the ride was planned is not the day of the ride, nor is the reply's
+    assert checker.quote("Noor and Tomas rode to Hook Point on Friday 2026-03-06.") == []
+    asked = QuoteChecker("When did Tomas ask about the bridge?", _DAYS)
+    assert asked.quote("Tomas asked about the bridge on Friday 2026-03-06.")
+
+
+def test_the_rest_of_a_full_name_the_question_gives_adds_nothing() -> None:
+    checker = QuoteChecker("Who is joining Noor and Tomas on the ride?", _DAYS)
+    assert checker.quote("Noor Haddad is joining Noor and Tomas on the ride.") == []
+
+
+def test_a_day_card_keeps_its_first_line_and_the_reply_to_its_best_message() -> None:
+    long_day = _SUPPER + "".join(
+        f"[11:{n:02d}] Ingrid Bakke: Another note about the weather and the walk home, {n}.\n"
+        for n in range(20)
+    )
+    shown = select_context(
+        "How much was the bill?", [long_day, _RIDE], max_tokens=80, conversation=True
+    )
+    assert shown[0].startswith("Messages in Ingrid Bakke on Saturday 2026-03-14:")
+    assert "How much was the bill" in shown[0] and "so 33 each" in shown[0]
+    assert shown[1].startswith("Messages in Tomas Reyes on Friday 2026-03-06:")
+
+
+def test_how_much_is_answered_by_an_amount() -> None:
+    day = "[09:01] Kofi: For the light I'll send Lotte, an electrician I trust.\n"
+    checker = QuoteChecker("How much did the electrician charge for the light?", [day])
+    assert checker.quote("The electrician charged for the light at Lotte, an electrician.") == []
+    free = QuoteChecker(
+        "How much does the repair cost?", ["[09:02] Kofi: The repair is free, I pay it."]
+    )
+    assert free.quote("The repair is free.")

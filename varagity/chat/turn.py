@@ -75,6 +75,7 @@ from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
+from varagity.graph.relative_dates import annotate_transcript
 from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
@@ -235,11 +236,15 @@ class TurnRetrieval:
     @property
     def passages(self) -> list[str]:
         """The numbered evidence (``[n]`` is item n-1): whole chunk texts or day cards
-        (a day named with its weekday, computed here: a model asked "on which day"
-        guesses one otherwise); the quotes of an answer index these texts."""
+        (a day named with its weekday, and the days its messages name relative to it
+        written out, all computed here: a model asked "on which day" guesses one
+        otherwise); the quotes of an answer index these texts."""
         if self.graph is not None:
             return [
-                day_passage(d.thread_name, weekday_of(d.span), d.excerpt) for d in self.graph.days
+                day_passage(
+                    d.thread_name, weekday_of(d.span), annotate_transcript(d.excerpt, d.span)
+                )
+                for d in self.graph.days
             ]
         return chunk_passages(self.chunks)
 
@@ -510,8 +515,14 @@ def _generate(
     citer = CitationStream(list(passages)) if mode == "attributed" else None
     shown = passages
     if passages and settings.ANSWER_CONTEXT == "sentences":
+        conversation = evidence.graph is not None
         shown = select_context(
-            prepared.search_query, passages, max_tokens=settings.ANSWER_CONTEXT_TOKENS
+            prepared.search_query,
+            passages,
+            max_tokens=settings.GRAPH_ANSWER_CONTEXT_TOKENS
+            if conversation
+            else settings.ANSWER_CONTEXT_TOKENS,
+            conversation=conversation,
         )
     reasoning: list[str] = []
     finish: str | None = None

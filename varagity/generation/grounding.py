@@ -62,8 +62,8 @@ ABSTENTION_PATTERNS: tuple[str, ...] = (
     r"\b(?:documents?|sources?|context|passages?|evidence|texts?|information provided)"
     r"(?: provided)? (?:do|does|did) ?(?:not|n't) (?:say|mention|state|specify|contain|"
     r"include|provide|give|cover|list|describe|tell|answer)",
-    r"\b(?:could|can|cannot|can't|couldn't|was unable to|am unable to|unable to)"
-    r"(?: not)? (?:find|determine|answer|tell)\b",
+    # negated: "she can find a new café" is no abstention
+    r"\b(?:cannot|can't|couldn't|(?:could|can) not|unable to) (?:find|determine|answer|tell)\b",
     r"\bno (?:information|mention|details?|data|answer)\b",
     r"\b(?:is|are|was|were) not (?:mentioned|stated|specified|given|provided|listed|"
     r"found|documented)\b",

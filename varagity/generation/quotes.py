@@ -123,6 +123,8 @@ NEIGHBOURS = 1
 # ("[09:14] Maya: ...", as the message graph renders a day)
 _STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||\[\d{1,2}:\d{2}\])")
 # a list item's bullet or number ("- ", "3. ", "4) ")
+#: A transcript line of the message graph: ``[HH:MM] sender: text``.
+_MESSAGE = re.compile(r"^\s*\[\d{1,2}:\d{2}\]\s*([^:\n]+):\s*")
 _LIST_MARKER = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_RULE = re.compile(r"^[\s|:]*-[\s|:-]*$")  # |---|:--:| and | - | - |
 # a reStructuredText simple table's border: two or more runs of "=" ("====  ======")
@@ -307,6 +309,15 @@ class QuoteChecker:
         self._raw_names = [names[n] if n < len(names) else "" for n in range(len(passages))]
         self._names = [normalize(n) for n in self._raw_names]
         self._norm = [normalize(self._text(u)) for u in self.units]
+        # a transcript line: who wrote it (normalised), where its text begins, and the
+        # message before it in the same day (the one it may answer)
+        self._sent = [_MESSAGE.match(self._text(u)) for u in self.units]
+        self._replying = [
+            i - 1
+            if sent and i and self._sent[i - 1] and self.units[i - 1].passage == u.passage
+            else None
+            for i, (u, sent) in enumerate(zip(self.units, self._sent, strict=True))
+        ]
         # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
         # a row's words include its header row's
         self._header = [_table_header(self.units, i) for i in range(len(self.units))]
@@ -325,9 +336,13 @@ class QuoteChecker:
             | (named[u.passage] if u.kind == "row" else set())
             for i, u in enumerate(self.units)
         ]
-        # ... and, for asking whether a unit is on the question's topic, any unit's
+        # ... and, for asking whether a unit is on the question's topic, any unit's, and
+        # a message's those of the message it follows: a reply rarely repeats what it
+        # answers ("How much was the bill?" "33 each")
+        replied = [set() if j is None else own[j] for j in self._replying]
         self._topic_words = [
-            w | named[u.passage] for w, u in zip(self._words, self.units, strict=True)
+            w | named[u.passage] | replied[i]
+            for i, (w, u) in enumerate(zip(self._words, self.units, strict=True))
         ]
         # a unit must name the item asked about itself (or its heading, its table's
         # header, the sentence before it, what names the passage): the neighbouring
@@ -346,6 +361,16 @@ class QuoteChecker:
                 df[word] = df.get(word, 0) + 1
         self._df = df
         self.asked = values_of(question) | set(_spelled_numbers(self.question))
+        # the rest of the full name of a person the question names ("Noor": "Haddad",
+        # as the transcript writes her "Noor Haddad"): naming it adds nothing
+        self._also_asked = {
+            part
+            for sent in self._sent
+            if sent
+            for parts in [normalize(sent.group(1)).split()]
+            if len(parts) > 1 and self.asked.intersection(parts)
+            for part in parts
+        } - self.asked
         # a question asked of one side of a date ("before the April 2025 change")
         dated = _dated(self.question)
         self._when = dated[0] if len(dated) == 1 else None
@@ -408,12 +433,25 @@ class QuoteChecker:
         """What each unit can be about (as written, not normalised): the headings above
         it in its passage, its table's header row for a row (else the unit before it,
         which may name its subject, and for a list item the sentence introducing the
-        list), the unit itself and the passage's names."""
+        list), the unit itself and the passage's names. A message is about what it and
+        the message before it say, and in a conversation of two about both of them; in
+        a group, the day's first line and the passage's names list everyone, whoever
+        the message speaks of."""
+        writers: dict[int, set[str]] = {}
+        for unit, sent in zip(self.units, self._sent, strict=True):
+            if sent:
+                writers.setdefault(unit.passage, set()).add(sent.group(1).strip())
         scopes: list[str] = []
         headings: list[int] = []
         for i, unit in enumerate(self.units):
             if i and self.units[i - 1].passage != unit.passage:
                 headings = []
+            if self._sent[i]:
+                before = self._replying[i]
+                pair = writers[unit.passage] if len(writers[unit.passage]) == 2 else set()
+                context = "" if before is None else self._text(self.units[before])
+                scopes.append("\n".join([*sorted(pair), context, self._text(unit)]))
+                continue
             around = list(headings)
             header = self._header[i]
             if header is not None:
@@ -428,6 +466,13 @@ class QuoteChecker:
             if unit.kind == "heading":
                 headings.append(i)
         return scopes
+
+    def _dated_by(self, day: int, i: int, value: str) -> bool:
+        """Whether message ``i`` is dated ``value`` by its day's line ``day``: it and
+        the message it answers name no day of their own."""
+        before = self._replying[i]
+        talk = self._norm[i] + ("" if before is None else " " + self._norm[before])
+        return not _ISO_DAY.search(talk) and _holds(self._norm[day], value)
 
     def _columns(self, i: int) -> list[tuple[str, str]] | None:
         """For a table row whose cells line up with its header's: (column name, cell)
@@ -482,6 +527,13 @@ class QuoteChecker:
         if not names:
             return True
         text = self._norm[i]
+        sent = self._sent[i]
+        if sent:
+            # a message is its writer's throughout ("I finally bought new tyres, 74
+            # euros"); by another, its clauses are read as prose
+            if any(_mentions(normalize(sent.group(1)), n) for n in names):
+                return True
+            text = normalize(self._text(self.units[i])[sent.end() :])
         peers = set().union(*(_words_before(text, n) for n in names))
         clauses: list[str] = []
         naming: list[str] = []
@@ -517,11 +569,10 @@ class QuoteChecker:
             return True
         # ... a neighbour being a peer of the item, written as it is ("in Leeds",
         # "in Rotterdam"), not the value's own detail ("to Lisbon! TAP from SFO")
-        peers = set().union(*(_words_before(self._norm[i], n) for n in names))
         return not any(
             _mentions(c, o)
             and any(_mentions(h, o) for h in holding)
-            and _words_before(self._norm[i], o) & peers
+            and _words_before(text, o) & peers
             for c in stating
             for o in owners
         )
@@ -532,6 +583,10 @@ class QuoteChecker:
         "price_gbp" cell of 249), or, in prose that marks no figure so, beside words
         of that kind ("costs 29")."""
         if value in self._marks[i].get(kind, ()):
+            return True
+        # a message that speaks of money speaks of it throughout ("131 euros for the
+        # four of us, so 33 each")
+        if self._sent[i] and self._marks[i].get(kind):
             return True
         if self._header[i] is not None:
             return any(
@@ -572,9 +627,18 @@ class QuoteChecker:
             side != self._when[0] and date == self._when[1] for side, date in _dated(self._norm[i])
         ):
             return False
+        sent = self._sent[i]
+        # a reply speaks of the figures of the message it answers, unless it gives
+        # figures of its own ("the 13th?" "Or Kumo Ramen on the 20th?")
+        own = self._text(self.units[i])[sent.end() :] if sent else ""
+        figures = (normalize(own), own) if _has_digit(own) else (scope, raw)
         for value in self.asked:
             if value in _CALENDAR:
                 continue
+            if _has_digit(value):
+                scope, raw = figures
+            else:
+                scope, raw = self._scope_norm[i], self._scope[i]
             beside = self._beside.get(value)
             if beside:
                 if not (_near(raw, value, beside) or self._cell_near(i, value, beside)):
@@ -629,7 +693,11 @@ class QuoteChecker:
 
     def stated(self, sentence: str) -> set[str]:
         """The values of ``sentence`` the question does not already name."""
-        return {v for v in values_of(sentence) if not _holds(self.question, v)}
+        return {
+            v
+            for v in values_of(sentence)
+            if not _holds(self.question, v) and v not in self._also_asked
+        }
 
     def quote(self, sentence: str) -> list[Quote]:
         """The quotes ``sentence`` rests on (empty when no passage text holds it).
@@ -648,41 +716,60 @@ class QuoteChecker:
         # there may be one a row's range holds): they are no words a unit must hold
         spoken = normalize(sentence)
         said = _content(spoken)
-        words = said - {w for v in self.asked for w in _content(v)}
+        also = {w for v in self._also_asked for w in _content(v)}
+        words = said - {w for v in self.asked for w in _content(v)} - also
         if not words:
             return []
         values = self.stated(sentence)
         # a sentence that says nothing the question did not ("Rotterdam, where the fire
         # alarm goes off") answers nothing, whatever passage repeats its words
-        if not values and said <= self._question_words and not _negated(spoken, self.question):
+        if (
+            not values
+            and said - also <= self._question_words
+            and not _negated(spoken, self.question)
+        ):
             return []
         # a figure stated as money or a percentage must be one in the quote too ("£36"
         # is not the "36" of a warranty in months)
         marked = _marked(spoken)
         # names the sentence gives that the question does not (a value's owner)
         owners = {v for v in values if not _has_digit(v) and v not in _CALENDAR}
-        total = sum(self._weight(w) for w in words)
+        # a reply answers in its own words: what a message must hold is what the
+        # sentence adds to the question (the day, the question and the message before
+        # it having put it on the topic, :meth:`_relevant` and :meth:`_about`)
+        added = words - self._question_words
 
         def share(*units: int) -> float:
             held = set().union(*(self._words[i] for i in units))
-            return sum(self._weight(w) for w in words & held) / total
+            counted = added if added and all(self._sent[i] for i in units) else words
+            total = sum(self._weight(w) for w in counted)
+            return sum(self._weight(w) for w in counted & held) / total
 
         def holds(i: int) -> set[str]:
             # a row's names may come from its header or heading ("Leeds" over a column);
             # its figures must be its own
             row = self.units[i].kind == "row"
+            day = self._list_leads[i] if self._sent[i] else None
             return {
                 v
                 for v in values
                 if (
                     _holds(self._norm[i], v)
                     or (row and not _has_digit(v) and _holds(self._scope_norm[i], v))
+                    # a message was written on its day: the day's line dates it, unless
+                    # it, or the one it answers, names a day of its own ("Ride tomorrow
+                    # (Saturday 2026-03-07)?" "Yes!")
+                    or (day is not None and _is_day(v) and self._dated_by(day, i, v))
                 )
                 and self._column_fits(i, v, said)
                 and self._clause_fits(i, v, spoken, owners)
                 and all(self._marked_fits(i, v, kind) for kind, vs in marked.items() if v in vs)
             }
 
+        # "how much" is answered by an amount ("The electrician charged for fixing the
+        # light at Lotte" answers nothing)
+        if _AMOUNT_QUESTION.search(self.question) and not _AMOUNT.search(spoken):
+            return []
         # a figure for a question that names its measure ("payload") is one of it
         if values and self._measure is not None and not self._measure.search(spoken):
             return []
@@ -908,7 +995,27 @@ class QuotedAnswerStream:
         return piece
 
 
-def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -> list[str]:
+def question_shares(question: str, texts: Sequence[str]) -> list[float]:
+    """For each of ``texts``, the weighted share of the question's content words it
+    holds: a word weighs the more, the fewer of the texts hold it (inverse document
+    frequency over ``texts``)."""
+    question_words = _content(normalize(question))
+    words = [_content(normalize(text)) for text in texts]
+    df: dict[str, int] = {}
+    for held in words:
+        for w in held:
+            df[w] = df.get(w, 0) + 1
+
+    def weight(word: str) -> float:
+        return math.log(1 + (len(texts) + 1) / (df.get(word, 0) + 1))
+
+    total = sum(weight(w) for w in question_words) or 1.0
+    return [sum(weight(w) for w in question_words & held) / total for held in words]
+
+
+def select_context(
+    question: str, passages: Sequence[str], *, max_tokens: int, conversation: bool = False
+) -> list[str]:
     """Each passage cut down to the units that matter for ``question`` (same numbering).
 
     Units are ranked by the weighted share of the question's content words they hold
@@ -918,24 +1025,18 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     each with :data:`NEIGHBOURS` units either side and, for a table row, the table's
     header row, until ``max_tokens`` (estimated at four characters a token) is spent.
     Every passage keeps at least its best unit. A gap in a passage is marked ``...``.
+
+    With ``conversation`` (message-graph day cards: a first line naming the
+    conversation and the day, then one unit per message), every passage keeps its
+    first line, and the best messages take the messages around them (the one they
+    answer, the reply) before the other passages get their best message: in a chat the
+    answer is the line after the question, and a best line of every day alone spends
+    the budget on days that do not answer.
     """
     units = [u for n, p in enumerate(passages) for u in passage_units(p, n)]
     if not units:
         return list(passages)
-    question_words = _content(normalize(question))
-    df: dict[str, int] = {}
-    unit_words = []
-    for u in units:
-        words = _content(normalize(passages[u.passage][u.start : u.end]))
-        unit_words.append(words)
-        for w in words:
-            df[w] = df.get(w, 0) + 1
-
-    def weight(word: str) -> float:
-        return math.log(1 + (len(units) + 1) / (df.get(word, 0) + 1))
-
-    total = sum(weight(w) for w in question_words) or 1.0
-    own = [sum(weight(w) for w in question_words & words) / total for words in unit_words]
+    own = question_shares(question, [passages[u.passage][u.start : u.end] for u in units])
     # a row shares few words with a question about it ("seven years" is the "5-9 years"
     # row): rows and the text under a heading also count for what their table's header
     # or their section's heading matches, a little less than a match of their own
@@ -966,12 +1067,19 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
     best_of_passage: dict[int, int] = {}
     for i in order:
         best_of_passage.setdefault(units[i].passage, i)
-    for i in sorted(best_of_passage.values(), key=lambda i: units[i].passage):
+    if conversation:
+        for i, unit in enumerate(units):
+            if i == 0 or units[i - 1].passage != unit.passage:
+                take(i)
+    best_first = sorted(best_of_passage.values(), key=lambda i: units[i].passage)
+    for i in () if conversation else best_first:
         take(i)
     for i in order:
         if spent >= budget or scores[i] <= 0:
             break
         with_neighbours(i)
+    for i in best_first:
+        take(i)
     out: list[str] = []
     for n, text in enumerate(passages):
         kept = [i for i in sorted(chosen) if units[i].passage == n]
@@ -1057,6 +1165,14 @@ def _mentions(normalized_text: str, name: str) -> bool:
     return re.search(pattern, normalized_text) is not None
 
 
+_ISO_DAY = re.compile(r"\d{4}[- ]\d{2}[- ]\d{2}")  # normalised: "2026 03 21"
+
+
+def _is_day(value: str) -> bool:
+    """Whether ``value`` names a day: a weekday, a month or an ISO date."""
+    return value in _CALENDAR or bool(_ISO_DAY.fullmatch(value))
+
+
 def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
 
@@ -1115,6 +1231,12 @@ def _table_header(units: Sequence[Unit], i: int) -> int | None:
     return j if j != i else None
 
 
+_AMOUNT_QUESTION = re.compile(r"\bhow (?:much|many)\b")
+_AMOUNT = re.compile(
+    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
+    r"thirty|forty|fifty|hundred|thousand|million|half|quarter|dozen|single|double|twice|"
+    r"free|nothing|none|no|nobody|all|both|several|few)\b"
+)
 _NUMBER_WORDS = {
     word: str(n)
     for n, word in enumerate(

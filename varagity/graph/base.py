@@ -105,8 +105,11 @@ class GraphEngine(Protocol):
         """doc_key -> one of PROCESSED / PENDING / PROCESSING / FAILED."""
         ...
 
-    def retrieve(self, question: str, *, top_k: int = 20) -> GraphRetrieval:
-        """Entities, relations and transcript days for ``question`` (no answer)."""
+    def retrieve(
+        self, question: str, *, top_k: int = 20, days: int | None = None
+    ) -> GraphRetrieval:
+        """Entities, relations and at most ``days`` transcript days (None: the
+        engine's setting) for ``question`` (no answer)."""
         ...
 
     def neighbourhood(

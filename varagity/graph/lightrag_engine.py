@@ -847,16 +847,18 @@ class LightRAGEngine:
 
         return self._call(read)
 
-    def retrieve(self, question: str, *, top_k: int = 20) -> GraphRetrieval:
+    def retrieve(
+        self, question: str, *, top_k: int = 20, days: int | None = None
+    ) -> GraphRetrieval:
         """LightRAG's retrieval for ``question`` (``aquery_data``: no answer is written).
 
         Day cards come from the transcript chunks it found, one per day in rank
         order (several chunks of one day are joined); thread names and message guids
         are the caller's to add (:class:`varagity.graph.service.GraphService`).
         """
-        return self._call(lambda: self._retrieve(question, top_k))
+        return self._call(lambda: self._retrieve(question, top_k, days))
 
-    async def _retrieve(self, question: str, top_k: int) -> GraphRetrieval:
+    async def _retrieve(self, question: str, top_k: int, days: int | None) -> GraphRetrieval:
         from lightrag import QueryParam
 
         opts = self.options
@@ -865,7 +867,7 @@ class LightRAGEngine:
         param = QueryParam(
             mode=opts.query_mode,
             top_k=top_k,
-            chunk_top_k=opts.chunk_top_k,
+            chunk_top_k=days or opts.chunk_top_k,
             max_entity_tokens=budget // 4,
             max_relation_tokens=budget // 4,
             max_total_tokens=budget,
@@ -895,13 +897,13 @@ class LightRAGEngine:
             )
             for r in data.get("relationships", ())
         )
-        days = await self._day_cards(data.get("chunks", ()))
+        cards = await self._day_cards(data.get("chunks", ()))
         metadata = result.get("metadata") or {}
         extra: dict[str, object] = {"keywords": metadata.get("keywords", {})}
         if result.get("status") != "success":
             extra["engine_message"] = result.get("message", "")
         return GraphRetrieval(
-            entities=entities, relations=relations, days=days, mode=opts.query_mode, extra=extra
+            entities=entities, relations=relations, days=cards, mode=opts.query_mode, extra=extra
         )
 
     async def _day_cards(self, chunks: Iterable[dict[str, Any]]) -> tuple[DayCard, ...]:

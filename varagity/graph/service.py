@@ -45,6 +45,7 @@ from varagity.graph.base import (
     GraphEngineClosed,
     Neighbourhood,
 )
+from varagity.graph.day_rank import rank_days
 from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
 from varagity.graph.skeleton import Skeleton, with_skeleton
@@ -221,15 +222,20 @@ class GraphService:
             return call(self.reader())
 
     def retrieve(self, question: str, *, top_k: int | None = None) -> GraphRetrieval:
-        """The engine's entities, relations and transcript days for ``question``, each
-        day card completed from the manifest (thread name, span, message guids).
+        """The engine's entities, relations and transcript days for ``question``: the
+        engine's ``GRAPH_DAY_CANDIDATES`` days ranked again by their messages, the first
+        ``GRAPH_CHUNK_TOP_K`` kept (:mod:`varagity.graph.day_rank`), each day card
+        completed from the manifest (thread name, span, message guids).
 
         Raises:
             GraphDisabled: ``GRAPH_ENABLED=false``.
         """
         k = top_k or self.settings.GRAPH_TOP_K
-        found = self._read(lambda engine: engine.retrieve(question, top_k=k))
+        keep = self.settings.GRAPH_CHUNK_TOP_K
+        candidates = max(keep, self.settings.GRAPH_DAY_CANDIDATES)
+        found = self._read(lambda engine: engine.retrieve(question, top_k=k, days=candidates))
         found = with_skeleton(found, self.skeleton(), question)
+        found = replace(found, days=rank_days(question, found.days, keep))
         if self._describe is None:
             return found
         days = []

@@ -1,0 +1,52 @@
+"""Day cards ranked again by their messages, fused with the engine's order."""
+
+from __future__ import annotations
+
+from varagity.graph.day_rank import message_scores, rank_days
+from varagity.graph.types import DayCard
+
+
+def _day(span: str, *lines: str) -> DayCard:
+    return DayCard(f"chat::{span}", "Adam Smith", span, "\n".join(lines))
+
+
+DAYS = (
+    _day("2026-01-05", "[09:00] Li Hua: Hey Adam! Arriving on the 7th.", "[09:01] Adam: Great."),
+    _day("2026-01-27", "[20:30] Adam: A reminder: the rent is due soon."),
+    _day("2026-01-09", "[19:00] Li Hua: I broke a light fixture.", "[19:02] Adam: I'll fix it."),
+    _day(
+        "2026-01-06",
+        "[09:00] Li Hua: What's the Wi-Fi password, and are there house rules?",
+        "[09:05] Adam: The password is Family123. Keep noise down late at night.",
+    ),
+)
+
+
+def test_a_day_whose_messages_answer_rises_in_the_engines_order() -> None:
+    question = "What is the Wi-Fi password at Li Hua's house?"
+    scores = message_scores(question, DAYS)
+    assert scores.index(max(scores)) == 3
+    # the engine's last is second: fused with the engine's first (whose messages name
+    # Li Hua too), ahead of days neither ranking puts first
+    ranked = rank_days(question, DAYS, 2)
+    assert [d.span for d in ranked] == ["2026-01-05", "2026-01-06"]
+
+
+def test_the_engines_order_stands_when_the_messages_tell_nothing_apart() -> None:
+    ranked = rank_days("What happened in spring?", DAYS, 4)
+    assert ranked == DAYS
+
+
+def test_a_pair_of_messages_counts_together_the_question_and_its_reply() -> None:
+    # "password" is asked on one line and "Family123" given on the next: the pair
+    # holds more of "what is the password Adam gave" than either line alone
+    question = "Which Wi-Fi password did Adam give?"
+    [only] = message_scores(question, DAYS[3:])
+    lines = DAYS[3].excerpt.splitlines()
+    alone = max(message_scores(question, [_day("2026-01-06", line) for line in lines]))
+    assert only > alone
+
+
+def test_keep_bounds_the_days_returned() -> None:
+    assert len(rank_days("rent", DAYS, 1)) == 1
+    assert rank_days("rent", (), 3) == ()
