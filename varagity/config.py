@@ -399,6 +399,15 @@ class Settings(BaseSettings):
         "times slower on CPU with a 150k-token vocabulary); text is LightRAG's delimited "
         "lines (the 0.5B model cannot write them).",
     )
+    GRAPH_EXTRACTION: Literal["skeleton", "model"] = Field(
+        default="skeleton",
+        description="What a graph build extracts from each transcript day: skeleton, "
+        "without a model, the day's writers, the day and the names its messages write "
+        "(about a second a day: a year of chats in minutes); model, the chat model's "
+        "entities and relations (LightRAG's prompt: 15-25 s a day for the 0.5B model on 2 "
+        "cores, for answers no better; worth it with a stronger model). Applies to days "
+        "built from then on.",
+    )
     GRAPH_QUERY_MODE: GraphQueryMode = Field(
         default="mix",
         description="Engine retrieval mode: local (entities), global (relations), hybrid "

@@ -108,6 +108,9 @@ class Built:
 
 
 def graph_settings(root: Path, model_urls: dict[str, str], **extra: Any) -> Settings:
+    """Settings of a graph in ``root``: the model's extraction unless ``extra`` says
+    otherwise (this module is about LightRAG driven by the chat model)."""
+    extra.setdefault("GRAPH_EXTRACTION", "model")
     return load_settings(
         VARAGITY_HOME=root / "home",
         DOCS_PATH=root / "docs",
@@ -120,7 +123,13 @@ def graph_settings(root: Path, model_urls: dict[str, str], **extra: Any) -> Sett
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
-    names = ("VARAGITY_HOME", "DOCS_PATH", "GRAPH_STORAGE_PATH", "MODEL_TIMEOUT_S")
+    names = (
+        "VARAGITY_HOME",
+        "DOCS_PATH",
+        "GRAPH_STORAGE_PATH",
+        "MODEL_TIMEOUT_S",
+        "GRAPH_EXTRACTION",
+    )
     env = {name: str(getattr(settings, name)) for name in names}
     env["MODEL_MAX_RETRIES"] = str(settings.MODEL_MAX_RETRIES)
     env["LLM_BASE_URL"] = settings.llm_url
@@ -220,6 +229,40 @@ def test_a_build_during_a_model_outage_reports_it(
     outage = result.report.model_outage
     assert isinstance(outage, ModelError) and outage.transient
     assert dead["LLM_BASE_URL"].rstrip("/") in str(outage)
+
+
+def test_a_skeleton_build_asks_no_model_and_deletes_cleanly(
+    tmp_path: Path, model_urls: dict[str, str], offline: tuple[Path, list[str]]
+) -> None:
+    """GRAPH_EXTRACTION=skeleton: nothing listens where the LLM should be, and every day
+    is built from its transcript alone (its writers, the day, the names it writes),
+    retrieved, and removed without a trace, like a model's extraction."""
+    dead = {**model_urls, "LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+    settings = graph_settings(tmp_path, dead, GRAPH_EXTRACTION="skeleton")
+    service = GraphService(
+        settings,
+        ChatClient.from_settings(settings),
+        EmbeddingClient.from_settings(settings),
+        describe=DESCRIBE,
+    )
+    try:
+        result = service.build(GraphDiff(new=GRAPH_DAYS))
+        assert result.report.failed is None and result.report.model_outage is None
+        assert service.statuses() == dict.fromkeys(KEYS, PROCESSED)
+        names = {e.name for e in service.entities(limit=500)[0]}
+        writers = {
+            line.split("] ", 1)[1].split(":")[0] for d in GRAPH_DAYS for line in d.text.splitlines()
+        }
+        assert writers <= names
+        assert {"Lisbon", "Mount Tamalpais", "Pantoll"} <= names
+        found = service.retrieve("Who drives Priya to Mount Tamalpais?")
+        assert HIKE_PLAN.doc_key in {d.doc_key for d in found.days}
+        gone = HIKE_PLAN.doc_key
+        result = service.build(GraphDiff(removed=(gone,)))
+        assert result.report.deleted == (gone,)
+        assert not [p for p in graph_file_paths(service.workdir) if gone in p.split("<SEP>")]
+    finally:
+        service.close()
 
 
 def test_build_extracts_every_day(built: Built) -> None:

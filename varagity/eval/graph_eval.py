@@ -84,17 +84,17 @@ Builder = Callable[[Settings, str, Path], Mapping[str, Any]]
 #: Names of the two answering systems in a report.
 GRAPH = "graph"
 BASELINE = "baseline"
-#: Rough extraction time of one thread-day with the default 0.5B model on 2 cores
-#: (issue 29: 858 s for 55 thread-days), for the up-front estimate only.
-EXTRACT_SECONDS_PER_DAY = 15.6
-#: Rough time of one answer (issue 29: 20 s p50), for the estimate only.
-ANSWER_SECONDS = 20.0
+#: Rough build time of one thread-day on 2 cores by GRAPH_EXTRACTION (LiHua-World:
+#: the year without a model in 189 s for 419; January with the 0.5B model in 701 s for
+#: 31), for the up-front estimate only.
+BUILD_SECONDS_PER_DAY = {"skeleton": 0.5, "model": 22.6}
 #: The settings that decide what a graph build extracts (part of the location's hash).
 EXTRACTION_SETTINGS = (
     "GRAPH_ENGINE",
     "GRAPH_CHUNK_TOKENS",
     "GRAPH_EXTRACT_MAX_TOKENS",
     "GRAPH_EXTRACT_FORMAT",
+    "GRAPH_EXTRACTION",
     "LOCAL_LLM",
     "LLM_MODEL",
     "EMBEDDING_MODEL",
@@ -414,10 +414,12 @@ def ensure_graph(
     if not todo and not gone:
         report.reused = True
     else:
+        mode = location.settings.GRAPH_EXTRACTION
+        each = BUILD_SECONDS_PER_DAY[mode]
         say(
             f"building the graph of {location.archive}: {todo} of {total} thread-day(s) to "
-            f"extract, {gone} to remove (~{todo * EXTRACT_SECONDS_PER_DAY / 60:.0f} min at "
-            f"{EXTRACT_SECONDS_PER_DAY} s each)"
+            f"extract ({mode}), {gone} to remove (~{todo * each / 60:.0f} min at {each} s "
+            "each)"
         )
         started = time.perf_counter()
         metadata = build(location.settings, location.archive, location.folder)
@@ -1029,12 +1031,6 @@ def run_graph_eval(
 
 
 # --- output -----------------------------------------------------------------------------
-
-
-def estimate_seconds(thread_days_to_build: int, questions: int, baseline: bool) -> float:
-    """Rough wall time: extraction of the days to build, then the answers."""
-    answers = questions * ANSWER_SECONDS * (2 if baseline else 1)
-    return thread_days_to_build * EXTRACT_SECONDS_PER_DAY + answers
 
 
 def _columns(k: int) -> tuple[str, ...]:

@@ -64,6 +64,7 @@ from varagity.graph.base import (
     GraphEngineError,
     Neighbourhood,
 )
+from varagity.graph.plain_extraction import plain_extraction
 from varagity.graph.progress import BuildProgress
 from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import (
@@ -360,6 +361,7 @@ class LightRAGOptions:
     top_k: int = 20
     chunk_top_k: int = 5
     extract_format: str = "json"
+    extraction: str = "model"
     llm_timeout_s: float = 600.0
 
     @classmethod
@@ -375,6 +377,7 @@ class LightRAGOptions:
             top_k=settings.GRAPH_TOP_K,
             chunk_top_k=settings.GRAPH_CHUNK_TOP_K,
             extract_format=settings.GRAPH_EXTRACT_FORMAT,
+            extraction=settings.GRAPH_EXTRACTION,
             # one extraction on a busy CPU can take minutes; the client's own timeout
             # and retries bound each request, this bounds LightRAG's wait for them
             llm_timeout_s=max(600.0, settings.MODEL_TIMEOUT_S * (settings.MODEL_MAX_RETRIES + 1)),
@@ -657,7 +660,8 @@ class LightRAGEngine:
             chunk_top_k=opts.chunk_top_k,
             entity_extraction_use_json=opts.extract_format != "text",
             enable_llm_cache=self.writer,
-            enable_llm_cache_for_entity_extract=self.writer,
+            # a skeleton's reply costs nothing, and cached it would answer for the model
+            enable_llm_cache_for_entity_extract=self.writer and opts.extraction == "model",
             addon_params={"language": "English", "entity_types_guidance": ENTITY_TYPES},
         )
         await rag.initialize_storages()
@@ -672,6 +676,10 @@ class LightRAGEngine:
         response_format: dict[str, Any] | None = None,
         **_: Any,
     ) -> str:
+        if self.options.extraction == "skeleton":
+            found = _INPUT_TEXT_RE.search(prompt)
+            if found is not None:  # an extraction: no model
+                return json.dumps(plain_extraction(found["text"]))
         decoding = None
         if response_format is not None and self.options.extract_format.startswith("json_"):
             wanted: dict[str, Any] = {"type": "json_object"}
