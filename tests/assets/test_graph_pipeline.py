@@ -59,6 +59,8 @@ def graph_settings(
         GRAPH_DOCS_PATH=Path(os.getcwd()) / "graph-docs",
         GRAPH_TIMEZONE="UTC",
         MODEL_TIMEOUT_S=600,  # one extraction takes minutes on two shared cores
+        # the model's extraction: a worker is killed mid-extraction and the run resumed
+        GRAPH_EXTRACTION="model",
         **model_urls,
     )
     settings.graph_docs_path.mkdir(parents=True, exist_ok=True)
