@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from varagity.graph.plain_extraction import DATE, NAME, PERSON, names_in, plain_extraction
 
-DAY = (
-    "Ingrid Bakke, Sara Lindqvist, Tomas Reyes, messages of Monday 2026-03-02:\n\n"
+THREAD = "Ingrid Bakke, Sara Lindqvist, Tomas Reyes"
+LINES = (
     "[19:30] Ingrid Bakke: Supper club on Friday: Tbilisi Corner on Harbour Road, Sara?\n"
     '[19:31] Tomas Reyes: Or Kumo Ramen? Happy to watch "Overwatch 3" after.\n'
     "[19:32] Sara Lindqvist: Georgian please! Tbilisi Corner it is.\n"
@@ -34,7 +34,7 @@ def test_names_are_runs_of_capitals_quoted_titles_and_words_inside_a_sentence() 
 
 
 def test_a_day_gives_its_writers_the_day_and_its_names_with_who_wrote_what() -> None:
-    reply = plain_extraction(DAY)
+    reply = plain_extraction(LINES, thread=THREAD, day="Monday 2026-03-02")
     kinds = {e["name"]: e["type"] for e in reply["entities"]}
     assert kinds["Ingrid Bakke"] == kinds["Tomas Reyes"] == PERSON
     assert kinds["Monday 2026-03-02"] == DATE
@@ -51,8 +51,8 @@ def test_a_day_gives_its_writers_the_day_and_its_names_with_who_wrote_what() -> 
 
 def test_descriptions_do_not_change_from_day_to_day() -> None:
     # LightRAG keeps one of identical descriptions: no model summary of many days
-    other = DAY.replace("Monday 2026-03-02", "Tuesday 2026-03-03")
-    first, second = plain_extraction(DAY), plain_extraction(other)
+    first = plain_extraction(LINES, thread=THREAD, day="Monday 2026-03-02")
+    second = plain_extraction(LINES, thread=THREAD, day="Tuesday 2026-03-03")
     described = {e["name"]: e["description"] for e in first["entities"]}
     for entity in second["entities"]:
         if entity["name"] in described:

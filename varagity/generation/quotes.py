@@ -309,7 +309,7 @@ class QuoteChecker:
         self._raw_names = [names[n] if n < len(names) else "" for n in range(len(passages))]
         self._names = [normalize(n) for n in self._raw_names]
         self._norm = [normalize(self._text(u)) for u in self.units]
-        # a transcript line: who wrote it (normalised), where its text begins, and the
+        # a transcript line's match (who wrote it, where its text begins), and the
         # message before it in the same day (the one it may answer)
         self._sent = [_MESSAGE.match(self._text(u)) for u in self.units]
         self._replying = [
@@ -1067,18 +1067,19 @@ def select_context(
     best_of_passage: dict[int, int] = {}
     for i in order:
         best_of_passage.setdefault(units[i].passage, i)
-    if conversation:
+    best = sorted(best_of_passage.values(), key=lambda i: units[i].passage)
+    if conversation:  # the first lines now, each day's best message after the others
         for i, unit in enumerate(units):
             if i == 0 or units[i - 1].passage != unit.passage:
                 take(i)
-    best_first = sorted(best_of_passage.values(), key=lambda i: units[i].passage)
-    for i in () if conversation else best_first:
-        take(i)
+    else:
+        for i in best:
+            take(i)
     for i in order:
         if spent >= budget or scores[i] <= 0:
             break
         with_neighbours(i)
-    for i in best_first:
+    for i in best:
         take(i)
     out: list[str] = []
     for n, text in enumerate(passages):

@@ -99,7 +99,7 @@ FIELD_SEP = "<SEP>"
 #: LightRAG refuses a document whose content another document already has). Worded
 #: as a caption: "Conversation: ... / Date: ..." lines were extracted as entities.
 _HEADER = "{thread}, messages of {span}:\n\n"
-_HEADER_RE = re.compile(r"\A(?P<thread>[^\n]*), messages of [^\n]*:\n\n")
+_HEADER_RE = re.compile(r"\A(?P<thread>[^\n]*), messages of (?P<day>[^\n]*):\n\n")
 #: An entity named after the caption ("messages of Monday 2026-03-02", or the whole
 #: caption): a small model extracts it from nearly every day and links that day's
 #: people and places to it. What it stands for is the day itself.
@@ -216,6 +216,17 @@ def _said_of(name: str, text: str) -> str:
     return ""
 
 
+def extraction_input(prompt: str) -> tuple[re.Match[str] | None, str] | None:
+    """What an extraction ``prompt`` asks about: the transcript's caption (its
+    ``thread`` and ``day``; None for a later chunk of a long day) and the lines under
+    it; None when the prompt is no extraction."""
+    found = _INPUT_TEXT_RE.search(prompt)
+    if found is None:
+        return None
+    caption = _HEADER_RE.match(found["text"])
+    return caption, found["text"][caption.end() :] if caption else found["text"]
+
+
 def keep_real_entities(reply: str, prompt: str) -> str:
     """An extraction reply without the entities :func:`hollow_entity` finds hollow and
     the relations that hang on them, judged against the transcript in ``prompt``
@@ -223,11 +234,10 @@ def keep_real_entities(reply: str, prompt: str) -> str:
     a type's definition (:func:`echoes_a_type`) is described instead by the
     transcript's first line that names it. A reply that is no JSON extraction, or a
     prompt that holds no transcript, passes as it is (LightRAG reads it leniently)."""
-    found = _INPUT_TEXT_RE.search(prompt)
+    found = extraction_input(prompt)
     if found is None:
         return reply
-    caption = _HEADER_RE.match(found["text"])
-    text = found["text"][caption.end() :] if caption else found["text"]
+    _, text = found
     try:
         data = json.loads(reply.strip().removeprefix("```json").strip("`\n "))
     except ValueError:
@@ -677,9 +687,14 @@ class LightRAGEngine:
         **_: Any,
     ) -> str:
         if self.options.extraction == "skeleton":
-            found = _INPUT_TEXT_RE.search(prompt)
+            found = extraction_input(prompt)
             if found is not None:  # an extraction: no model
-                return json.dumps(plain_extraction(found["text"]))
+                caption, lines = found
+                if caption is None:
+                    return json.dumps(plain_extraction(lines))
+                return json.dumps(
+                    plain_extraction(lines, thread=caption["thread"], day=caption["day"])
+                )
         decoding = None
         if response_format is not None and self.options.extract_format.startswith("json_"):
             wanted: dict[str, Any] = {"type": "json_object"}

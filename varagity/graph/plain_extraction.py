@@ -24,11 +24,8 @@ import re
 from typing import Any
 
 from varagity.generation.grounding import STOPWORDS
+from varagity.graph.transcripts import MESSAGE_LINE
 
-#: The transcript line: clock, sender, text (``varagity.graph.transcripts``).
-_LINE = re.compile(r"^\[\d{1,2}:\d{2}\]\s*(?P<sender>[^:\n]+):\s*(?P<text>.*)$")
-#: The caption above a transcript: ``<thread>, messages of <Weekday YYYY-MM-DD>:``.
-_CAPTION = re.compile(r"\A(?P<thread>[^\n]*), messages of (?P<day>[^\n]*?):\s*\n")
 _CAPITALISED = r"[A-Z][\w'’&.-]*[\w]|[A-Z]"
 #: A run of capitalised words (with "of", "the", "and", "&", "de" inside, and a number
 #: after: "Overwatch 3", "Bank of Ireland", "Crumb & Co"; "Sara and Ingrid" are two).
@@ -90,20 +87,18 @@ def names_in(text: str) -> list[str]:
     return out
 
 
-def plain_extraction(transcript: str) -> dict[str, Any]:
-    """The extraction reply for ``transcript``: the engine's caption line, then the
-    day's lines; or, for the second chunk of a long day, lines alone (its writers and
-    names then hang on each other, the day's first chunk links them to the day)."""
-    caption = _CAPTION.match(transcript)
-    day = caption["day"].strip() if caption else None
-    thread = caption["thread"].strip() if caption else ""
+def plain_extraction(lines: str, *, thread: str = "", day: str | None = None) -> dict[str, Any]:
+    """The extraction reply for a transcript's ``lines``, of ``thread`` on ``day`` (as
+    the engine's caption names them, ``Monday 2026-03-02``); without a day (the second
+    chunk of a long day, which has no caption) its writers and names hang on each other
+    and the day's first chunk links them to the day."""
     writers: list[str] = []
     spoken: dict[str, list[str]] = {}  # name -> who wrote it
-    for line in transcript[caption.end() if caption else 0 :].splitlines():
-        m = _LINE.match(line.strip())
-        if m is None:
+    for line in lines.splitlines():
+        m = MESSAGE_LINE.match(line.strip())
+        sender = m["sender"].strip() if m else ""
+        if m is None or not sender:
             continue
-        sender = m["sender"].strip()
         if sender not in writers:
             writers.append(sender)
         for name in names_in(m["text"]):

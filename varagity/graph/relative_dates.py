@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from varagity.graph.transcripts import weekday_of
+from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTHS = {
@@ -83,8 +83,6 @@ _PHRASE = re.compile(
     )\b(?!\s*\(|,?\s*\d{{4}}-\d{{2}}-\d{{2}})""",
     re.IGNORECASE | re.VERBOSE,
 )
-#: A line of a transcript: its clock, then who wrote it, then the text.
-_LINE = re.compile(r"^(\[\d{1,2}:\d{2}\][^:\n]*:\s?)(.*)$")
 #: A month-and-day more than this many days before the message is next year's.
 _HALF_YEAR = 183
 
@@ -174,6 +172,6 @@ def annotate_transcript(text: str, span: str) -> str:
         return text
     lines = []
     for line in text.split("\n"):
-        m = _LINE.match(line)
-        lines.append(m[1] + annotate_line(m[2], day) if m else line)
+        m = MESSAGE_LINE.match(line)
+        lines.append(m["head"] + annotate_line(m["text"], day) if m else line)
     return "\n".join(lines)

@@ -24,6 +24,7 @@ archive's diff to the day that grew.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import date, datetime, tzinfo
 from zoneinfo import ZoneInfo
@@ -32,6 +33,9 @@ from varagity.config import Settings
 from varagity.graph.contacts import ContactBook
 from varagity.graph.types import Message, ThreadDay
 
+#: A line of a transcript as :func:`render_day` writes it: ``head`` (the clock and who
+#: wrote it, ``sender``) and ``text``.
+MESSAGE_LINE = re.compile(r"^(?P<head>\[\d{1,2}:\d{2}\]\s*(?P<sender>[^:\n]*):\s?)(?P<text>.*)$")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
