@@ -670,8 +670,9 @@ class LightRAGEngine:
             chunk_top_k=opts.chunk_top_k,
             entity_extraction_use_json=opts.extract_format != "text",
             enable_llm_cache=self.writer,
-            # a skeleton's reply costs nothing, and cached it would answer for the model
-            enable_llm_cache_for_entity_extract=self.writer and opts.extraction == "model",
+            # kept for skeleton replies too: deleting a day rebuilds the entities it
+            # shared from the cached replies of the days that stay
+            enable_llm_cache_for_entity_extract=self.writer,
             addon_params={"language": "English", "entity_types_guidance": ENTITY_TYPES},
         )
         await rag.initialize_storages()
