@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from varagity.graph.relative_dates import annotate_line, annotate_transcript
+from varagity.graph.relative_dates import annotate_line, annotate_transcript, as_written
 
 WEDNESDAY = date(2026, 3, 4)
 
@@ -69,3 +69,23 @@ def test_a_transcript_is_annotated_per_message_and_only_for_a_single_day() -> No
         "[09:00] Sunday Adeyemi: hi"
     )
     assert annotate_transcript(day, "2026-03-06..2026-03-07") == day
+
+
+def test_a_quote_of_the_annotated_transcript_maps_back_to_the_messages_as_written() -> None:
+    day = (
+        "[09:12] Maya: Booked TAP on June 14 and back tomorrow evening.\n"
+        "[09:13] Sam: See you tomorrow then.\n"
+    )
+    annotated = annotate_transcript(day, "2024-06-10")
+    assert annotated != day
+    for line in day.splitlines():
+        # each line, quoted with its written-out days, is the line as written
+        note = annotated.split("\n")[day.splitlines().index(line)]
+        start = annotated.index(note)
+        a, b = as_written(annotated, day, start, start + len(note))
+        assert day[a:b] == line
+    # a quote ending inside a written-out day ends where the day was written in
+    cut = annotated.index("(Tuesday") + 3
+    a, b = as_written(annotated, day, 0, cut)
+    assert day[a:b] == day[: day.index("tomorrow evening") + len("tomorrow")]
+    assert as_written(day, day, 3, 9) == (3, 9)

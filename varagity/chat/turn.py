@@ -75,7 +75,7 @@ from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
-from varagity.graph.relative_dates import annotate_transcript
+from varagity.graph.relative_dates import annotate_transcript, as_written
 from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import DayCard, GraphRetrieval
 from varagity.models.base import ModelError
@@ -247,6 +247,24 @@ class TurnRetrieval:
                 for d in self.graph.days
             ]
         return chunk_passages(self.chunks)
+
+    def written(self, quotes: Sequence[Quote]) -> tuple[Quote, ...]:
+        """``quotes`` of :attr:`passages` as the sources wrote them: on a graph turn, a
+        quote of a day card without the days written into its transcript."""
+        if self.graph is None:
+            return tuple(quotes)
+        annotated = self.passages
+        written = [
+            day_passage(d.thread_name, weekday_of(d.span), d.excerpt) for d in self.graph.days
+        ]
+        kept = []
+        for q in quotes:
+            start, end = as_written(annotated[q.source - 1], written[q.source - 1], q.start, q.end)
+            text = written[q.source - 1][start:end]
+            lead = len(text) - len(text.lstrip())
+            text = text.strip()
+            kept.append(Quote(q.source, text, start + lead, start + lead + len(text)))
+        return tuple(kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,7 +474,7 @@ def _answer(
         cited=cited_numbers(answer, len(passages)),
         stop_reason=stop,
         timings_ms=timings,
-        quotes=quotes,
+        quotes=evidence.written(quotes),
     )
 
 

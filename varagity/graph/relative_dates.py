@@ -18,14 +18,17 @@ working it out. Only phrases that name one day unambiguously are annotated:
   the message, or the next year when it would lie more than half a year back.
 
 Vague spans ("next week", "the weekend") and phrases already followed by a date are
-left as they are. Pure and deterministic; the transcript's lines are ``[HH:MM] sender:
-text`` (:mod:`varagity.graph.transcripts`), all written on ``day``.
+left as they are. The annotations help the model and the quote check only: a quote of an
+annotated transcript is shown as its messages wrote it (:func:`as_written`). Pure and
+deterministic; the transcript's lines are ``[HH:MM] sender: text``
+(:mod:`varagity.graph.transcripts`), all written on ``day``.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import date, timedelta
+from difflib import SequenceMatcher
 
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 
@@ -175,3 +178,23 @@ def annotate_transcript(text: str, span: str) -> str:
         m = MESSAGE_LINE.match(line)
         lines.append(m["head"] + annotate_line(m["text"], day) if m else line)
     return "\n".join(lines)
+
+
+def as_written(annotated: str, original: str, start: int, end: int) -> tuple[int, int]:
+    """The span of ``original`` that ``annotated[start:end]`` quotes, where ``annotated``
+    is ``original`` with days written out (:func:`annotate_transcript`): offsets move
+    back over the text written in before them, and a span's ends inside written-in text
+    move to where it was written in."""
+    if annotated == original:
+        return start, end
+    blocks = SequenceMatcher(None, original, annotated, autojunk=False).get_matching_blocks()
+
+    def back(offset: int) -> int:
+        mapped = 0
+        for a, b, size in blocks:
+            if b > offset:
+                break
+            mapped = a + min(offset - b, size)
+        return mapped
+
+    return back(start), back(end)
