@@ -29,7 +29,7 @@ from varagity.chat.turn import (
 from varagity.config import Settings, load_settings
 from varagity.generation.answer import ABSTENTION, NO_EVIDENCE_ANSWER, UNSUPPORTED_NOTE
 from varagity.generation.grounding import is_abstention
-from varagity.graph.types import DayCard, GraphRetrieval
+from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Decoding
 from varagity.records import RetrievedChunk
@@ -97,10 +97,25 @@ class FixedRetriever:
         return Retrieval(self.method, query, self.chunks[:k], {"bm25": 1.0})
 
 
+class FixedGraph:
+    def __init__(self, found: GraphRetrieval) -> None:
+        self.found = found
+
+    def retrieve(self, question: str, *, top_k: int | None = None) -> GraphRetrieval:
+        return self.found
+
+
 class FakeServices:
-    def __init__(self, settings: Settings, chat: ScriptedModel, retriever: FixedRetriever) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        chat: ScriptedModel,
+        retriever: FixedRetriever,
+        graph: FixedGraph | None = None,
+    ) -> None:
         self.settings = settings
         self.chat = chat
+        self.graph = graph
         self._retriever = retriever
         self.methods: list[str | None] = []
         self.model_claims: object = None
@@ -395,3 +410,37 @@ def test_a_graph_day_is_given_to_the_model_with_its_weekday() -> None:
         "Messages in Maya on Monday 2026-03-02:\n[09:14] Maya: We land at 7."
     ]
     assert evidence.topics == [("Maya", "Monday 2026-03-02")]
+
+
+def test_an_answer_retrieval_computed_is_given_without_the_model(quoted: Settings) -> None:
+    days = (
+        DayCard(
+            "t1::2026-03-02", "Maya", "2026-03-02", "[09:14] Maya: Flights booked for tomorrow."
+        ),
+        DayCard("t1::2026-03-09", "Maya", "2026-03-09", "[18:00] Maya: Hotel booked too."),
+    )
+    computed = ComputedAnswer(
+        "Yes. The first was written on Monday 2026-03-02 [1] and the second on Monday "
+        "2026-03-09 [2]: the first came before the second.",
+        ((1, "[09:14] Maya: Flights booked for tomorrow."), (2, "[18:00] Maya: Hotel booked too.")),
+    )
+    model = ScriptedModel(["The model was asked."])
+    graph = FixedGraph(GraphRetrieval(days=days, computed=computed))
+    services = FakeServices(quoted, model, FixedRetriever([]), graph)
+    request = TurnRequest("Did Maya book the flights before the hotel?", corpus="graph")
+    events = list(run_turn(services, request))
+    done = events[-1]
+    assert isinstance(done, TurnDone)
+    assert done.answer == computed.text and model.calls == []
+    assert done.cited == [1, 2]
+    # each quote is the message as written (no day written into it for the model)
+    assert [(q.source, q.text) for q in done.quotes] == [
+        (1, "[09:14] Maya: Flights booked for tomorrow."),
+        (2, "[18:00] Maya: Hotel booked too."),
+    ]
+    passages = [
+        f"Messages in Maya on {weekday} {d.span}:\n{d.excerpt}"
+        for weekday, d in zip(("Monday", "Monday"), days, strict=True)
+    ]
+    for quote in done.quotes:
+        assert passages[quote.source - 1][quote.start : quote.end] == quote.text

@@ -583,6 +583,66 @@ def test_a_message_is_dated_by_its_day_unless_it_names_a_day_of_its_own() -> Non
     assert checker.quote("Noor and Tomas rode to Hook Point on Friday 2026-03-06.") == []
     asked = QuoteChecker("When did Tomas ask about the bridge?", _DAYS)
     assert asked.quote("Tomas asked about the bridge on Friday 2026-03-06.")
+    # the ride planned in the conversation's first message is on the day it names: the
+    # later messages were written the day before, and say nothing of another day
+    meet = QuoteChecker("When do Noor and Tomas meet at the bridge?", _DAYS)
+    assert meet.quote("Noor and Tomas meet at the bridge at 9:00 on Saturday 2026-03-07.")
+    assert meet.quote("Noor and Tomas meet at the bridge at 9:00 on Friday 2026-03-06.") == []
+
+
+def test_a_handle_written_joined_is_the_name_the_transcript_spaces() -> None:
+    checker = QuoteChecker("What did NoorHaddad ask about the bill?", _DAYS)
+    assert checker.quote("NoorHaddad asked how much the bill was in the end.")
+    # a short run of letters is no name: "ta" is not joined "t a"
+    assert not QuoteChecker("Where is Tbi?", _DAYS).quote("Tbi is at Tbilisi Corner.")
+
+
+_BAKERY = (
+    "Messages in Hailey Johnson on Friday 2026-05-08:\n"
+    "[08:00] Hailey Johnson: It's Mother's Day this weekend! 15% off all pastries.\n"
+    "[08:01] Li Hua: Nice! What's your top recommendation?\n"
+    "[08:02] Hailey Johnson: The raspberry croissants and the chocolate eclairs.\n"
+    "[11:30] Hailey Johnson: The new sourdough is out of the oven, by the way.\n"
+    "[11:31] Li Hua: Save me the rye loaf, please.\n"
+)
+
+
+def test_a_message_is_about_the_topic_that_opened_its_conversation() -> None:
+    checker = QuoteChecker("Which two pastries does Hailey recommend for Mother's Day?", [_BAKERY])
+    # "Mother's Day" was named two messages before the recommendation, in the same talk
+    [quote] = checker.quote("Hailey recommends the raspberry croissants and chocolate eclairs.")
+    assert quote.text.startswith("[08:02]")
+    # a conversation hours later is another: its loaf was never a Mother's Day pick
+    assert checker.quote("Hailey recommends the rye loaf for Mother's Day.") == []
+
+
+def test_a_message_on_its_conversations_topic_still_holds_what_is_asked_of_it() -> None:
+    grant = (
+        "Messages in Dev Patel on Monday 2026-03-09:\n"
+        "[12:30] Dev Patel: Could you review the slides for the Harbor grant proposal?\n"
+        "[12:31] Noor Haddad: Sure. How much are we asking for?\n"
+        "[12:32] Dev Patel: 45,000 euros over two years.\n"
+    )
+    asking = QuoteChecker("How much is Dev asking for in the Harbor proposal?", [grant])
+    [quote] = asking.quote("Dev is asking for 45,000 euros for the Harbor proposal.")
+    assert quote.text.startswith("[12:32]")
+    # nobody in the talk was awarded anything: the amount asked for is no award
+    awarded = QuoteChecker("How much was Dev's team awarded for the Harbor proposal?", [grant])
+    assert awarded.quote("Dev's team was awarded 45,000 euros for the Harbor proposal.") == []
+
+
+def test_a_message_answers_only_what_its_conversation_speaks_of() -> None:
+    party = (
+        "Messages in Wolfgang Schulz on Monday 2026-02-16:\n"
+        "[09:30] Wolfgang Schulz: Happy Lunar New Year, buddy!\n"
+        "[09:31] Li Hua: Thanks! Any traditions you're looking forward to?\n"
+        "[09:32] Wolfgang Schulz: Mostly good food. Maybe I'll make dumplings this year!\n"
+    )
+    food = QuoteChecker("What is Wolfgang looking forward to at Lunar New Year?", [party])
+    assert food.quote("Wolfgang is looking forward to good food and dumplings.")
+    # nobody played anything: the sentence repeats the question's "play" and "games"
+    games = QuoteChecker("What games did Wolfgang play with Li Hua at Lunar New Year?", [party])
+    assert games.quote("Wolfgang played games with Li Hua with dumplings.") == []
 
 
 def test_the_rest_of_a_full_name_the_question_gives_adds_nothing() -> None:

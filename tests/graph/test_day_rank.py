@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from varagity.graph.day_rank import message_scores, rank_days
-from varagity.graph.types import DayCard
+from varagity.graph.day_rank import DayIndex, message_scores, rank_days, with_message_days
+from varagity.graph.types import DayCard, GraphRetrieval
 
 
 def _day(span: str, *lines: str) -> DayCard:
@@ -50,3 +50,25 @@ def test_a_pair_of_messages_counts_together_the_question_and_its_reply() -> None
 def test_keep_bounds_the_days_returned() -> None:
     assert len(rank_days("rent", DAYS, 1)) == 1
     assert rank_days("rent", (), 3) == ()
+
+
+def test_the_days_the_engine_missed_are_found_by_their_messages() -> None:
+    index = DayIndex(DAYS)
+    question = "What is the Wi-Fi password at Li Hua's house?"
+    assert [d.span for d in index.best(question, 1)] == ["2026-01-06"]
+    assert index.best("tennis racket", 3) == []  # no message holds any of it
+    # the engine found two other days: the one the messages point at is added after them
+    found = GraphRetrieval(days=DAYS[:2])
+    more = with_message_days(found, index, question, 2)
+    assert [d.span for d in more.days[:2]] == ["2026-01-05", "2026-01-27"]
+    assert "2026-01-06" in [d.span for d in more.days[2:]]
+    # ... and ranked with the engine's days, it is kept ahead of the engine's second
+    # (its messages, weighed over the whole archive, hold the question best)
+    ranked = rank_days(question, more.days, 2, index)
+    assert [d.span for d in ranked] == ["2026-01-05", "2026-01-06"]
+
+
+def test_a_day_the_engine_found_is_not_added_twice() -> None:
+    index = DayIndex(DAYS)
+    found = GraphRetrieval(days=DAYS)
+    assert with_message_days(found, index, "Wi-Fi password", 4) == found

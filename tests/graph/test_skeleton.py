@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.chatdb import THREADS, ChatArchive, write_chat_db
 from varagity.graph.manifest import ManifestEntry, diff
-from varagity.graph.skeleton import CONVERSATION, PERSON, Skeleton, with_skeleton
+from varagity.graph.skeleton import CONVERSATION, PERSON, Presence, Skeleton, with_skeleton
 from varagity.graph.sources import read_archive
 from varagity.graph.types import DayCard, GraphEntity, GraphRetrieval, ThreadDay
 
@@ -149,3 +149,17 @@ def test_the_graph_view_lists_people_and_their_neighbourhood(archive: ChatArchiv
     assert "Lisbon crew" in names and "Me" in names
     assert all(near.center in (r.source, r.target) for r in near.relations)
     assert skeleton.neighbourhood("Lisbon") is None
+
+
+def test_a_person_named_by_a_handle_written_as_one_word() -> None:
+    skeleton = Skeleton(
+        (
+            Presence("Jake Watson", "t1", "Jake Watson", "2026-09-17"),
+            Presence("Chae Song-hwa", "t2", "Chae Song-hwa", "2026-04-07"),
+            Presence("Li Hua", "t1", "Jake Watson", "2026-09-17"),
+        )
+    )
+    assert skeleton.named_in("Who does JakeWatson consider the best defender?") == ["Jake Watson"]
+    assert skeleton.named_in("When is ChaeSong-hwa hosting the lecture?") == ["Chae Song-hwa"]
+    # LiHua is short of a joined name's letters; "Li" and "Hua" are no words of it
+    assert skeleton.named_in("What does LiHua want?") == []

@@ -75,9 +75,10 @@ from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
+from varagity.graph.order import messages_span
 from varagity.graph.relative_dates import annotate_transcript, as_written
 from varagity.graph.transcripts import weekday_of
-from varagity.graph.types import DayCard, GraphRetrieval
+from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
 from varagity.models.protocols import Completer, Decoding, Streamer
 from varagity.records import Quote, RetrievedChunk
@@ -478,6 +479,16 @@ def _answer(
     )
 
 
+def _computed_quotes(computed: ComputedAnswer, passages: Sequence[str]) -> tuple[Quote, ...]:
+    """The transcript lines a computed answer rests on, as quotes of ``passages``."""
+    quotes = []
+    for n, messages in computed.quoted:
+        span = messages_span(passages[n - 1], messages) if 0 < n <= len(passages) else None
+        if span is not None:
+            quotes.append(Quote(n, passages[n - 1][span[0] : span[1]], *span))
+    return tuple(quotes)
+
+
 def _graph_evidence(
     services: TurnServices, query: str, timings: dict[str, float]
 ) -> tuple[GraphRetrieval | None, str | None]:
@@ -522,6 +533,11 @@ def _generate(
     """Stream the answer's deltas; return ``(answer, reasoning, stop reason, quotes)``."""
     settings = services.settings
     passages = evidence.passages
+    computed = evidence.graph.computed if evidence.graph is not None else None
+    if computed is not None:  # worked out from the archive: no model writes it
+        timings.setdefault("first_token", _ms(generating))
+        yield TokenDelta(computed.text)
+        return computed.text, None, "finished", _computed_quotes(computed, passages)
     splitter = ThinkSplitter()
     guard = RepetitionGuard()
     mode = settings.ANSWER_CITATIONS if passages else "model"

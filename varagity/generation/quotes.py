@@ -111,6 +111,11 @@ INHERITED = 0.8
 #: Least weighted share of what the question asks (its words the passages use, less the
 #: names of the item) a quoted unit must hold: below it, the quote answers another question.
 QUOTE_RELEVANCE = 1 / 3
+#: Minutes between two messages of a day that still belong to one conversation (whose
+#: first message names the topic the rest speak of)
+CONVERSATION_GAP = 30
+#: Fewest letters of a name matched written joined or spaced (:func:`_holds`).
+JOINED_NAME = 6
 #: Least weighted share of the question's words (those the passages use) a unit must
 #: hold to be offered as the closest passage when no answer sentence had a quote.
 EXTRACT_COVERAGE = 0.5
@@ -125,6 +130,12 @@ _STRUCTURED_LINE = re.compile(r"^\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||\[\d
 # a list item's bullet or number ("- ", "3. ", "4) ")
 #: A transcript line of the message graph: ``[HH:MM] sender: text``.
 _MESSAGE = re.compile(r"^\s*\[\d{1,2}:\d{2}\]\s*([^:\n]+):\s*")
+# what a message does as it is written: its day is the day of the act
+_SPEECH_ACT = re.compile(
+    r"\b(?:ask|said|say|tell|told|mention|suggest|invit|wrote|writ|text|messag|remind"
+    r"|recommend|propos|offer|repl|respond|thank|confirm|shar|announc|inform|updat)\w*"
+)
+_CLOCK = re.compile(r"^\s*\[(\d{1,2}):(\d{2})\]")
 _LIST_MARKER = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
 _TABLE_RULE = re.compile(r"^[\s|:]*-[\s|:-]*$")  # |---|:--:| and | - | - |
 # a reStructuredText simple table's border: two or more runs of "=" ("====  ======")
@@ -292,9 +303,17 @@ def values_of(sentence: str) -> set[str]:
 
 
 def _holds(normalized_text: str, value: str) -> bool:
-    """Whether ``value`` occurs in ``normalized_text`` as whole words."""
+    """Whether ``value`` occurs in ``normalized_text`` as whole words; a name also when
+    one of the two writes it joined and the other spaced (a handle "JakeWatson" or
+    "ChaeSong-hwa" is the "Jake Watson" or "Chae Song-hwa" a transcript names)."""
     pattern = r"(?<![\w.])" + re.escape(value) + r"(?![\w])"
-    return re.search(pattern, normalized_text) is not None
+    if re.search(pattern, normalized_text) is not None:
+        return True
+    letters = value.replace(" ", "")
+    if len(letters) < JOINED_NAME or not letters.isalpha():
+        return False
+    joined = r"(?<![\w.])" + " ?".join(map(re.escape, letters)) + r"(?![\w])"
+    return re.search(joined, normalized_text) is not None
 
 
 class QuoteChecker:
@@ -318,6 +337,9 @@ class QuoteChecker:
             else None
             for i, (u, sent) in enumerate(zip(self.units, self._sent, strict=True))
         ]
+        # ... and the message that opened its conversation: a chat names its topic once
+        # ("it's Mother's Day this weekend!") and then speaks of it without the name
+        self._opening = self._openings()
         # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
         # a row's words include its header row's
         self._header = [_table_header(self.units, i) for i in range(len(self.units))]
@@ -340,8 +362,9 @@ class QuoteChecker:
         # a message's those of the message it follows: a reply rarely repeats what it
         # answers ("How much was the bill?" "33 each")
         replied = [set() if j is None else own[j] for j in self._replying]
+        opened = [set() if j is None else own[j] for j in self._opening]
         self._topic_words = [
-            w | named[u.passage] | replied[i]
+            w | named[u.passage] | replied[i] | opened[i]
             for i, (w, u) in enumerate(zip(self._words, self.units, strict=True))
         ]
         # a unit must name the item asked about itself (or its heading, its table's
@@ -355,6 +378,9 @@ class QuoteChecker:
             if unit.kind == "prose":
                 self._lead[unit.passage] = i
         self._scope_norm = [normalize(r) for r in self._scope]
+        # ... and a message's without its conversation's opening
+        self._close_scope = self._scopes(opening=False)
+        self._close_scope_norm = [normalize(r) for r in self._close_scope]
         df: dict[str, int] = {}
         for words in own:
             for word in words:
@@ -406,6 +432,13 @@ class QuoteChecker:
         # which units may carry an answer to this question at all (the same for every
         # sentence of the answer)
         self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
+        # the messages on the question's subject only with their conversation's opening
+        self._leaning = [
+            on
+            and self._opening[i] not in (None, i, self._replying[i])
+            and not self._about(i, opening=False)
+            for i, on in enumerate(self._on_topic)
+        ]
 
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
@@ -429,12 +462,32 @@ class QuoteChecker:
                 return j if self.units[j].kind == "prose" and text.endswith(":") else None
         return None
 
-    def _scopes(self) -> list[str]:
+    def _openings(self) -> list[int | None]:
+        """For each message, the first of its conversation: of the messages before it in
+        its day, each written at most :data:`CONVERSATION_GAP` minutes after the one
+        before; None for what is no message."""
+        openings: list[int | None] = []
+        for i, sent in enumerate(self._sent):
+            before = self._replying[i]
+            if sent is None:
+                openings.append(None)
+            elif (
+                before is None
+                or _minutes_between(self._text(self.units[before]), self._text(self.units[i]))
+                > CONVERSATION_GAP
+            ):
+                openings.append(i)
+            else:
+                openings.append(openings[before])
+        return openings
+
+    def _scopes(self, *, opening: bool = True) -> list[str]:
         """What each unit can be about (as written, not normalised): the headings above
         it in its passage, its table's header row for a row (else the unit before it,
         which may name its subject, and for a list item the sentence introducing the
-        list), the unit itself and the passage's names. A message is about what it and
-        the message before it say, and in a conversation of two about both of them; in
+        list), the unit itself and the passage's names. A message is about what it, the
+        message before it and the one that opened its conversation say, and in a
+        conversation of two about both of them; in
         a group, the day's first line and the passage's names list everyone, whoever
         the message speaks of."""
         writers: dict[int, set[str]] = {}
@@ -447,10 +500,10 @@ class QuoteChecker:
             if i and self.units[i - 1].passage != unit.passage:
                 headings = []
             if self._sent[i]:
-                before = self._replying[i]
                 pair = writers[unit.passage] if len(writers[unit.passage]) == 2 else set()
-                context = "" if before is None else self._text(self.units[before])
-                scopes.append("\n".join([*sorted(pair), context, self._text(unit)]))
+                talk = {self._opening[i] if opening else None, self._replying[i]} - {i}
+                said = [self._text(self.units[j]) for j in sorted(j for j in talk if j is not None)]
+                scopes.append("\n".join([*sorted(pair), *said, self._text(unit)]))
                 continue
             around = list(headings)
             header = self._header[i]
@@ -467,12 +520,38 @@ class QuoteChecker:
                 headings.append(i)
         return scopes
 
-    def _dated_by(self, day: int, i: int, value: str) -> bool:
-        """Whether message ``i`` is dated ``value`` by its day's line ``day``: it and
-        the message it answers name no day of their own."""
+    def _dated_by(self, day: int, i: int, value: str, *, act: bool) -> bool:
+        """Whether message ``i`` is dated ``value`` by its day's line ``day``: it and the
+        message it answers name no day of their own, nor, unless the sentence speaks of
+        the writing itself (``act``: "asked", "suggested"), does the message that opened
+        its conversation ("Ride tomorrow (Saturday 2026-03-07)?" dates the ride that
+        the messages after it plan, not the day they were written)."""
+        talk = {i, self._replying[i]} | (set() if act else {self._opening[i]})
+        text = " ".join(self._norm[j] for j in talk if j is not None)
+        return not _ISO_DAY.search(text) and _holds(self._norm[day], value)
+
+    def _talks_of(self, i: int, repeated: set[str]) -> bool:
+        """Whether message ``i``'s conversation (it, the message it answers, the one
+        that opened it) holds what an answer repeats of the question's words: one of
+        them at least (a reply answers in its own words: "how much was the bill" is
+        answered by "33 each", no "share" nor "paid"; an answer none of whose words of
+        the question the talk uses is about something else), and all of them when only
+        the opening put the message on the question's subject. What is no message holds
+        what it holds."""
+        if not self._sent[i] or not repeated:
+            return True
+        held = repeated & self._topic_words[i]
+        return held == repeated if self._leaning[i] else bool(held)
+
+    def _planned_on(self, i: int, value: str) -> bool:
+        """Whether message ``i`` speaks of the day ``value`` that the first message of
+        its conversation names, it and the message it answers naming no other."""
+        opening = self._opening[i]
+        if opening is None or opening == i or not _holds(self._norm[opening], value):
+            return False
         before = self._replying[i]
-        talk = self._norm[i] + ("" if before is None else " " + self._norm[before])
-        return not _ISO_DAY.search(talk) and _holds(self._norm[day], value)
+        talk = self._norm[i] + ("" if before in (None, opening) else " " + self._norm[before])
+        return not _ISO_DAY.search(talk)
 
     def _columns(self, i: int) -> list[tuple[str, str]] | None:
         """For a table row whose cells line up with its header's: (column name, cell)
@@ -613,7 +692,7 @@ class QuoteChecker:
     def _weight(self, word: str) -> float:
         return math.log(1 + (len(self.units) + 1) / (self._df.get(word, 0) + 1))
 
-    def _about(self, i: int) -> bool:
+    def _about(self, i: int, *, opening: bool = True) -> bool:
         """Whether unit ``i`` (in its scope) names every value the question names; a
         number the question names may fall in a range the scope states ("12 years" in
         the row of "10+ years", "grade 6" under "Grades 5–7"). A month or weekday the
@@ -621,7 +700,11 @@ class QuoteChecker:
         is answered by "until 31 October 2025"), and a unit that states what holds on
         the other side of the date the question names ("From 1 April 2025 the limit is
         8 days", asked what held before April 2025) is not about it."""
-        scope, raw = self._scope_norm[i], self._scope[i]
+        if opening:
+            wide, wide_raw = self._scope_norm[i], self._scope[i]
+        else:
+            wide, wide_raw = self._close_scope_norm[i], self._close_scope[i]
+        scope, raw = wide, wide_raw
         # the rule "from 1 April 2025" is not the one asked about "before April 2025"
         if self._when and any(
             side != self._when[0] and date == self._when[1] for side, date in _dated(self._norm[i])
@@ -638,7 +721,7 @@ class QuoteChecker:
             if _has_digit(value):
                 scope, raw = figures
             else:
-                scope, raw = self._scope_norm[i], self._scope[i]
+                scope, raw = wide, wide_raw
             beside = self._beside.get(value)
             if beside:
                 if not (_near(raw, value, beside) or self._cell_near(i, value, beside)):
@@ -731,6 +814,8 @@ class QuoteChecker:
             return []
         # a figure stated as money or a percentage must be one in the quote too ("£36"
         # is not the "36" of a warranty in months)
+        # a sentence about the writing of a message ("Tomas asked ...")
+        act = _SPEECH_ACT.search(spoken) is not None
         marked = _marked(spoken)
         # names the sentence gives that the question does not (a value's owner)
         owners = {v for v in values if not _has_digit(v) and v not in _CALENDAR}
@@ -758,8 +843,10 @@ class QuoteChecker:
                     or (row and not _has_digit(v) and _holds(self._scope_norm[i], v))
                     # a message was written on its day: the day's line dates it, unless
                     # it, or the one it answers, names a day of its own ("Ride tomorrow
-                    # (Saturday 2026-03-07)?" "Yes!")
-                    or (day is not None and _is_day(v) and self._dated_by(day, i, v))
+                    # (Saturday 2026-03-07)?" "Yes!"); what a conversation plans is on
+                    # the day its first message names
+                    or (day is not None and _is_day(v) and self._dated_by(day, i, v, act=act))
+                    or (not act and _is_day(v) and self._planned_on(i, v))
                 )
                 and self._column_fits(i, v, said)
                 and self._clause_fits(i, v, spoken, owners)
@@ -775,9 +862,13 @@ class QuoteChecker:
             return []
         # a unit lacking a term of the question the sentence repeats, which its passage
         # gives to another unit, speaks of another thing
+        # ... and a message on the subject only by its conversation's opening has
+        # every word the sentence repeats of the question's ask in that conversation:
+        # "awarded" is nowhere in a talk of the Harbor proposal and "45,000 euros"
+        repeated = words & self._question_words
         about = [
-            on and not {t for t in lacks if t <= said}
-            for on, lacks in zip(self._on_topic, self._lacks, strict=True)
+            on and not {t for t in lacks if t <= said} and self._talks_of(i, repeated)
+            for i, (on, lacks) in enumerate(zip(self._on_topic, self._lacks, strict=True))
         ]
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
         single = max(full, key=share, default=None)
@@ -995,22 +1086,32 @@ class QuotedAnswerStream:
         return piece
 
 
+class ShareIndex:
+    """Texts as their content words, to weigh a question against: a word of the
+    question weighs the more, the fewer of the texts hold it (inverse document
+    frequency over the texts)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self._words = [_content(normalize(text)) for text in texts]
+        df: dict[str, int] = {}
+        for held in self._words:
+            for w in held:
+                df[w] = df.get(w, 0) + 1
+        self._df = df
+
+    def shares(self, question: str) -> list[float]:
+        """For each text, the weighted share of ``question``'s content words it holds."""
+        asked = _content(normalize(question))
+        n = len(self._words)
+        weights = {w: math.log(1 + (n + 1) / (self._df.get(w, 0) + 1)) for w in asked}
+        total = sum(weights.values()) or 1.0
+        return [sum(weights[w] for w in asked & held) / total for held in self._words]
+
+
 def question_shares(question: str, texts: Sequence[str]) -> list[float]:
     """For each of ``texts``, the weighted share of the question's content words it
-    holds: a word weighs the more, the fewer of the texts hold it (inverse document
-    frequency over ``texts``)."""
-    question_words = _content(normalize(question))
-    words = [_content(normalize(text)) for text in texts]
-    df: dict[str, int] = {}
-    for held in words:
-        for w in held:
-            df[w] = df.get(w, 0) + 1
-
-    def weight(word: str) -> float:
-        return math.log(1 + (len(texts) + 1) / (df.get(word, 0) + 1))
-
-    total = sum(weight(w) for w in question_words) or 1.0
-    return [sum(weight(w) for w in question_words & held) / total for held in words]
+    holds (:class:`ShareIndex`)."""
+    return ShareIndex(texts).shares(question)
 
 
 def select_context(
@@ -1148,6 +1249,14 @@ def _words_before(normalized_text: str, name: str) -> set[str]:
     return {m.group(1) for m in re.finditer(pattern, normalized_text)}
 
 
+def _minutes_between(earlier: str, later: str) -> int:
+    """Minutes from the message line ``earlier`` to ``later`` (``[HH:MM] ...``)."""
+    first, then = _CLOCK.match(earlier), _CLOCK.match(later)
+    if first is None or then is None:
+        return 0
+    return (int(then[1]) - int(first[1])) * 60 + int(then[2]) - int(first[2])
+
+
 def _day_of_month(normalized_text: str, value: str) -> bool:
     """Whether a day of a month the question names ("March 13", "the 13th") is in the
     text the other way ("the 13th", "March 13"): a chat writes "next Friday, the 13th"."""
@@ -1254,11 +1363,15 @@ _WORD_AFTER = re.compile(r"^[\s|*:)+]*([A-Za-z][A-Za-z'’]*)")
 
 def _spelled_numbers(normalized_question: str) -> list[str]:
     """The numbers a question spells out ("seven years"), as figures; not "one", which
-    more often stands for a thing ("a new one")."""
+    more often stands for a thing ("a new one"), nor how many things it asks for
+    ("Which two pastries ...", "Name three ...")."""
+    words = re.findall(r"[a-z]+", normalized_question)
     return [
         _NUMBER_WORDS[w]
-        for w in re.findall(r"[a-z]+", normalized_question)
-        if w in _NUMBER_WORDS and w not in ("zero", "one")
+        for before, w in zip(["", *words], words, strict=False)
+        if w in _NUMBER_WORDS
+        and w not in ("zero", "one")
+        and before not in ("which", "what", "name", "list", "the")
     ]
 
 

@@ -132,6 +132,10 @@ class GraphEngine(Protocol):
         """One transcript day as the engine was given it; None when it holds no such day."""
         ...
 
+    def transcripts(self) -> tuple[EngineDay, ...]:
+        """Every processed transcript day as the engine was given it."""
+        ...
+
     def counts(self) -> tuple[int, int]:
         """(entities, relations) in the graph."""
         ...

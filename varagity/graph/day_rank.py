@@ -4,15 +4,17 @@ The engine ranks transcript chunks by the similarity of a whole day (and of the
 entities and relations extracted from it) to the question. On a year of chats with the
 same few people, many days look alike as wholes; what tells them apart is one message
 and the reply to it ("what's the Wi-Fi password?" and, on the next line, the
-password). So graph retrieval asks the engine for more days than it shows
-(``GRAPH_DAY_CANDIDATES``), ranks the candidates a second time by their best pair of
-consecutive messages (the weighted share of the question's content words the pair
-holds, :func:`~varagity.generation.quotes.question_shares`), and fuses the two
-rankings by reciprocal rank (:data:`FUSION_K`); the first ``GRAPH_CHUNK_TOP_K`` are
-kept. Ties keep the engine's order.
+password). So graph retrieval ranks every day the graph holds a second time, by its
+best pair of consecutive messages (the weighted share of the question's content words
+the pair holds, words weighing the more the fewer pairs of the whole archive hold
+them: :class:`DayIndex`). The engine's ``GRAPH_DAY_CANDIDATES`` days and as many of
+the best days by their messages are the candidates; the two rankings are fused by
+reciprocal rank (:data:`FUSION_K`) and the first ``GRAPH_CHUNK_TOP_K`` are kept. Ties
+keep the engine's order; a day only the messages found comes after the engine's.
 
 Measured on the committed graph suite and on January of LiHua-World (0.5B extraction,
-15 candidates; all evidence days of a question among the first k):
+15 candidates; all evidence days of a question among the first k), before the
+candidates came from the whole archive:
 
 ============  ==========  ==========  ===========
 ranking        @1          @5          @10
@@ -24,10 +26,11 @@ fused          10/18 6/15  17/18 14/15  18/18 15/15
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
-from varagity.generation.quotes import question_shares
-from varagity.graph.types import DayCard
+from varagity.generation.quotes import ShareIndex
+from varagity.graph.types import DayCard, GraphRetrieval, split_doc_key
 
 #: The reciprocal-rank constant: small, since a handful of candidates are fused and
 #: the first few places of either ranking should count.
@@ -38,30 +41,87 @@ WINDOW = 2
 
 def _windows(excerpt: str) -> list[str]:
     lines = [line for line in excerpt.splitlines() if line.strip()]
-    return [" ".join(lines[i : i + WINDOW]) for i in range(len(lines))] or [excerpt]
+    return ["\n".join(lines[i : i + WINDOW]) for i in range(len(lines))] or [excerpt]
+
+
+class DayIndex:
+    """Days as pairs of consecutive messages, to rank them by their best pair."""
+
+    def __init__(self, days: Iterable[DayCard]) -> None:
+        """Index ``days`` (each card's excerpt is the day's transcript)."""
+        self.days = {day.doc_key: day for day in days}
+        owners: list[str] = []
+        texts: list[str] = []
+        for key, day in self.days.items():
+            windows = _windows(day.excerpt)
+            owners.extend([key] * len(windows))
+            texts.extend(windows)
+        self._owners = owners
+        self._texts = texts
+        self._shares = ShareIndex(texts)
+
+    def scores(self, question: str) -> dict[str, float]:
+        """Each day's best share of ``question`` held by a pair of its messages."""
+        best: dict[str, float] = dict.fromkeys(self.days, 0.0)
+        for key, share in zip(self._owners, self._shares.shares(question), strict=True):
+            if share > best[key]:
+                best[key] = share
+        return best
+
+    def windows(
+        self, question: str, days: Iterable[str] | None = None
+    ) -> list[tuple[str, str, float]]:
+        """Each pair of messages of ``days`` (doc keys; all when None) with its day and
+        its share of ``question`` (words weighed over the whole index)."""
+        wanted = None if days is None else set(days)
+        return [
+            (key, text, share)
+            for key, text, share in zip(
+                self._owners, self._texts, self._shares.shares(question), strict=True
+            )
+            if wanted is None or key in wanted
+        ]
+
+    def best(self, question: str, n: int) -> list[DayCard]:
+        """The ``n`` days whose messages hold the most of ``question`` (some of it)."""
+        scores = self.scores(question)
+        ranked = sorted((key for key in scores if scores[key] > 0), key=lambda k: -scores[k])
+        return [self.days[key] for key in ranked[:n]]
 
 
 def message_scores(question: str, days: Sequence[DayCard]) -> list[float]:
-    """Each day's best share of the question held by a pair of consecutive messages
-    (weights over all the candidates' pairs)."""
-    windows = [_windows(day.excerpt) for day in days]
-    flat = [text for group in windows for text in group]
-    shares = question_shares(question, flat)
-    best: list[float] = []
-    at = 0
-    for group in windows:
-        best.append(max(shares[at : at + len(group)], default=0.0))
-        at += len(group)
-    return best
+    """Each of ``days``' best share of the question held by a pair of consecutive
+    messages (words weighed over the pairs of these days)."""
+    scores = DayIndex(days).scores(question)
+    return [scores[day.doc_key] for day in days]
 
 
-def rank_days(question: str, days: Sequence[DayCard], keep: int) -> tuple[DayCard, ...]:
+def with_message_days(
+    found: GraphRetrieval, index: DayIndex, question: str, n: int
+) -> GraphRetrieval:
+    """``found`` with the ``n`` best days by their messages (:meth:`DayIndex.best`)
+    that the engine did not find appended, each with its whole transcript."""
+    known = {day.doc_key for day in found.days}
+    extra = [
+        replace(day, span=day.span or split_doc_key(day.doc_key)[1])
+        for day in index.best(question, n)
+        if day.doc_key not in known
+    ]
+    return replace(found, days=(*found.days, *extra)) if extra else found
+
+
+def rank_days(
+    question: str, days: Sequence[DayCard], keep: int, index: DayIndex | None = None
+) -> tuple[DayCard, ...]:
     """The first ``keep`` of ``days`` (in the engine's order) after fusing that order
-    with the order of :func:`message_scores`."""
+    with the order of their messages' scores (over ``index``, the whole archive, else
+    over ``days`` alone)."""
     if len(days) <= 1:
         return tuple(days[:keep])
-    scores = message_scores(question, days)
-    by_messages = sorted(range(len(days)), key=lambda i: (-scores[i], i))
+    if index is None:
+        index = DayIndex(days)
+    scores = index.scores(question)
+    by_messages = sorted(range(len(days)), key=lambda i: (-scores.get(days[i].doc_key, 0.0), i))
     lexical_rank = {i: rank for rank, i in enumerate(by_messages)}
 
     def fused(i: int) -> float:

@@ -1057,13 +1057,31 @@ class LightRAGEngine:
         doc = await self._rag.full_docs.get_by_id(doc_key)
         if row is None or not doc:
             return None
+        return self._engine_day(doc_key, doc, self._status(row))
+
+    @staticmethod
+    def _engine_day(doc_key: str, doc: dict[str, Any], status: str) -> EngineDay:
         content = str(doc.get("content", ""))
         header = _HEADER_RE.match(content)
         return EngineDay(
             doc_key=doc_key,
             text=content[header.end() :] if header else content,
-            status=self._status(row),
+            status=status,
             thread_name=header.group("thread") if header else "",
+        )
+
+    def transcripts(self) -> tuple[EngineDay, ...]:
+        """Every processed day's transcript (its caption taken off), in key order."""
+        return self._call(self._transcripts)
+
+    async def _transcripts(self) -> tuple[EngineDay, ...]:
+        rows = await self._rows()
+        keys = sorted(key for key, row in rows.items() if self._status(row) == PROCESSED)
+        docs = await self._rag.full_docs.get_by_ids(keys)
+        return tuple(
+            self._engine_day(key, doc, PROCESSED)
+            for key, doc in zip(keys, docs, strict=True)
+            if doc
         )
 
     def counts(self) -> tuple[int, int]:

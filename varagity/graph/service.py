@@ -45,12 +45,13 @@ from varagity.graph.base import (
     GraphEngineClosed,
     Neighbourhood,
 )
-from varagity.graph.day_rank import rank_days
+from varagity.graph.day_rank import DayIndex, rank_days, with_message_days
 from varagity.graph.manifest import read_manifest
+from varagity.graph.order import with_order
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
 from varagity.graph.skeleton import Skeleton, with_skeleton
 from varagity.graph.swap import commit, heal_graph_workdir, roll_back, swap_in
-from varagity.graph.types import GraphDiff, GraphRetrieval
+from varagity.graph.types import DayCard, GraphDiff, GraphRetrieval, split_doc_key
 
 if TYPE_CHECKING:
     from varagity.models.chat import ChatClient
@@ -176,6 +177,9 @@ class GraphService:
         self._reader: GraphEngine | None = None
         self._writer: GraphEngine | None = None  # during a build, reads use it
         self._reader_stamp: tuple[tuple[str, int, int], ...] = ()
+        # every day's messages, for ranking them (the engine and files it was read from)
+        self._index_lock = threading.Lock()
+        self._index: tuple[int, tuple[tuple[str, int, int], ...], DayIndex] | None = None
         heal_graph_workdir(settings)
 
     def _check_enabled(self) -> None:
@@ -233,9 +237,16 @@ class GraphService:
         k = top_k or self.settings.GRAPH_TOP_K
         keep = self.settings.GRAPH_CHUNK_TOP_K
         candidates = max(keep, self.settings.GRAPH_DAY_CANDIDATES)
-        found = self._read(lambda engine: engine.retrieve(question, top_k=k, days=candidates))
-        found = with_skeleton(found, self.skeleton(), question)
-        found = replace(found, days=rank_days(question, found.days, keep))
+
+        def search(engine: GraphEngine) -> tuple[GraphRetrieval, DayIndex]:
+            return engine.retrieve(question, top_k=k, days=candidates), self._day_index(engine)
+
+        found, index = self._read(search)
+        skeleton = self.skeleton()
+        found = with_message_days(found, index, question, candidates)
+        found = with_skeleton(found, skeleton, question)
+        found = replace(found, days=rank_days(question, found.days, keep, index))
+        found = with_order(found, question, index, skeleton, keep)
         if self._describe is None:
             return found
         days = []
@@ -250,6 +261,19 @@ class GraphService:
                 )
             days.append(card)
         return replace(found, days=tuple(days))
+
+    def _day_index(self, engine: GraphEngine) -> DayIndex:
+        """Every day ``engine`` holds, indexed by its messages (built again when the
+        engine or its files changed)."""
+        stamp = workdir_stamp(self.workdir)
+        with self._index_lock:
+            if self._index is None or self._index[:2] != (id(engine), stamp):
+                cards = [
+                    DayCard(day.doc_key, day.thread_name, split_doc_key(day.doc_key)[1], day.text)
+                    for day in engine.transcripts()
+                ]
+                self._index = (id(engine), stamp, DayIndex(cards))
+            return self._index[2]
 
     def skeleton(self) -> Skeleton:
         """Who wrote in which conversation on which day, as the build manifest records

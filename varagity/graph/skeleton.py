@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from varagity.generation.quotes import JOINED_NAME
 from varagity.graph.base import EntitySummary, Neighbourhood
 from varagity.graph.manifest import ManifestEntry
 from varagity.graph.transcripts import weekday_of
@@ -99,17 +100,21 @@ class Skeleton:
 
     def named_in(self, question: str) -> list[str]:
         """The writers ``question`` names: the whole name, or a word of it of three
-        letters or more (a first name), as whole words, ignoring case."""
+        letters or more (a first name), as whole words, ignoring case; or the whole name
+        written as one word ("JakeWatson", "ChaeSong-hwa": a handle)."""
         asked = {w.casefold() for w in _WORD.findall(question)}
         text = " ".join(_WORD.findall(question)).casefold()
+        squashed = "".join(_WORD.findall(question)).casefold()
         named = []
         for person in self.people:
             # an e-mail address's domain ("icloud.com") names nobody
             words = [w.casefold() for w in _WORD.findall(person.split("@", 1)[0])]
             whole = " ".join(w.casefold() for w in _WORD.findall(person))
+            joined = whole.replace(" ", "")
             if whole and (
                 re.search(rf"\b{re.escape(whole)}\b", text)
                 or any(len(w) >= 3 and w in asked for w in words if not w.isdigit())
+                or (" " in whole and len(joined) >= JOINED_NAME and joined in squashed)
             ):
                 named.append(person)
         return named

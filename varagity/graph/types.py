@@ -110,14 +110,30 @@ class DayCard:
 
 
 @dataclass(frozen=True)
+class ComputedAnswer:
+    """An answer retrieval worked out from the archive itself (the order of two events
+    from their days), written as the answer instead of the model's.
+
+    Attributes:
+        text: The answer, citing its day cards as ``[n]``.
+        quoted: Each day card number it cites and the transcript lines it rests on.
+    """
+
+    text: str
+    quoted: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
 class GraphRetrieval:
-    """What graph retrieval found for a question (no answer text: we write that)."""
+    """What graph retrieval found for a question (no answer text: the model writes
+    that, unless retrieval computed it: ``computed``, :mod:`varagity.graph.order`)."""
 
     entities: tuple[GraphEntity, ...] = ()
     relations: tuple[GraphRelation, ...] = ()
     days: tuple[DayCard, ...] = ()
     mode: str = "mix"
     extra: dict[str, object] = field(default_factory=dict)
+    computed: ComputedAnswer | None = None
 
 
 @dataclass(frozen=True)
