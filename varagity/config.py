@@ -435,9 +435,10 @@ class Settings(BaseSettings):
         default=15,
         ge=1,
         le=200,
-        description="Day cards graph retrieval asks the engine for before ranking them "
-        "again by their messages and keeping GRAPH_CHUNK_TOP_K (fewer: faster, and the "
-        "engine's first days only).",
+        description="Day cards graph retrieval asks the engine for, and days it adds "
+        "that the messages of the whole archive find best, before ranking them all again "
+        "by their messages and keeping GRAPH_CHUNK_TOP_K (fewer: faster, and the first "
+        "days of either ranking only).",
     )
     GRAPH_TIMEZONE: str = Field(
         default="",

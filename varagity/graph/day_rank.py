@@ -12,16 +12,17 @@ the best days by their messages are the candidates; the two rankings are fused b
 reciprocal rank (:data:`FUSION_K`) and the first ``GRAPH_CHUNK_TOP_K`` are kept. Ties
 keep the engine's order; a day only the messages found comes after the engine's.
 
-Measured on the committed graph suite and on January of LiHua-World (0.5B extraction,
-15 candidates; all evidence days of a question among the first k), before the
-candidates came from the whole archive:
+Measured on the whole LiHua year (0.5B, 2 cores; 282 answerable questions; every
+evidence day of a question among the first k):
 
-============  ==========  ==========  ===========
-ranking        @1          @5          @10
-============  ==========  ==========  ===========
-engine         10/18 5/15  17/18 10/15  18/18 14/15
-fused          10/18 6/15  17/18 14/15  18/18 15/15
-============  ==========  ==========  ===========
+================================  ======  ======  ======
+candidates                         @1      @5      @10
+================================  ======  ======  ======
+the engine's 15, fused             –       –       0.606
+and the archive's best 15, fused   0.525   0.805   0.879
+================================  ======  ======  ======
+
+(@10 of single-day questions: 0.638 -> 0.902; a retrieval takes 0.16 s.)
 """
 
 from __future__ import annotations
