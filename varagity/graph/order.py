@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from varagity.generation.quotes import QUOTE_SUPPORT
 from varagity.graph.day_rank import DayIndex
-from varagity.graph.transcripts import weekday_of
+from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 
 if TYPE_CHECKING:
@@ -49,8 +49,6 @@ _TELLING = re.compile(
     r"mention|mentioned|wrote|write|written)\b",
     re.IGNORECASE,
 )
-_CLOCK = re.compile(r"^\[(\d{1,2}):(\d{2})\]")
-_HEAD = re.compile(r"^\[\d{1,2}:\d{2}\][^:\n]*:")
 
 
 @dataclass(frozen=True)
@@ -93,9 +91,9 @@ class Event:
     @property
     def when(self) -> tuple[str, int]:
         """The day and the minute of the day its first message was written."""
-        clock = _CLOCK.match(self.messages)
-        minute = int(clock[1]) * 60 + int(clock[2]) if clock else 0
-        return self.day.span, minute
+        line = MESSAGE_LINE.match(self.messages)
+        hours, _, minutes = (line["head"][1:].partition("]")[0] if line else "0:0").partition(":")
+        return self.day.span, int(hours) * 60 + int(minutes)
 
 
 @dataclass(frozen=True)
@@ -151,10 +149,10 @@ def messages_span(passage: str, messages: str) -> tuple[int, int] | None:
     start = end = None
     at = 0
     for line in messages.splitlines():
-        head = _HEAD.match(line)
+        head = MESSAGE_LINE.match(line)
         if head is None:
             return None
-        found = passage.find(head[0], at)
+        found = passage.find(head["head"].rstrip(), at)
         if found < 0:
             return None
         start = found if start is None else start
