@@ -236,7 +236,8 @@ def test_a_skeleton_build_asks_no_model_and_deletes_cleanly(
 ) -> None:
     """GRAPH_EXTRACTION=skeleton: nothing listens where the LLM should be, and every day
     is built from its transcript alone (its writers, the day, the names it writes),
-    retrieved, and removed without a trace, like a model's extraction."""
+    retrieved, and removed without a trace, like a model's extraction; switched to the
+    model's extraction, a day is extracted by the model again."""
     dead = {**model_urls, "LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
     settings = graph_settings(tmp_path, dead, GRAPH_EXTRACTION="skeleton")
     service = GraphService(
@@ -263,6 +264,18 @@ def test_a_skeleton_build_asks_no_model_and_deletes_cleanly(
         assert not [p for p in graph_file_paths(service.workdir) if gone in p.split("<SEP>")]
     finally:
         service.close()
+    # a day extracted again once GRAPH_EXTRACTION=model asks the model (here nobody
+    # listens), never the reply the skeleton left in the extraction cache
+    switched = graph_settings(tmp_path, dead, GRAPH_EXTRACTION="model")
+    service = GraphService(
+        switched, ChatClient.from_settings(switched), EmbeddingClient.from_settings(switched)
+    )
+    again = next(day for day in GRAPH_DAYS if day.doc_key != gone)
+    try:
+        result = service.build(GraphDiff(changed=(again,)))
+    finally:
+        service.close()
+    assert isinstance(result.report.model_outage, ModelError)
 
 
 def test_build_extracts_every_day(built: Built) -> None:

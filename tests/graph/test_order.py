@@ -124,3 +124,29 @@ def test_the_messages_are_found_in_a_transcript_with_days_written_in() -> None:
     assert annotated[start:end].startswith("[09:00] Li Hua: Rent due tomorrow (Monday")
     assert annotated[start:end].endswith("Yes, tomorrow (Monday 2026-03-02).")
     assert messages_span(annotated, "[10:00] Maya: hi") is None
+
+
+def test_how_far_apart_two_events_were_is_counted_in_days() -> None:
+    index = DayIndex(DAYS)
+    how_long = order_question(
+        "How many days passed between Adam sending a reminder about the rent due and "
+        "Li Hua transferring the rent?"
+    )
+    assert how_long is not None and how_long.relation == "apart" and how_long.than is None
+    finding = find_order(how_long, index, WRITERS, named_in)
+    assert finding is not None and finding.apart == 33
+    assert finding.answer().startswith("33 days: the first was written on Tuesday 2026-01-27 [1]")
+    more = order_question(
+        "Is the time interval more than 30 days between Adam sending a reminder about "
+        "the rent due and Li Hua transferring the rent?"
+    )
+    assert more is not None and more.than == ("more", 30)
+    found = find_order(more, index, WRITERS, named_in)
+    assert found is not None and found.answer().startswith("Yes. They were 33 days apart")
+    less = order_question(
+        "Is the gap less than five days between Adam sending a reminder about the rent due "
+        "and Li Hua transferring the rent?"
+    )
+    assert less is not None
+    found = find_order(less, index, WRITERS, named_in)
+    assert found is not None and found.answer().startswith("No. They were 33 days apart")

@@ -1347,7 +1347,8 @@ _AMOUNT = re.compile(
     r"thirty|forty|fifty|hundred|thousand|million|half|quarter|dozen|single|double|twice|"
     r"free|nothing|none|no|nobody|all|both|several|few)\b"
 )
-_NUMBER_WORDS = {
+#: Number words up to twenty, as figures.
+NUMBER_WORDS = {
     word: str(n)
     for n, word in enumerate(
         "zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -1367,9 +1368,9 @@ def _spelled_numbers(normalized_question: str) -> list[str]:
     ("Which two pastries ...", "Name three ...")."""
     words = re.findall(r"[a-z]+", normalized_question)
     return [
-        _NUMBER_WORDS[w]
+        NUMBER_WORDS[w]
         for before, w in zip(["", *words], words, strict=False)
-        if w in _NUMBER_WORDS
+        if w in NUMBER_WORDS
         and w not in ("zero", "one")
         and before not in ("which", "what", "name", "list", "the")
     ]
@@ -1389,7 +1390,7 @@ def _number_neighbours(question: str) -> dict[str, frozenset[str]]:
     for n, (_, _, word) in enumerate(words):
         raw = word.rstrip(".")
         spelled = raw.casefold()
-        figure = (_NUMBER_WORDS.get(spelled) if spelled not in ("zero", "one") else None) or (
+        figure = (NUMBER_WORDS.get(spelled) if spelled not in ("zero", "one") else None) or (
             raw if _PLAIN_NUMBER.fullmatch(raw) else None
         )
         if figure is None:
@@ -1418,7 +1419,7 @@ def _near(raw_scope: str, value: str, beside: frozenset[str]) -> bool:
         and float(m.group(1)) <= number <= float(m.group(2))
     ]
     spans += [m.span() for m in _OPEN_ENDED.finditer(raw_scope) if float(m.group(1)) <= number]
-    for word, figure in _NUMBER_WORDS.items():
+    for word, figure in NUMBER_WORDS.items():
         if figure == value:
             spans += [m.span() for m in re.finditer(rf"\b{word}\b", raw_scope, re.I)]
     for start, end in spans:
@@ -1473,7 +1474,7 @@ _FIGURE_QUESTION = re.compile(
     r"|\b(?:what|which) (?:time|day|date|year|month|hours?|percentage|rate)\b|\bwhen\b"
 )
 _FIGURE_WORDS = (
-    frozenset(_NUMBER_WORDS)
+    frozenset(NUMBER_WORDS)
     | _CALENDAR
     | frozenset(
         "first second third fourth fifth last half once twice daily weekly monthly yearly "
@@ -1519,7 +1520,7 @@ def _dated(normalized_text: str) -> list[tuple[str, str]]:
 _DURATION_QUESTION = re.compile(r"\bhow (?:long|soon|quickly|fast)\b")
 _DURATION = re.compile(
     r"\b(?:\d+(?:\.\d+)?|"
-    + "|".join(_NUMBER_WORDS)
+    + "|".join(NUMBER_WORDS)
     + r"|a|an|half an?)(?:\s*(?:to|-)\s*\d+)?\s+(?:working |business |calendar )?"
     r"(?:seconds?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)\b"
 )
@@ -1541,7 +1542,7 @@ def _pairs(normalized_text: str) -> set[frozenset[str]]:
     }
 
 
-_MEASURE_NUMBER = r"(?:\d[\d.,]*|" + "|".join(_NUMBER_WORDS) + r")\s*"
+_MEASURE_NUMBER = r"(?:\d[\d.,]*|" + "|".join(NUMBER_WORDS) + r")\s*"
 #: (what a question asking for a measure says, a figure in that measure's units)
 _MEASURES = (
     (

@@ -138,6 +138,9 @@ def name_caption_days(reply: str) -> str:
 
 #: What the extraction prompt offers the model to classify entities as: the things
 #: conversations are about (LightRAG's default list is for documents).
+#: Written after the entity types in a skeleton build's extraction prompt (which no
+#: model reads): the cache tells its replies from the model's by it.
+SKELETON_GUIDANCE = "\n(Extracted from the transcript's own lines, without a model.)"
 ENTITY_TYPES = """Classify each entity using one of these types. If no type fits, use `Other`.
 
 - Person: people who write the messages or are mentioned in them
@@ -639,6 +642,10 @@ class LightRAGEngine:
         async def embed(texts: list[str], *args: Any, **kwargs: Any) -> np.ndarray:
             return await self._embed(texts, *args, **kwargs)
 
+        # the skeleton's prompt differs from the model's, so that the extraction cache
+        # (keyed by the prompt) never answers one mode with the other's reply when a
+        # day is extracted again after GRAPH_EXTRACTION changed
+        guidance = ENTITY_TYPES + (SKELETON_GUIDANCE if opts.extraction == "skeleton" else "")
         rag = LightRAG(
             working_dir=str(self.workdir),
             workspace="",
@@ -673,7 +680,7 @@ class LightRAGEngine:
             # kept for skeleton replies too: deleting a day rebuilds the entities it
             # shared from the cached replies of the days that stay
             enable_llm_cache_for_entity_extract=self.writer,
-            addon_params={"language": "English", "entity_types_guidance": ENTITY_TYPES},
+            addon_params={"language": "English", "entity_types_guidance": guidance},
         )
         await rag.initialize_storages()
         return rag

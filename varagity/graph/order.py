@@ -1,16 +1,18 @@
-"""Questions of order between two things said in the chats, answered from their days.
+"""Questions of order and distance between two things said in the chats, answered
+from the days they were written.
 
-"Did Wolfgang ask about Star Wars after he asked about Overwatch 3?" names two events
-and asks which came first. A small model shown both days compares their dates badly
-or not at all (it abstains); the dates are in the archive. :func:`order_question`
-reads such a question ("Did / Was / Has ... before / after ...?") as its two events;
-:func:`find_order` finds each event's message among the days of the people the
-question names (the pair of consecutive messages holding the most of the event's
-words, :class:`~varagity.graph.day_rank.DayIndex`) and, when both are found clearly
-(:data:`ORDER_SUPPORT`) and at different times, says whether the order holds. The
-answer is written from that finding (:meth:`OrderFinding.answer`), each event's day
-cited and its message quoted; a question read as no order, or events not found
-clearly, are answered as any other question.
+"Did Wolfgang ask about Star Wars after he asked about Overwatch 3?", "How long did it
+take from ordering the air conditioner to its installation?", "Is the time between A
+and B more than 3 days?" each name two events and ask what lies between them. A small
+model shown both days compares their dates badly or not at all (it abstains); the dates
+are in the archive. :func:`order_question` reads such a question as its two events and
+what it asks of them; :func:`find_order` finds each event's messages among the days of
+the people the question names (the pair of consecutive messages holding the most of
+the event's words, :class:`~varagity.graph.day_rank.DayIndex`) and, when both are found
+clearly (:data:`ORDER_SUPPORT`) and at different times, the answer is computed from
+their days (:meth:`OrderFinding.answer`), each event's day cited and its messages
+quoted; a question read as none of these, or events not found clearly, are answered as
+any other question.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import TYPE_CHECKING, Literal
 
-from varagity.generation.quotes import QUOTE_SUPPORT
+from varagity.generation.quotes import NUMBER_WORDS, QUOTE_SUPPORT
 from varagity.graph.day_rank import DayIndex
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
@@ -37,11 +40,18 @@ ORDER_SUPPORT = QUOTE_SUPPORT
 EVERYONE = 0.5
 
 _ASKS = re.compile(r"^\s*(?:did|was|were|is|are|has|have|had|does|do)\s+", re.IGNORECASE)
-# "before" or "after" that opens the second event: a subject follows ("after he asked",
-# "before Wolfgang proposed", "after the discussion"), not a time ("after work today")
-_RELATION = re.compile(
-    r"\s(?P<relation>[Bb]efore|[Aa]fter)\s+(?=(?P<subject>(?:he|she|they|we|you|I|it|his|her|their)"
-    r"\b|[A-Z]|\w+ing\b)|the\b)"
+# what opens the second event follows a subject ("after he asked", "before Wolfgang
+# proposed", "before sharing", "and Adam asking"), not a time ("after work today"); a
+# "the" is a weaker sign ("after the discussion about ...")
+_SUBJECT = r"(?=(?P<subject>(?:he|she|they|we|you|I|it|his|her|their)\b|[A-Z]|\w+ing\b)|the\b)"
+_RELATION = re.compile(r"\s(?P<relation>[Bb]efore|[Aa]fter)\s+" + _SUBJECT)
+_JOIN = re.compile(r"\s(?P<relation>and|to|until|till)\s+" + _SUBJECT)
+_HOW_LONG = re.compile(r"^\s*how (?:long|many days)\b.*?\b(?:from|between)\s+", re.IGNORECASE)
+_INTERVAL = re.compile(
+    r"^\s*(?:is|was|are|were) the (?:time\s+)?(?:interval|gap|difference|time|period)\s+"
+    r"(?P<compare>more|less|longer|shorter|greater|fewer)\s+than\s+(?P<days>\d+|[a-z]+)\s+"
+    r"days?\s+between\s+",
+    re.IGNORECASE,
 )
 # the words of an event that say how it was written, not what: no message holds them
 _TELLING = re.compile(
@@ -53,31 +63,51 @@ _TELLING = re.compile(
 
 @dataclass(frozen=True)
 class OrderQuestion:
-    """A question whether one event came before or after another."""
+    """A question of two events: whether one came ``before`` or ``after`` the other, or
+    how far ``apart`` they were (with ``than``: whether by more or less than a number
+    of days)."""
 
     first: str
-    relation: Literal["before", "after"]
+    relation: Literal["before", "after", "apart"]
     second: str
+    than: tuple[Literal["more", "less"], int] | None = None
+
+
+def _split(question: str, start: int, marks: re.Pattern[str]) -> tuple[str, str, str] | None:
+    """``question`` from ``start`` cut at the last of ``marks`` a subject follows (else
+    the last one at all): the first event, the mark's relation word, the second."""
+    candidates = list(marks.finditer(question, start))
+    if not candidates:
+        return None
+    found = ([c for c in candidates if c["subject"]] or candidates)[-1]
+    first = question[start : found.start()].strip()
+    second = question[found.end() :].strip().rstrip("?").strip()
+    return (first, found["relation"].casefold(), second) if first and second else None
 
 
 def order_question(question: str) -> OrderQuestion | None:
-    """``question`` read as a question of order, or None when it is none."""
+    """``question`` read as a question of two events, or None when it is none."""
+    interval = _INTERVAL.match(question)
+    if interval is not None:
+        days = interval["days"].casefold()
+        count = int(days) if days.isdigit() else int(NUMBER_WORDS.get(days, "-1"))
+        split = _split(question, interval.end(), _JOIN)
+        if split is None or count < 0:
+            return None
+        compare: Literal["more", "less"] = (
+            "more" if interval["compare"].casefold() in ("more", "longer", "greater") else "less"
+        )
+        return OrderQuestion(split[0], "apart", split[2], (compare, count))
+    how_long = _HOW_LONG.match(question)
+    if how_long is not None:
+        split = _split(question, how_long.end(), _JOIN)
+        return None if split is None else OrderQuestion(split[0], "apart", split[2])
     asks = _ASKS.match(question)
-    if asks is None:
+    split = _split(question, asks.end(), _RELATION) if asks else None
+    if split is None:
         return None
-    # the last "before" or "after" a subject follows ("... a warm shower before sleeping
-    # can help, before sharing the article"), else the last a "the" follows
-    candidates = list(_RELATION.finditer(question, asks.end()))
-    subjects = [c for c in candidates if c["subject"]]
-    if not candidates:
-        return None
-    found = (subjects or candidates)[-1]
-    relation: Literal["before", "after"] = (
-        "before" if found["relation"].casefold() == "before" else "after"
-    )
-    first = question[asks.end() : found.start()].strip()
-    second = question[found.end() :].strip().rstrip("?").strip()
-    return OrderQuestion(first, relation, second) if first and second else None
+    relation: Literal["before", "after"] = "before" if split[1] == "before" else "after"
+    return OrderQuestion(split[0], relation, split[2])
 
 
 @dataclass(frozen=True)
@@ -105,9 +135,24 @@ class OrderFinding:
     second: Event
 
     @property
+    def apart(self) -> int:
+        """Days from the first event's day to the second's, whichever came first."""
+        first, second = (date.fromisoformat(e.day.span[:10]) for e in (self.first, self.second))
+        return abs((second - first).days)
+
+    @property
     def holds(self) -> bool:
+        """Whether what the question asks of the two holds (the order, or the distance
+        compared with its number of days; a plain "how long" always does)."""
         earlier = self.first.when < self.second.when
-        return earlier if self.question.relation == "before" else not earlier
+        if self.question.relation == "before":
+            return earlier
+        if self.question.relation == "after":
+            return not earlier
+        if self.question.than is None:
+            return True
+        compare, days = self.question.than
+        return self.apart > days if compare == "more" else self.apart < days
 
     @property
     def days(self) -> tuple[DayCard, ...]:
@@ -117,21 +162,28 @@ class OrderFinding:
         return (self.first.day, self.second.day)
 
     def answer(self) -> str:
-        """The answer: yes or no, and when each event was written, cited (the first
-        event's day is [1], the second's [2], or [1] too when they share it)."""
-        verdict = "Yes" if self.holds else "No"
+        """The answer: yes or no (or how many days), and when each event was written,
+        cited (the first event's day is [1], the second's [2], or [1] too when they
+        share it)."""
         came = "before" if self.first.when < self.second.when else "after"
         if len(self.days) == 1:
-            return (
-                f"{verdict}. Both were written on {weekday_of(self.first.day.span)} [1], "
-                f"the first at {_clock(self.first.when[1])} and the second at "
-                f"{_clock(self.second.when[1])}: the first came {came} the second."
+            when = (
+                f"both were written on {weekday_of(self.first.day.span)} [1], the first at "
+                f"{_clock(self.first.when[1])} and the second at {_clock(self.second.when[1])}"
             )
-        return (
-            f"{verdict}. The first was written on {weekday_of(self.first.day.span)} [1] "
-            f"and the second on {weekday_of(self.second.day.span)} [2]: the first came "
-            f"{came} the second."
-        )
+        else:
+            when = (
+                f"the first was written on {weekday_of(self.first.day.span)} [1] and the "
+                f"second on {weekday_of(self.second.day.span)} [2]"
+            )
+        days = "the same day" if self.apart == 0 else f"{self.apart} day" + "s" * (self.apart > 1)
+        if self.question.relation == "apart" and self.question.than is None:
+            return f"{days[0].upper()}{days[1:]}: {when}."
+        verdict = "Yes" if self.holds else "No"
+        if self.question.relation == "apart":
+            apart = "on the same day" if self.apart == 0 else f"{days} apart"
+            return f"{verdict}. They were {apart}: {when}."
+        return f"{verdict}. {when[0].upper()}{when[1:]}: the first came {came} the second."
 
     def events(self) -> tuple[tuple[int, str], tuple[int, str]]:
         """Each event's day card number ([n]) and its messages, first event first."""
