@@ -8,6 +8,8 @@ offline judge, recall and the report are :mod:`varagity.eval.graph_eval`'s.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -29,6 +31,20 @@ def add_graph_arguments(
         action="store_true",
         help="with --graph: also answer from the sessions as plain text documents (the naive "
         "document pipeline), judged alike",
+    )
+    which.add_argument(
+        "--rejudge",
+        metavar="REPORT",
+        help="score the answers of a graph eval report again with a model on MiniRAG's "
+        "scale (+1 right, 0 no information, -1 wrong) through any OpenAI-compatible "
+        "endpoint (--judge-url, --judge-model); written to --out, else beside the report",
+    )
+    ev.add_argument("--judge-url", help="with --rejudge: the judge's base URL, ending in /v1")
+    ev.add_argument("--judge-model", help="with --rejudge: the model name to ask for")
+    ev.add_argument(
+        "--judge-key-env",
+        metavar="VAR",
+        help="with --rejudge: the environment variable holding the endpoint's API key",
     )
     ev.add_argument(
         "--months",
@@ -94,3 +110,41 @@ def cmd_eval_graph(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else graph_eval.default_report_path(settings, suite)
     print(f"\nreport: {graph_eval.write_report(out, report)}")
     return 0 if report.graph.ok else 1
+
+
+def cmd_rejudge(args: argparse.Namespace) -> int:
+    """Score a graph eval report's answers with a model judge; print its table and write
+    the judged report (exit 2 on a bad report or options, 1 when the endpoint fails)."""
+    from varagity.eval.llm_judge import LlmJudge, format_summary, rejudge
+    from varagity.models.base import ModelError
+
+    if not args.judge_url or not args.judge_model:
+        print("error: --rejudge needs --judge-url and --judge-model", file=sys.stderr)
+        return 2
+    source = Path(args.rejudge)
+    try:
+        report = json.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read the report {source}: {exc}", file=sys.stderr)
+        return 2
+    key = "sk-local"
+    if args.judge_key_env:
+        key = os.environ.get(args.judge_key_env, "")
+        if not key:
+            print(f"error: ${args.judge_key_env} is not set", file=sys.stderr)
+            return 2
+    judge = LlmJudge.at(args.judge_url, args.judge_model, key)
+    try:
+        judged = rejudge(report, judge, progress=lambda line: print(line, flush=True))
+    except ValueError as exc:
+        print(f"error: {source}: {exc}", file=sys.stderr)
+        return 2
+    except ModelError as exc:
+        print(f"error: the judge failed: {exc}", file=sys.stderr)
+        return 1
+    out = Path(args.out) if args.out else source.with_name(f"{source.stem}.judged.json")
+    out.write_text(json.dumps(judged, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(format_summary(judged))
+    print(f"judge: {args.judge_model} at {args.judge_url} (MiniRAG's scale)")
+    print(f"report: {out}")
+    return 0

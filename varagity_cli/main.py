@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from varagity.config import RETRIEVAL_METHODS, SettingsError, get_settings
 from varagity.logging_setup import configure_logging
 from varagity_cli.eval_cv import add_eval_cv_parser
-from varagity_cli.eval_graph import add_graph_arguments, cmd_eval_graph
+from varagity_cli.eval_graph import add_graph_arguments, cmd_eval_graph, cmd_rejudge
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
@@ -877,6 +877,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return cmd_eval_feedback(args)
     if args.graph:
         return cmd_eval_graph(args)
+    if args.rejudge:
+        return cmd_rejudge(args)
     if args.baseline or args.months:
         print("error: --baseline and --months go with --graph", file=sys.stderr)
         return 2
