@@ -264,17 +264,17 @@ def test_a_skeleton_build_asks_no_model_and_deletes_cleanly(
         assert not [p for p in graph_file_paths(service.workdir) if gone in p.split("<SEP>")]
     finally:
         service.close()
-    # a day extracted again once GRAPH_EXTRACTION=model asks the model (here nobody
-    # listens), never the reply the skeleton left in the extraction cache
+    # the removed day added again once GRAPH_EXTRACTION=model asks the model (here nobody
+    # listens), never for the reply the skeleton left in the extraction cache
     switched = graph_settings(tmp_path, dead, GRAPH_EXTRACTION="model")
     service = GraphService(
         switched, ChatClient.from_settings(switched), EmbeddingClient.from_settings(switched)
     )
-    again = next(day for day in GRAPH_DAYS if day.doc_key != gone)
     try:
-        result = service.build(GraphDiff(changed=(again,)))
+        result = service.build(GraphDiff(new=(HIKE_PLAN,)))
     finally:
         service.close()
+    assert result.report.failed is not None and gone in result.report.failed
     assert isinstance(result.report.model_outage, ModelError)
 
 
