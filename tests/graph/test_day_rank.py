@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from varagity.graph.day_rank import DayIndex, message_scores, rank_days, with_message_days
+from varagity.graph.day_rank import DayIndex, rank_days, with_message_days
 from varagity.graph.types import DayCard, GraphRetrieval
 
 
@@ -24,8 +24,8 @@ DAYS = (
 
 def test_a_day_whose_messages_answer_rises_in_the_engines_order() -> None:
     question = "What is the Wi-Fi password at Li Hua's house?"
-    scores = message_scores(question, DAYS)
-    assert scores.index(max(scores)) == 3
+    scores = DayIndex(DAYS).scores(question)
+    assert max(scores, key=scores.__getitem__) == DAYS[3].doc_key
     # the engine's last is second: fused with the engine's first (whose messages name
     # Li Hua too), ahead of days neither ranking puts first
     ranked = rank_days(question, DAYS, 2)
@@ -41,9 +41,13 @@ def test_a_pair_of_messages_counts_together_the_question_and_its_reply() -> None
     # "password" is asked on one line and "Family123" given on the next: the pair
     # holds more of "what is the password Adam gave" than either line alone
     question = "Which Wi-Fi password did Adam give?"
-    [only] = message_scores(question, DAYS[3:])
+    [only] = DayIndex(DAYS[3:]).scores(question).values()
     lines = DAYS[3].excerpt.splitlines()
-    alone = max(message_scores(question, [_day("2026-01-06", line) for line in lines]))
+    alone = max(
+        DayIndex([_day(f"2026-01-0{n}", line) for n, line in enumerate(lines, start=6)])
+        .scores(question)
+        .values()
+    )
     assert only > alone
 
 

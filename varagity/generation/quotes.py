@@ -340,6 +340,10 @@ class QuoteChecker:
         # ... and the message that opened its conversation: a chat names its topic once
         # ("it's Mother's Day this weekend!") and then speaks of it without the name
         self._opening = self._openings()
+        self._writers: dict[int, set[str]] = {}
+        for unit, sent in zip(self.units, self._sent, strict=True):
+            if sent:
+                self._writers.setdefault(unit.passage, set()).add(sent.group(1).strip())
         # a row "| Hamburg | €49 |" is a per-diem because its table's header says so:
         # a row's words include its header row's
         self._header = [_table_header(self.units, i) for i in range(len(self.units))]
@@ -378,9 +382,13 @@ class QuoteChecker:
             if unit.kind == "prose":
                 self._lead[unit.passage] = i
         self._scope_norm = [normalize(r) for r in self._scope]
-        # ... and a message's without its conversation's opening
-        self._close_scope = self._scopes(opening=False)
-        self._close_scope_norm = [normalize(r) for r in self._close_scope]
+        # ... and, where the opening of its conversation is a message of its own, a
+        # message's without it
+        self._close_scope = {
+            i: self._message_scope(i, opening=False)
+            for i, opening in enumerate(self._opening)
+            if opening not in (None, i, self._replying[i])
+        }
         df: dict[str, int] = {}
         for words in own:
             for word in words:
@@ -434,9 +442,7 @@ class QuoteChecker:
         self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
         # the messages on the question's subject only with their conversation's opening
         self._leaning = [
-            on
-            and self._opening[i] not in (None, i, self._replying[i])
-            and not self._about(i, opening=False)
+            on and i in self._close_scope and not self._about(i, opening=False)
             for i, on in enumerate(self._on_topic)
         ]
 
@@ -481,29 +487,19 @@ class QuoteChecker:
                 openings.append(openings[before])
         return openings
 
-    def _scopes(self, *, opening: bool = True) -> list[str]:
+    def _scopes(self) -> list[str]:
         """What each unit can be about (as written, not normalised): the headings above
         it in its passage, its table's header row for a row (else the unit before it,
         which may name its subject, and for a list item the sentence introducing the
-        list), the unit itself and the passage's names. A message is about what it, the
-        message before it and the one that opened its conversation say, and in a
-        conversation of two about both of them; in
-        a group, the day's first line and the passage's names list everyone, whoever
-        the message speaks of."""
-        writers: dict[int, set[str]] = {}
-        for unit, sent in zip(self.units, self._sent, strict=True):
-            if sent:
-                writers.setdefault(unit.passage, set()).add(sent.group(1).strip())
+        list), the unit itself and the passage's names; a message's is
+        :meth:`_message_scope`."""
         scopes: list[str] = []
         headings: list[int] = []
         for i, unit in enumerate(self.units):
             if i and self.units[i - 1].passage != unit.passage:
                 headings = []
             if self._sent[i]:
-                pair = writers[unit.passage] if len(writers[unit.passage]) == 2 else set()
-                talk = {self._opening[i] if opening else None, self._replying[i]} - {i}
-                said = [self._text(self.units[j]) for j in sorted(j for j in talk if j is not None)]
-                scopes.append("\n".join([*sorted(pair), *said, self._text(unit)]))
+                scopes.append(self._message_scope(i))
                 continue
             around = list(headings)
             header = self._header[i]
@@ -520,6 +516,18 @@ class QuoteChecker:
                 headings.append(i)
         return scopes
 
+    def _message_scope(self, i: int, *, opening: bool = True) -> str:
+        """What message ``i`` can be about: what it, the message before it and (with
+        ``opening``) the one that opened its conversation say, and in a conversation of
+        two both of them; in a group, the day's first line and the passage's names list
+        everyone, whoever the message speaks of."""
+        unit = self.units[i]
+        writers = self._writers[unit.passage]
+        pair = writers if len(writers) == 2 else set()
+        talk = {self._opening[i] if opening else None, self._replying[i]} - {i}
+        said = [self._text(self.units[j]) for j in sorted(j for j in talk if j is not None)]
+        return "\n".join([*sorted(pair), *said, self._text(unit)])
+
     def _dated_by(self, day: int, i: int, value: str, *, act: bool) -> bool:
         """Whether message ``i`` is dated ``value`` by its day's line ``day``: it and the
         message it answers name no day of their own, nor, unless the sentence speaks of
@@ -527,8 +535,7 @@ class QuoteChecker:
         its conversation ("Ride tomorrow (Saturday 2026-03-07)?" dates the ride that
         the messages after it plan, not the day they were written)."""
         talk = {i, self._replying[i]} | (set() if act else {self._opening[i]})
-        text = " ".join(self._norm[j] for j in talk if j is not None)
-        return not _ISO_DAY.search(text) and _holds(self._norm[day], value)
+        return self._name_no_day(talk) and _holds(self._norm[day], value)
 
     def _talks_of(self, i: int, repeated: set[str]) -> bool:
         """Whether message ``i``'s conversation (it, the message it answers, the one
@@ -549,9 +556,11 @@ class QuoteChecker:
         opening = self._opening[i]
         if opening is None or opening == i or not _holds(self._norm[opening], value):
             return False
-        before = self._replying[i]
-        talk = self._norm[i] + ("" if before in (None, opening) else " " + self._norm[before])
-        return not _ISO_DAY.search(talk)
+        return self._name_no_day({i, self._replying[i]} - {opening})
+
+    def _name_no_day(self, units: set[int | None]) -> bool:
+        """Whether none of ``units`` (None: no unit) names a day of the calendar."""
+        return not any(_ISO_DAY.search(self._norm[j]) for j in units if j is not None)
 
     def _columns(self, i: int) -> list[tuple[str, str]] | None:
         """For a table row whose cells line up with its header's: (column name, cell)
@@ -700,10 +709,11 @@ class QuoteChecker:
         is answered by "until 31 October 2025"), and a unit that states what holds on
         the other side of the date the question names ("From 1 April 2025 the limit is
         8 days", asked what held before April 2025) is not about it."""
-        if opening:
+        if opening or i not in self._close_scope:
             wide, wide_raw = self._scope_norm[i], self._scope[i]
         else:
-            wide, wide_raw = self._close_scope_norm[i], self._close_scope[i]
+            wide_raw = self._close_scope[i]
+            wide = normalize(wide_raw)
         scope, raw = wide, wide_raw
         # the rule "from 1 April 2025" is not the one asked about "before April 2025"
         if self._when and any(
@@ -1249,12 +1259,16 @@ def _words_before(normalized_text: str, name: str) -> set[str]:
     return {m.group(1) for m in re.finditer(pattern, normalized_text)}
 
 
+def message_minute(line: str) -> int | None:
+    """The minute of its day a message line (``[HH:MM] ...``) was written, or None."""
+    clock = _CLOCK.match(line)
+    return None if clock is None else int(clock[1]) * 60 + int(clock[2])
+
+
 def _minutes_between(earlier: str, later: str) -> int:
-    """Minutes from the message line ``earlier`` to ``later`` (``[HH:MM] ...``)."""
-    first, then = _CLOCK.match(earlier), _CLOCK.match(later)
-    if first is None or then is None:
-        return 0
-    return (int(then[1]) - int(first[1])) * 60 + int(then[2]) - int(first[2])
+    """Minutes from the message line ``earlier`` to ``later`` (0 unless both are)."""
+    first, then = message_minute(earlier), message_minute(later)
+    return 0 if first is None or then is None else then - first
 
 
 def _day_of_month(normalized_text: str, value: str) -> bool:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from varagity.generation.quotes import ShareIndex
-from varagity.graph.types import DayCard, GraphRetrieval, split_doc_key
+from varagity.graph.types import DayCard, GraphRetrieval
 
 #: The reciprocal-rank constant: small, since a handful of candidates are fused and
 #: the first few places of either ranking should count.
@@ -90,24 +90,13 @@ class DayIndex:
         return [self.days[key] for key in ranked[:n]]
 
 
-def message_scores(question: str, days: Sequence[DayCard]) -> list[float]:
-    """Each of ``days``' best share of the question held by a pair of consecutive
-    messages (words weighed over the pairs of these days)."""
-    scores = DayIndex(days).scores(question)
-    return [scores[day.doc_key] for day in days]
-
-
 def with_message_days(
     found: GraphRetrieval, index: DayIndex, question: str, n: int
 ) -> GraphRetrieval:
     """``found`` with the ``n`` best days by their messages (:meth:`DayIndex.best`)
     that the engine did not find appended, each with its whole transcript."""
     known = {day.doc_key for day in found.days}
-    extra = [
-        replace(day, span=day.span or split_doc_key(day.doc_key)[1])
-        for day in index.best(question, n)
-        if day.doc_key not in known
-    ]
+    extra = [day for day in index.best(question, n) if day.doc_key not in known]
     return replace(found, days=(*found.days, *extra)) if extra else found
 
 

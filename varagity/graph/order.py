@@ -18,12 +18,13 @@ any other question.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Literal
 
-from varagity.generation.quotes import NUMBER_WORDS, QUOTE_SUPPORT
+from varagity.generation.quotes import NUMBER_WORDS, QUOTE_SUPPORT, message_minute
 from varagity.graph.day_rank import DayIndex
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
@@ -121,9 +122,7 @@ class Event:
     @property
     def when(self) -> tuple[str, int]:
         """The day and the minute of the day its first message was written."""
-        line = MESSAGE_LINE.match(self.messages)
-        hours, _, minutes = (line["head"][1:].partition("]")[0] if line else "0:0").partition(":")
-        return self.day.span, int(hours) * 60 + int(minutes)
+        return self.day.span, message_minute(self.messages) or 0
 
 
 @dataclass(frozen=True)
@@ -233,13 +232,13 @@ def find_event(clause: str, index: DayIndex, days: Sequence[str] | None = None) 
 def find_order(
     question: OrderQuestion,
     index: DayIndex,
-    writers: dict[str, set[str]],
+    writers: Mapping[str, AbstractSet[str]],
     named_in: Callable[[str], Sequence[str]],
 ) -> OrderFinding | None:
     """Both events of ``question``, each among the days of the people its words name
     (``named_in``, else those the other event names; ``writers`` maps each day's doc
-    key to who wrote on it), or None when either is not found clearly or both are the
-    same messages or moment."""
+    key to who wrote on it), or None when either is not found clearly or both were
+    written at the same moment (the same messages, or two of one minute)."""
     total = len(writers) or 1
 
     def days_of(people: Sequence[str]) -> list[str] | None:
@@ -253,8 +252,6 @@ def find_order(
     second = find_event(question.second, index, days_of(second_named or first_named))
     if first is None or second is None or first.when == second.when:
         return None
-    if (first.day.doc_key, first.messages) == (second.day.doc_key, second.messages):
-        return None
     return OrderFinding(question, first, second)
 
 
@@ -267,10 +264,7 @@ def with_order(
     asked = order_question(question)
     if asked is None:
         return found
-    writers: dict[str, set[str]] = {}
-    for presence in skeleton.presences:
-        writers.setdefault(presence.doc_key, set()).add(presence.person)
-    finding = find_order(asked, index, writers, skeleton.named_in)
+    finding = find_order(asked, index, skeleton.writers, skeleton.named_in)
     if finding is None:
         return found
     cited = {day.doc_key for day in finding.days}

@@ -94,6 +94,14 @@ class Skeleton:
         return frozenset(self.people)
 
     @cached_property
+    def writers(self) -> dict[str, frozenset[str]]:
+        """Who wrote on each day (its doc key)."""
+        days: dict[str, set[str]] = {}
+        for p in self.presences:
+            days.setdefault(p.doc_key, set()).add(p.person)
+        return {key: frozenset(people) for key, people in days.items()}
+
+    @cached_property
     def people(self) -> list[str]:
         """Every writer, in order of first appearance."""
         return list(dict.fromkeys(p.person for p in self.presences))
@@ -250,11 +258,8 @@ def with_skeleton(found: GraphRetrieval, skeleton: Skeleton, question: str) -> G
         return found
     extracted = {e.name.casefold() for e in found.entities}
     entities = [e for e in skeleton.entities(named) if e.name.casefold() not in extracted]
-    wrote: dict[str, set[str]] = {}
-    for p in skeleton.presences:
-        if p.person in named:
-            wrote.setdefault(p.doc_key, set()).add(p.person)
-    days = sorted(found.days, key=lambda d: -len(wrote.get(d.doc_key, ())))
+    wrote, asked = skeleton.writers, set(named)
+    days = sorted(found.days, key=lambda d: -len(wrote.get(d.doc_key, frozenset()) & asked))
     return replace(
         found,
         entities=(*entities, *found.entities),
