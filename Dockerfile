@@ -73,9 +73,9 @@ RUN apt-get update \
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build --chown=varagity:varagity /out /app
 
-# Mount points: named volumes copy this ownership on first use; /app/docs is the bind
-# mount of the host's ./corpus (compose.yaml).
-RUN mkdir -p /app/docs /app/dagster_home/storage /var/lib/varagity \
+# Mount points: named volumes copy this ownership on first use; /app/docs and
+# /app/graph-docs are the bind mounts of the host's ./corpus and ./graph-docs (compose.yaml).
+RUN mkdir -p /app/docs /app/graph-docs /app/dagster_home/storage /var/lib/varagity \
     && chown -R varagity:varagity /app /var/lib/varagity
 
 ENV PATH=/opt/venv/bin:$PATH \
@@ -83,6 +83,7 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     DAGSTER_HOME=/app/dagster_home \
     DOCS_PATH=/app/docs \
+    GRAPH_DOCS_PATH=/app/graph-docs \
     VARAGITY_HOME=/var/lib/varagity
 
 WORKDIR /app

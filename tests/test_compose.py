@@ -3,18 +3,22 @@
 No Docker engine is needed. compose.yaml is validated against the vendored Compose
 Specification schema (tests/data/compose-spec.json, provenance in tests/data/README.md),
 then checked for what a schema cannot see: references between services, the settings the
-project image reads, GPU reservations, and the files and modules the commands name.
+project image reads, the folders its services share, the secrets without a default, GPU
+reservations, and the files and modules the commands name.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 import shlex
 import sys
-from collections.abc import Iterator
-from pathlib import Path
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,6 +26,7 @@ import jsonschema
 import pytest
 import yaml
 
+from varagity.backup.bundle import exports_dir
 from varagity.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +48,8 @@ DAGSTER_YAML = ROOT / "dagster_home" / "dagster.yaml"
 NON_SETTINGS_ENV = frozenset(
     {"DAGSTER_HOME", "VARAGITY_DAGSTER_PG_URL", "VARAGITY_DAGSTER_LOG_DIR"}
 )
-# Host folders the operator provides (corpus, model weights): not part of the repository.
-HOST_DATA_BINDS = frozenset({"./corpus", "./models"})
+# Host folders the operator provides (the corpora, model weights): not part of the repository.
+HOST_DATA_BINDS = frozenset({"./corpus", "./graph-docs", "./models"})
 # What the image build reads from the context; .dockerignore must keep it.
 BUILD_INPUTS = (
     "pyproject.toml",
@@ -121,10 +126,16 @@ def interpolate(value: Any, env: dict[str, str]) -> Any:
     return _VARIABLE.sub(substitute, value)
 
 
+# The variables `docker compose` refuses to start without (`${NAME:?message}`): secrets,
+# which a default published in this repository would give away.
+REQUIRED_SECRETS = ("API_KEY", "GRAFANA_ADMIN_PASSWORD", "POSTGRES_PASSWORD")
+SECRET_VALUES = {name: hashlib.sha256(name.encode()).hexdigest() for name in REQUIRED_SECRETS}
+
+
 @pytest.fixture(scope="module")
 def resolved(compose: dict[str, Any]) -> dict[str, Any]:
-    """compose.yaml as deployed with no .env and no variables set."""
-    return interpolate(compose, env={})
+    """compose.yaml as deployed with a .env holding only the required secrets."""
+    return interpolate(compose, env=dict(SECRET_VALUES))
 
 
 # --- helpers ----------------------------------------------------------------------------
@@ -151,7 +162,7 @@ def _depends_on(service: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _has_healthcheck(service: dict[str, Any]) -> bool:
-    check = service.get("healthcheck")
+    check = service.get("healthcheck") or {}
     return bool(check) and not check.get("disable", False) and check.get("test") != ["NONE"]
 
 
@@ -235,9 +246,9 @@ def _referenced_modules() -> Iterator[tuple[str, str]]:
     """(where, python module) for every module a project-image command runs."""
     services = _load_compose()["services"]
     commands = {f"compose service {name}": _command(services[name]) for name in PROJECT_SERVICES}
-    for keyword, args in _dockerfile_instructions():
-        if keyword in ("CMD", "ENTRYPOINT") and args.startswith("["):
-            commands[f"Dockerfile {keyword}"] = json.loads(args)
+    for keyword, text in _dockerfile_instructions():
+        if keyword in ("CMD", "ENTRYPOINT") and text.startswith("["):
+            commands[f"Dockerfile {keyword}"] = json.loads(text)
     for where, args in commands.items():
         module = _option(args, "-m", "--module-name")
         if module:
@@ -312,9 +323,66 @@ def test_no_obsolete_version_key(compose: dict[str, Any]) -> None:
     assert "version" not in compose
 
 
-def test_interpolates_with_no_variables_set(compose: dict[str, Any]) -> None:
-    """A fresh checkout needs no .env: every variable has a default or is optional."""
-    interpolate(compose, env={})  # raises on ${VAR:?...} without a value
+def test_interpolates_with_only_the_secrets_set(compose: dict[str, Any]) -> None:
+    """A fresh checkout needs only the secrets in .env: every other variable has a default."""
+    interpolate(compose, env=dict(SECRET_VALUES))  # raises on ${VAR:?...} without a value
+
+
+@pytest.mark.parametrize("name", REQUIRED_SECRETS)
+def test_refuses_to_start_without_each_secret(compose: dict[str, Any], name: str) -> None:
+    """`docker compose up` stops before anything starts, naming the variable and .env."""
+    env = {key: value for key, value in SECRET_VALUES.items() if key != name}
+    with pytest.raises(KeyError, match=rf"{name} is not set: .*\.env"):
+        interpolate(compose, env=env)
+    with pytest.raises(KeyError, match=name):
+        interpolate(compose, env={**SECRET_VALUES, name: ""})  # `:?` refuses empty too
+
+
+def _variables(node: Any) -> Iterator[re.Match[str]]:
+    """Every ${...} reference in the string values of a compose document."""
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from _variables(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _variables(value)
+    elif isinstance(node, str):
+        yield from (m for m in _VARIABLE.finditer(node) if not m["escaped"])
+
+
+def test_only_the_secrets_are_required_and_never_have_a_default(compose: dict[str, Any]) -> None:
+    required = {m["name"] for m in _variables(compose) if m["op"] == ":?"}
+    assert required == set(REQUIRED_SECRETS)
+    for match in _variables(compose):
+        name = match["name"] or match["bare"]
+        if name in REQUIRED_SECRETS:
+            assert match["op"] == ":?", f"{match[0]}: a secret must be required, not defaulted"
+
+
+_SECRET_SETTING = re.compile(r"PASSWORD|SECRET|(?:^|_)(?:API_KEY|TOKEN)$")
+_URL_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^:/@]+:(?P<password>.+)@[^@]+$")
+_REQUIRED_VARIABLE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*):\?[^}]+\}")
+
+
+def test_every_secret_a_service_gets_comes_from_a_required_variable(
+    compose: dict[str, Any], resolved: dict[str, Any]
+) -> None:
+    """Passwords and keys (also inside URLs) are `${NAME:?...}` and nothing else: no literal,
+    no default that a reader of this repository would know."""
+    checked = set()
+    for name, service in compose["services"].items():
+        for key, raw in _env(service).items():
+            url = _URL_PASSWORD.match(raw)
+            secret = url["password"] if url else raw if _SECRET_SETTING.search(key) else None
+            if secret is None:
+                continue
+            required = _REQUIRED_VARIABLE.fullmatch(secret)
+            assert required, f"{name}: {key} holds a secret that is not a required variable"
+            assert required["name"] in REQUIRED_SECRETS, f"{name}: {key}"
+            value = _env(resolved["services"][name])[key]
+            assert SECRET_VALUES[required["name"]] in value, f"{name}: {key}"
+            checked.add(required["name"])
+    assert checked == set(REQUIRED_SECRETS), "a required secret that no service reads"
 
 
 def test_expected_services(compose: dict[str, Any]) -> None:
@@ -421,7 +489,9 @@ def test_project_service_env_names_are_settings(compose: dict[str, Any], name: s
 
 def test_api_env_is_a_valid_configuration(resolved: dict[str, Any]) -> None:
     env = _env(resolved["services"]["api"])
-    fields = {key: value for key, value in env.items() if key in Settings.model_fields}
+    fields: dict[str, Any] = {
+        key: value for key, value in env.items() if key in Settings.model_fields
+    }
     settings = Settings(_env_file=None, **fields)  # type: ignore[call-arg]
     assert settings.DATABASE_URL and settings.ELASTICSEARCH_URL
     assert settings.LLM_BASE_URL == "http://llm:8080/v1"
@@ -439,6 +509,191 @@ def test_project_services_share_docs_and_home(resolved: dict[str, Any], name: st
     home = mounts.get(env["VARAGITY_HOME"])
     assert home and home["type"] == "volume" and home["source"] == "varagity-home"
     assert env["DAGSTER_HOME"]
+
+
+# --- folders the project services share ----------------------------------------------------
+
+
+def _image_env_and_workdir() -> tuple[dict[str, str], PurePosixPath]:
+    """The ENV and WORKDIR the Dockerfile's final stage gives every project container."""
+    instructions = _dockerfile_instructions()
+    last_from = max(i for i, (keyword, _) in enumerate(instructions) if keyword == "FROM")
+    env: dict[str, str] = {}
+    workdir = PurePosixPath("/")
+    for keyword, args in instructions[last_from:]:
+        if keyword == "ENV":
+            for pair in shlex.split(args):
+                key, _, value = pair.partition("=")
+                env[key] = value
+        elif keyword == "WORKDIR":
+            workdir = workdir / args
+    return env, workdir
+
+
+def _container_env(service: dict[str, Any]) -> dict[str, str]:
+    """What a process of a project service sees: the image's ENV under compose's."""
+    return {**_image_env_and_workdir()[0], **_env(service)}
+
+
+PATH_SETTINGS = sorted(
+    name
+    for name, field in Settings.model_fields.items()
+    if field.annotation is Path or Path in typing.get_args(field.annotation)
+)
+
+
+def _container_settings(service: dict[str, Any]) -> Settings:
+    """The settings a project service's processes load, with relative folders taken from the
+    image's WORKDIR (where they run) rather than from this test's working directory."""
+    env = _container_env(service)
+    workdir = PurePosixPath(service.get("working_dir") or _image_env_and_workdir()[1])
+    fields: dict[str, Any] = {
+        key: value for key, value in env.items() if key in Settings.model_fields
+    }
+    for name in PATH_SETTINGS:
+        value = fields.get(name, Settings.model_fields[name].default)
+        if value is not None and not str(value).startswith("~"):
+            value = str(workdir / str(value))  # an absolute value replaces the workdir
+        fields[name] = value
+    return Settings(_env_file=None, **fields)  # type: ignore[call-arg]
+
+
+@dataclass(frozen=True)
+class SharedPlace:
+    """A folder one project service writes and another reads, found the way the code finds
+    it: from the settings (or the Dagster instance variables) the services get."""
+
+    decided_by: tuple[str, ...]
+    where: Callable[[Settings, dict[str, str]], Path | None]  # None: unused with these settings
+    writers: frozenset[str]
+    readers: frozenset[str]
+
+
+SHARED_PLACES = {
+    # the API's uploads and deletes write the corpus; the folder sensor and ingest runs read
+    # it (and the API's folder watcher, page previews and reingest)
+    "DOCS_PATH": SharedPlace(
+        ("DOCS_PATH",),
+        lambda s, _: s.docs_path,
+        frozenset({"api"}),
+        frozenset({"api", "dagster-code"}),
+    ),
+    # export runs write the documents' bundles; the API lists, verifies and restores them
+    "DOCS_PATH/varagity-exports": SharedPlace(
+        ("DOCS_PATH",),
+        lambda s, _: exports_dir(s, "rag"),
+        frozenset({"dagster-code"}),
+        frozenset({"api", "dagster-code"}),
+    ),
+    # archive uploads and deletes (API); the graph sensor and build runs read them
+    "GRAPH_DOCS_PATH": SharedPlace(
+        ("GRAPH_DOCS_PATH",),
+        lambda s, _: s.graph_docs_path,
+        frozenset({"api"}),
+        frozenset({"api", "dagster-code"}),
+    ),
+    "GRAPH_DOCS_PATH/varagity-exports": SharedPlace(
+        ("GRAPH_DOCS_PATH",),
+        lambda s, _: exports_dir(s, "graph"),
+        frozenset({"dagster-code"}),
+        frozenset({"api", "dagster-code"}),
+    ),
+    # graph build and restore runs write the engine's working directory and the restore
+    # lock; the API's graph turns and its corpus_restoring check read them
+    "GRAPH_STORAGE_PATH": SharedPlace(
+        ("GRAPH_STORAGE_PATH", "VARAGITY_HOME"),
+        lambda s, _: s.graph_storage_path,
+        frozenset({"dagster-code"}),
+        frozenset({"api"}),
+    ),
+    # the runs' state (artifacts, the graph); the API reports the folder's free disk
+    "VARAGITY_HOME": SharedPlace(
+        ("VARAGITY_HOME",),
+        lambda s, _: s.home,
+        frozenset({"dagster-code"}),
+        frozenset({"api"}),
+    ),
+    # the embedded BM25 index (only without ELASTICSEARCH_URL): ingest runs write, the API
+    # searches it
+    "BM25_INDEX_PATH": SharedPlace(
+        ("BM25_INDEX_PATH", "VARAGITY_HOME"),
+        lambda s, _: None if s.ELASTICSEARCH_URL else s.bm25_path,
+        frozenset({"dagster-code"}),
+        frozenset({"api"}),
+    ),
+    # the runs' step output (dagster_home/dagster.yaml compute_logs): the runs execute in the
+    # code server's container, the webserver shows it
+    "VARAGITY_DAGSTER_LOG_DIR": SharedPlace(
+        ("VARAGITY_DAGSTER_LOG_DIR",),
+        lambda _, env: Path(env["VARAGITY_DAGSTER_LOG_DIR"]),
+        frozenset({"dagster-code"}),
+        frozenset({"dagster-webserver"}),
+    ),
+}
+
+# Folder settings no two services of this stack share, and why.
+UNSHARED_PATH_SETTINGS = {
+    "MODEL_CACHE_PATH": "the embedded stack's model servers only: compose's services call the "
+    "llm and embeddings services (LLM_BASE_URL, EMBEDDING_BASE_URL)",
+    "DOCLING_ARTIFACTS_PATH": "layout weights a process only reads; unset here",
+}
+
+
+def test_every_folder_setting_is_shared_or_said_why_not() -> None:
+    covered = {name for place in SHARED_PLACES.values() for name in place.decided_by}
+    assert set(PATH_SETTINGS) <= covered | set(UNSHARED_PATH_SETTINGS), (
+        "a new folder setting: add it to SHARED_PLACES (and mount it) or UNSHARED_PATH_SETTINGS"
+    )
+    assert not covered & set(UNSHARED_PATH_SETTINGS)
+    for place in SHARED_PLACES.values():
+        assert len(place.writers | place.readers) > 1, "one service alone shares nothing"
+
+
+def _mount_holding(service: dict[str, Any], path: PurePosixPath) -> tuple[dict[str, Any], str]:
+    """The mount `path` lies on in the service's container (the deepest one) and the path
+    below it; ({}, path) when it lies in the container's own writable layer."""
+    best: tuple[dict[str, Any], str] = ({}, str(path))
+    depth = -1
+    for mount in _mounts(service):
+        target = PurePosixPath(mount["target"])
+        if (path == target or target in path.parents) and len(target.parts) > depth:
+            best, depth = (mount, str(path.relative_to(target))), len(target.parts)
+    return best
+
+
+@pytest.mark.parametrize("place", sorted(SHARED_PLACES))
+def test_a_folder_one_service_writes_and_another_reads_is_on_a_shared_volume(
+    resolved: dict[str, Any], place: str
+) -> None:
+    """The folder, where each service's settings put it, lies on a volume or host folder
+    mounted into every service that writes or reads it, the same one with the same path
+    below it, writable where it is written: not in one container's own layer, where the
+    others never see it and it dies with the container."""
+    spec = SHARED_PLACES[place]
+    services = resolved["services"]
+    seen: dict[str, tuple[str, str, str] | None] = {}
+    for name in sorted(spec.writers | spec.readers):
+        assert name in services, f"{place}: no service {name}"
+        service = services[name]
+        where = spec.where(_container_settings(service), _container_env(service))
+        if where is None:
+            seen[name] = None
+            continue
+        path = PurePosixPath(where)
+        mount, below = _mount_holding(service, path)
+        others = ", ".join(sorted((spec.writers | spec.readers) - {name}))
+        assert mount, (
+            f"{name} keeps {place} at {path} in its own container layer, out of sight of "
+            f"{others} and gone with the container"
+        )
+        assert mount["type"] in ("volume", "bind"), f"{name}: {place} on a {mount['type']}"
+        if name in spec.writers:
+            assert not mount.get("read_only"), f"{name} writes {place}, mounted read-only"
+        source = str(mount["source"])
+        if mount["type"] == "bind":
+            source = str((ROOT / source).resolve())
+        seen[name] = (mount["type"], source, below)
+    assert len(set(seen.values())) == 1, f"{place} is not one folder for all its users: {seen}"
 
 
 # --- GPU model servers ----------------------------------------------------------------------
@@ -566,7 +821,16 @@ def test_dockerignore_keeps_build_inputs(path: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [".venv", ".git", "corpus/a.pdf", "docs/models.md", "models/x.gguf", ".env"]
+    "path",
+    [
+        ".venv",
+        ".git",
+        "corpus/a.pdf",
+        "graph-docs/chat.db",
+        "docs/models.md",
+        "models/x.gguf",
+        ".env",
+    ],
 )
 def test_dockerignore_drops_local_state(path: str) -> None:
     assert _dockerignored(path)
