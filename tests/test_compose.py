@@ -40,7 +40,7 @@ ALERTS_FILE = ROOT / "deploy" / "prometheus" / "alerts.yml"
 GRAFANA_DIR = ROOT / "deploy" / "grafana"
 README = ROOT / "README.md"
 
-PROJECT_SERVICES = ("dagster-code", "dagster-webserver", "dagster-daemon", "api")
+PROJECT_SERVICES = ("dagster-code", "dagster-webserver", "dagster-ui", "dagster-daemon", "api")
 GPU_DEVICE_IDS = {"llm": ["0"], "embeddings": ["1"]}
 DAGSTER_YAML = ROOT / "dagster_home" / "dagster.yaml"
 # Environment names a project-image service may set that are not varagity settings:
@@ -936,6 +936,10 @@ def _users(resolved: dict[str, Any]) -> dict[str, set[str]]:
                 users[host].add(f"{name} {key}")
         if service.get("ports"):
             users[name].add("a published port")
+        for arg in _command(service):
+            host = urlsplit(arg).hostname if "://" in arg else None
+            if host in users and host != name:
+                users[host].add(f"{name} command")
     for job in yaml.safe_load(PROMETHEUS_FILE.read_text(encoding="utf-8"))["scrape_configs"]:
         for static in job.get("static_configs", []):
             for target in static["targets"]:
@@ -972,3 +976,20 @@ def test_every_service_the_readme_names_is_wired_to_what_uses_it(
     ]
     assert "grafana datasource" in users["prometheus"]
     assert "prometheus job varagity-api" in users["api"]
+
+
+def test_the_dagster_ui_is_published_only_through_its_guarded_front(
+    resolved: dict[str, Any],
+) -> None:
+    services = resolved["services"]
+    assert not services["dagster-webserver"].get("ports"), "the webserver has no guard"
+    front = services["dagster-ui"]
+    args = _command(front)
+    assert args[:3] == ["python", "-m", "varagity_stack.dagster_front"]
+    assert _option(args, "--upstream") == "http://dagster-webserver:3000"
+    assert _option(args, "--port") == "3000" and front["ports"]
+    for name in PROJECT_SERVICES:
+        env = _env(services[name])
+        assert urlsplit(env["DAGSTER_URL"]).hostname == "dagster-ui", name
+        assert "dagster-ui" in env["ALLOWED_HOSTS"].split(","), name
+    assert "dagster-ui" in _depends_on(services["api"])

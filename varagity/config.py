@@ -329,7 +329,9 @@ class Settings(BaseSettings):
     LLM_PORT: int = Field(default=8091, ge=1, le=65535)
     EMBEDDING_PORT: int = Field(default=8092, ge=1, le=65535)
     DAGSTER_URL: str | None = Field(
-        default=None, description="Dagster webserver URL; defaults to http://HOST:DAGSTER_PORT."
+        default=None,
+        description="The Dagster UI's guarded front (what people open, and what the API, "
+        "CLI and doctor call with API_KEY); defaults to http://HOST:DAGSTER_PORT.",
     )
     LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
@@ -596,7 +598,7 @@ class Settings(BaseSettings):
 
     @property
     def dagster_url(self) -> str:
-        """Where the Dagster webserver (UI and GraphQL) answers."""
+        """Where the Dagster UI and its GraphQL answer: the webserver's guarded front."""
         return self.DAGSTER_URL or f"http://{self.HOST}:{self.DAGSTER_PORT}"
 
     @property

@@ -13,9 +13,10 @@ themselves through ``ExecutionStepFailureEvent`` / ``RunFailureEvent`` in their 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -53,9 +54,13 @@ from varagity.pipeline import (
     corpus_of_run,
     ingest_batches,
     parse_backup_progress,
+    parse_reconcile_line,
     range_request_tags,
     run_partitions,
 )
+
+if TYPE_CHECKING:
+    from varagity.config import Settings
 
 # BulkActionStatus values after which a backfill launches and changes nothing more.
 FINISHED_STATUSES = frozenset(
@@ -240,6 +245,9 @@ class BackupRunLog:
     total: int
     bundle: str | None
     message: str | None
+    reconcile: dict[str, int] | None = None
+    """Once a restore has committed: what its folder holds that it does not
+    (:func:`~varagity.pipeline.reconcile_line`)."""
 
 
 #: What each job's run is, as a holder of its corpus is named (:meth:`CorpusRun.holder`).
@@ -461,9 +469,24 @@ query RunLog($id: ID!, $after: String, $limit: Int) {
 }
 """
 
+_FIRST_LOGS = """
+query FirstLogs($id: ID!) {
+  logsForRun(runId: $id, limit: 60) {
+    ... on EventConnection { events { ... on MessageEvent { message } } }
+  }
+}
+"""
+#: How a run worker names itself in its first log lines ("Executing steps in process
+#: (pid: 1234)", "... parent process (pid: 1234)").
+_WORKER_PID = re.compile(r"\(pid: (\d+)\)")
+_RUN_STATUSES = """
+query Statuses($ids: [String!]) {
+  runsOrError(filter: {runIds: $ids}) { ... on Runs { results { runId status } } }
+}
+"""
 _TERMINATE = """
-mutation Terminate($id: String!) {
-  terminateRun(runId: $id, terminatePolicy: SAFE_TERMINATE) {
+mutation Terminate($id: String!, $policy: TerminateRunPolicy!) {
+  terminateRun(runId: $id, terminatePolicy: $policy) {
     __typename
     ... on TerminateRunFailure { message }
     ... on RunNotFoundError { message }
@@ -576,12 +599,15 @@ def _corpus_run(node: dict[str, Any]) -> CorpusRun | None:
 
 
 class DagsterClient:
-    """A thin GraphQL client for the Dagster webserver."""
+    """A thin GraphQL client for the Dagster webserver, through its guarded front."""
 
-    def __init__(self, url: str, *, timeout: float = 30.0) -> None:
-        """``url`` is the webserver's base URL (the UI's address)."""
+    def __init__(self, url: str, *, timeout: float = 30.0, api_key: str | None = None) -> None:
+        """``url`` is the Dagster UI's address (``DAGSTER_URL``: the front that guards
+        the webserver); ``api_key`` goes with every request as a bearer token when the
+        front asks for one (``API_KEY``)."""
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._repository: dict[str, str] | None = None
         # a finished run's error and partitions never change: look them up once per client
         self._run_errors: dict[str, str | None] = {}
@@ -590,6 +616,11 @@ class DagsterClient:
         self._log_cursors: dict[str, str | None] = {}
         self._graph_logs: dict[str, GraphRunLog] = {}
         self._backup_logs: dict[str, BackupRunLog] = {}
+
+    @classmethod
+    def for_settings(cls, settings: Settings, *, timeout: float = 30.0) -> DagsterClient:
+        """A client of ``settings.dagster_url`` carrying ``settings.API_KEY``."""
+        return cls(settings.dagster_url, timeout=timeout, api_key=settings.API_KEY)
 
     def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document and return its ``data``.
@@ -603,6 +634,7 @@ class DagsterClient:
             response = httpx.post(
                 endpoint,
                 json={"query": document, "variables": variables or {}},
+                headers=self._headers,
                 timeout=self.timeout,
             )
         except httpx.HTTPError as exc:
@@ -613,6 +645,11 @@ class DagsterClient:
             body = response.json()
         except ValueError:
             body = None
+        if isinstance(body, dict) and {"code", "message"} <= body.keys():
+            raise DagsterUnavailable(  # the front's refusal: a wrong key or Host name
+                f"the Dagster UI's front at {self.url} refused the request "
+                f"(HTTP {response.status_code} {body['code']}): {body['message']}"
+            )
         if not isinstance(body, dict) or ("data" not in body and "errors" not in body):
             raise DagsterUnavailable(
                 f"{endpoint} answered HTTP {response.status_code} without a GraphQL body; "
@@ -1081,6 +1118,37 @@ class DagsterClient:
         self._graph_logs[run_id] = seen
         return seen
 
+    def launch_purge(self, relative_paths: Sequence[str], *, source: str) -> str:
+        """Launch a ``purge_documents`` run over files gone from ``DOCS_PATH``; its id."""
+        tags = {SOURCE_TAG: source, FILES_TAG: str(len(relative_paths))}
+        config = {"ops": {"purged_documents": {"config": {"relative_paths": list(relative_paths)}}}}
+        return self._launch_run(PURGE_JOB, tags, config)
+
+    def run_worker_pid(self, run_id: str) -> int | None:
+        """The process id the run's worker logged when it began executing, if it did."""
+        data = self.query(_FIRST_LOGS, {"id": run_id})["logsForRun"]
+        for event in data.get("events") or []:
+            found = _WORKER_PID.search(event.get("message") or "")
+            if found:
+                return int(found.group(1))
+        return None
+
+    def mark_run_canceled(self, run_id: str) -> None:
+        """Mark a run whose worker is gone as canceled at once (nothing is interrupted:
+        there is nobody left to interrupt), so its pool slots and partitions free."""
+        result = self.query(_TERMINATE, {"id": run_id, "policy": "MARK_AS_CANCELED_IMMEDIATELY"})[
+            "terminateRun"
+        ]
+        if result["__typename"] != "TerminateRunSuccess":
+            raise DagsterError(f"marking run {run_id} canceled failed: {result.get('message')}")
+
+    def run_statuses(self, run_ids: Sequence[str]) -> dict[str, str]:
+        """Run id -> Dagster status of each of ``run_ids`` that exists."""
+        if not run_ids:
+            return {}
+        found = self.query(_RUN_STATUSES, {"ids": list(run_ids)})["runsOrError"]
+        return {r["runId"]: r["status"] for r in found.get("results") or []}
+
     def terminate_graph_run(self, run_id: str) -> GraphRun:
         """Stop a graph run: a started one is terminated (its worker is interrupted; a
         build launched again later resumes), a queued one is canceled before it starts.
@@ -1093,7 +1161,7 @@ class DagsterClient:
         run = self.graph_run(run_id)
         if run.done:
             raise RunEnded(f"run {run_id} has already ended ({run.status})")
-        result = self.query(_TERMINATE, {"id": run_id})["terminateRun"]
+        result = self.query(_TERMINATE, {"id": run_id, "policy": "SAFE_TERMINATE"})["terminateRun"]
         kind = result["__typename"]
         if kind == "RunNotFoundError":
             raise RunNotFound(f"Dagster has no run {run_id!r}")
@@ -1164,12 +1232,13 @@ class DagsterClient:
         """The run's latest progress report, the bundle an export wrote (once it is in
         place) and its latest log message; read on from where the last read stopped."""
         seen = self._backup_logs.get(run_id, BackupRunLog(None, 0, 0, None, None))
-        phase, done, total, bundle, message = (
+        phase, done, total, bundle, message, reconcile = (
             seen.phase,
             seen.done,
             seen.total,
             seen.bundle,
             seen.message,
+            seen.reconcile,
         )
         for message in self._new_log_messages(run_id):
             progress = parse_backup_progress(message)
@@ -1177,7 +1246,9 @@ class DagsterClient:
                 phase, done, total = progress
             elif message.startswith(BACKUP_BUNDLE_PREFIX):
                 bundle = message[len(BACKUP_BUNDLE_PREFIX) :].strip()
-        seen = BackupRunLog(phase, done, total, bundle, message)
+            else:
+                reconcile = parse_reconcile_line(message) or reconcile
+        seen = BackupRunLog(phase, done, total, bundle, message, reconcile)
         self._backup_logs[run_id] = seen
         return seen
 

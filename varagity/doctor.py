@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import psutil
 import psycopg
 
 from varagity.dagster_client import DagsterClient
-from varagity.ingest.discovery import current_doc_ids, scan
+from varagity.folder_diff import FolderDiff
+from varagity.ingest.discovery import current_doc_ids, partition_key_for, scan
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.postgres import connect
 from varagity.stores.vector_store import DOCUMENT_LOCK_SPACE
@@ -63,6 +66,8 @@ class DoctorReport:
     problems: list[Problem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    dead_runs: list[str] = field(default_factory=list)
+    """Started runs whose worker process is gone (``no_stuck_runs``; repairable)."""
 
     @property
     def ok(self) -> bool:
@@ -328,9 +333,15 @@ def check_runs(
     if runs["__typename"] != "Runs":
         report.notes.append(f"could not list runs: {runs.get('message')}")
         runs = {"results": []}
+    local = _is_local(client.url)
     for run in runs["results"]:
         since = run.get("startTime") or run.get("creationTime") or now
         age = now - float(since)
+        gone = _worker_gone(client, run) if local and run["status"] == "STARTED" else None
+        if gone is not None:
+            report.dead_runs.append(run["runId"])
+            report.problems.append(Problem("no_stuck_runs", f"run {run['runId']}", gone))
+            continue
         bound = started_bound_s if run["status"] == "STARTED" else starting_bound_s
         if age > bound:
             report.problems.append(
@@ -366,6 +377,31 @@ def check_runs(
     return report
 
 
+def _is_local(url: str) -> bool:
+    """Whether the Dagster webserver (and so its run workers) is on this machine: only
+    then can a worker's process id be looked up here."""
+    return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def _worker_gone(client: DagsterClient, run: dict) -> str | None:
+    """Why a started run's worker is gone (its process no longer exists, or the id was
+    taken by a process started after the run), or None while it lives or cannot be told."""
+    pid = client.run_worker_pid(run["runId"])
+    if pid is None:
+        return None
+    try:
+        process = psutil.Process(pid)
+        born = process.create_time()
+    except psutil.NoSuchProcess:
+        return f"STARTED, but its worker (pid {pid}) is gone"
+    except psutil.Error:
+        return None
+    started = float(run.get("startTime") or run.get("creationTime") or 0.0)
+    if born > started + 1.0:
+        return f"STARTED, but its worker (pid {pid}) is gone (the id is another process's now)"
+    return None
+
+
 def stuck_summary(client: DagsterClient) -> list[str]:
     """One line per stuck run or leaked pool slot (for the health route)."""
     return [f"{p.subject}: {p.detail}" for p in check_runs(client).problems]
@@ -387,3 +423,78 @@ def run_doctor(
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     report.notes.insert(0, f"checked at {stamp}")
     return report
+
+
+# --- repair -----------------------------------------------------------------------------
+#: What ``--repair`` launches runs for; the other invariants are reported, not repaired.
+REPAIRED = ("indexed_once", "no_orphans", "no_stuck_runs")
+_ENDED_STATUSES = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
+
+
+@dataclass
+class Repairs:
+    """What a repair did: the runs it launched (to wait for) and a line per action."""
+
+    launched: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+def launch_repairs(
+    report: DoctorReport,
+    diff: Callable[[], FolderDiff],
+    client: DagsterClient,
+    *,
+    batch_size: int,
+    source: str = "doctor",
+) -> Repairs:
+    """Launch the runs that fix what ``report`` found: started runs whose worker is gone
+    are marked canceled first (their partitions and pool slots free), then the folder is
+    diffed against the stores (``diff``) and its files ingested and its orphans purged,
+    each in a run with its logs, as the folder sensor would. Files whose last ingest
+    failed are not retried (they are listed with why).
+
+    Raises:
+        DagsterError: The webserver is unreachable or refused a run.
+    """
+    done = Repairs()
+    for run_id in report.dead_runs:
+        client.mark_run_canceled(run_id)
+        done.lines.append(f"run {run_id}: marked canceled (its worker is gone)")
+    found = diff()
+    if found.to_ingest:
+        keys = [partition_key_for(rel) for rel in found.to_ingest]
+        runs = client.launch_ingest_runs(keys, batch_size=batch_size, source=source)
+        done.launched.extend(runs)
+        done.lines.append(
+            f"ingest of {len(keys)} file(s) launched in {len(runs)} run(s): {_few(found.to_ingest)}"
+        )
+    if found.to_purge:
+        run_id = client.launch_purge(found.to_purge, source=source)
+        done.launched.append(run_id)
+        done.lines.append(
+            f"purge of {len(found.to_purge)} removed file(s) launched (run {run_id}): "
+            f"{_few(found.to_purge)}"
+        )
+    for rel, why in sorted(found.failed.items()):
+        done.lines.append(f"{rel}: not retried, its last ingest failed ({why})")
+    left = sorted({p.invariant for p in report.problems} - set(REPAIRED))
+    if left:
+        done.lines.append(f"not repaired here (see docs/operations.md): {', '.join(left)}")
+    if not done.lines:
+        done.lines.append("nothing to repair")
+    return done
+
+
+def wait_for_runs(
+    client: DagsterClient, run_ids: Sequence[str], *, timeout_s: float, poll_s: float = 2.0
+) -> dict[str, str]:
+    """Wait until every run of ``run_ids`` has ended (or ``timeout_s`` passed); their
+    statuses."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        statuses = client.run_statuses(run_ids)
+        if all(statuses.get(r) in _ENDED_STATUSES for r in run_ids):
+            return statuses
+        if time.monotonic() > deadline:
+            return statuses
+        time.sleep(poll_s)

@@ -92,6 +92,9 @@ FILES_TAG = "varagity/files"
 ISOLATED_TAG = "varagity/isolated_from"
 # On a batch run that re-runs the files of a crashed batch run: that run's id.
 RECOVERED_TAG = "varagity/recovered_from"
+# On a run the folder sensor asks for because the stores and the folder disagree (a
+# restore, a crash between its cursor and a store, a hand edit): ``ingest`` or ``purge``.
+RECONCILE_TAG = "varagity/reconcile"
 # Dagster's own tags naming the partition (or the range of partitions) a run covers.
 PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
@@ -103,6 +106,10 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 # ``backup bundle: <file name>``.
 BACKUP_PROGRESS_PREFIX = "backup progress: "
 BACKUP_BUNDLE_PREFIX = "backup bundle: "
+# and once a restore has committed, how its corpus differs from its folder (what the
+# folder sensor then ingests, purges or rebuilds):
+# ``restore reconcile: to_ingest=<n> to_purge=<n> failed=<n>``
+RESTORE_RECONCILE_PREFIX = "restore reconcile: "
 
 # Jobs whose runs write the documents corpus (chunks, blurbs, purges) or the graph.
 _RAG_WRITER_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB})
@@ -113,6 +120,24 @@ _RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_CONTEXTUALIZE, STAGE_PURGE})
 def backup_progress_line(phase: str, done: int, total: int) -> str:
     """The log line of one backup progress report."""
     return f"{BACKUP_PROGRESS_PREFIX}{phase} {done}/{total}"
+
+
+def reconcile_line(counts: Mapping[str, int]) -> str:
+    """The log line of what a restore left for the folder sensor to do."""
+    return RESTORE_RECONCILE_PREFIX + " ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def parse_reconcile_line(message: str) -> dict[str, int] | None:
+    """The counts of a :func:`reconcile_line`, else ``None``."""
+    if not message.startswith(RESTORE_RECONCILE_PREFIX):
+        return None
+    counts: dict[str, int] = {}
+    for part in message[len(RESTORE_RECONCILE_PREFIX) :].split():
+        name, sep, value = part.partition("=")
+        if not (sep and value.isdigit()):
+            return None
+        counts[name] = int(value)
+    return counts
 
 
 def parse_backup_progress(message: str) -> tuple[str, int, int] | None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from varagity.backup.rag import heal_rag_index
 from varagity.config import REINGEST_AFFECTING, RUNTIME_EDITABLE, Settings
@@ -39,6 +40,9 @@ from varagity.stores.settings_overrides import (
     validate_overrides,
 )
 from varagity.stores.vector_store import PgVectorStore
+
+if TYPE_CHECKING:
+    from varagity.ingest.stages import StoreResult
 
 log = logging.getLogger(__name__)
 
@@ -231,3 +235,38 @@ class Services:
                 closer()
             except Exception as exc:  # closing must not mask the real outcome
                 log.warning("closing %s failed: %s", name, exc)
+
+
+def ingest_file(services: Services, relative_path: str) -> StoreResult:
+    """Every stage for one file, in-process and in order: the ingest job's stages, then
+    the blurb stage (what the two Dagster jobs do for one partition)."""
+    from varagity.ingest.parsing import parse_file
+    from varagity.ingest.stages import (
+        StoreInput,
+        chunk_document,
+        contextualize_document,
+        embed_drafts,
+        store_documents,
+    )
+
+    settings = services.settings
+    parsed = parse_file(settings.docs_path, relative_path, settings=settings)
+    drafts = chunk_document(parsed, settings, services.embedder)
+    vectors = embed_drafts(drafts, services.embedder)
+    (result,) = store_documents(
+        [StoreInput(parsed, drafts, vectors)],
+        pg=services.pg,
+        bm25=services.bm25,
+        settings=settings,
+        embedding_model=services.embedder.model,
+    )
+    contextualize_document(
+        result.doc_id,
+        pg=services.pg,
+        bm25=services.bm25,
+        chat=services.chat,
+        embedder=services.embedder,
+        settings=settings,
+        claims=services.model_claims,
+    )
+    return result

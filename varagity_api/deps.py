@@ -45,7 +45,7 @@ DAGSTER_TIMEOUT_S = 10.0
 
 def dagster_client(settings: Settings) -> DagsterClient:
     """A client of the stack's Dagster webserver that gives up after DAGSTER_TIMEOUT_S."""
-    return DagsterClient(settings.dagster_url, timeout=DAGSTER_TIMEOUT_S)
+    return DagsterClient.for_settings(settings, timeout=DAGSTER_TIMEOUT_S)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

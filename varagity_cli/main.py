@@ -19,6 +19,7 @@ from varagity_cli.eval_graph import add_graph_arguments, cmd_eval_graph, cmd_rej
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
+    from varagity.doctor import DoctorReport
     from varagity.records import Quote
     from varagity.services import Services
     from varagity.stores.conversation_store import ConversationStore
@@ -70,7 +71,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if not args.no_runs:
         try:
             check_runs(
-                DagsterClient(settings.dagster_url),
+                DagsterClient.for_settings(settings),
                 started_bound_s=args.stuck_after,
                 report=report,
             )
@@ -78,9 +79,59 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             report.notes.append(f"runs not checked: {exc}")
             unchecked = True
     print(report.render())
+    if args.repair and not report.ok:
+        if unchecked:
+            print("error: --repair launches runs through Dagster, which is not reachable")
+            return 1
+        return _repair(args, report)
     if not report.ok:
         return 1
     return 2 if unchecked else 0
+
+
+def _repair(args: argparse.Namespace, report: DoctorReport) -> int:
+    """``doctor --repair``: launch the runs that fix ``report``, wait for them, check
+    again; the exit status is the second check's."""
+    from varagity.dagster_client import DagsterClient, DagsterError
+    from varagity.doctor import launch_repairs, run_doctor, wait_for_runs
+    from varagity.ingest.reconcile import diff_folder
+    from varagity.stores.bm25 import open_bm25_store
+    from varagity.stores.postgres import database_url
+    from varagity.stores.vector_store import PgVectorStore
+
+    settings = get_settings()
+    client = DagsterClient.for_settings(settings)
+    pg = PgVectorStore(database_url(settings), embedding_dim=settings.EMBEDDING_DIM)
+    try:
+        repairs = launch_repairs(
+            report,
+            lambda: diff_folder(settings.docs_path, pg),
+            client,
+            batch_size=settings.INGEST_BATCH_SIZE,
+        )
+    except DagsterError as exc:
+        print(f"error: the repair could not launch its runs: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        pg.close()
+    print("\nRepair:")
+    for line in repairs.lines:
+        print(f"  {line}")
+    if repairs.launched:
+        print(f"waiting for {len(repairs.launched)} run(s) (at most {args.repair_timeout:.0f} s)")
+        statuses = wait_for_runs(client, repairs.launched, timeout_s=args.repair_timeout)
+        for run_id in repairs.launched:
+            print(f"  run {run_id}: {statuses.get(run_id, 'unknown')}")
+    bm25 = open_bm25_store(settings)
+    try:
+        again = run_doctor(
+            database_url(settings), bm25, settings.docs_path, client, settle_s=args.settle
+        )
+    finally:
+        bm25.close()
+    print("\nAfter the repair:")
+    print(again.render())
+    return 0 if again.ok else 1
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
@@ -516,7 +567,7 @@ def cmd_reingest(args: argparse.Namespace) -> int:
     from varagity.dagster_client import DagsterClient
 
     settings = get_settings()
-    client = DagsterClient(settings.dagster_url)
+    client = DagsterClient.for_settings(settings)
     backfill_id = client.launch_reingest(args.partition or None)
     print(f"reingest backfill {backfill_id} launched: {settings.dagster_url}/runs/b/{backfill_id}")
     if not args.wait:
@@ -562,7 +613,8 @@ def cmd_backup_list(args: argparse.Namespace) -> int:
 
 def cmd_backup_verify(args: argparse.Namespace) -> int:
     """Check every member's sha256 of one bundle, without restoring it (no stack needed)."""
-    from varagity.backup.bundle import resolve_bundle, verify_bundle
+    from varagity.backup.bundle import resolve_bundle
+    from varagity.backup.rows import verify_bundle
 
     settings = get_settings()
     verdict = verify_bundle(resolve_bundle(settings, args.corpus, args.name), settings, args.corpus)
@@ -606,9 +658,10 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
     """Export (``name`` None) or restore ``corpus`` in this process, as the Dagster run
     would: the same library calls, Postgres started here (and stopped again) when it is
     the embedded one and not running. No model server is needed either way."""
-    from varagity.backup.bundle import BundleError, resolve_bundle, verify_bundle
+    from varagity.backup.bundle import BundleError, resolve_bundle
     from varagity.backup.corpora import export_corpus, restore_corpus
     from varagity.backup.locks import CorpusBusy
+    from varagity.backup.rows import verify_bundle
     from varagity.services import Services
     from varagity.stores.postgres import embedded_postgres_pid, stop_embedded_postgres
 
@@ -642,6 +695,15 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
         print(f"restored {counts} from {name} in {restored.seconds:.1f} s")
         if restored.stale_reason:
             print(f"the corpus is flagged stale: {restored.stale_reason}")
+        if corpus == "graph":
+            from varagity.graph.folder import graph_diff
+
+            said = graph_diff(services.settings).summary(ingest="build", purge="remove")
+        else:
+            from varagity.ingest.reconcile import diff_folder
+
+            said = diff_folder(services.settings.docs_path, services.pg).summary()
+        print(f"the folder against what was restored: {said} (the folder sensor acts on it)")
         return 0
     except (BundleError, CorpusBusy) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -656,7 +718,7 @@ def _launch_backup_run(args: argparse.Namespace, name: str | None) -> int:
     from varagity.dagster_client import DagsterClient, DagsterUnavailable
 
     settings = get_settings()
-    client = DagsterClient(settings.dagster_url)
+    client = DagsterClient.for_settings(settings)
     what = "export" if name is None else f"restore from {name}"
     try:
         holders = client.in_flight_corpus_runs(args.corpus)
@@ -1084,6 +1146,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run STARTED longer than this many seconds counts as stuck (default 3600)",
     )
     doctor.add_argument("--no-runs", action="store_true", help="skip the Dagster run checks")
+    doctor.add_argument(
+        "--repair",
+        action="store_true",
+        help="launch the runs that fix what was found (ingest files not indexed, purge "
+        "documents of removed files, mark runs whose worker is gone canceled), wait for "
+        "them and check again",
+    )
+    doctor.add_argument(
+        "--repair-timeout",
+        type=float,
+        default=900.0,
+        help="how long --repair waits for its runs, in seconds (default 900)",
+    )
     doctor.set_defaults(func=cmd_doctor)
 
     chaos = sub.add_parser(

@@ -75,6 +75,7 @@ class ManagedProcess:
         name: Short name, used for the log file and in messages.
         argv: The command line.
         env: Variables added to (and overriding) the parent's environment.
+        unset: Variables of the parent's environment the child does not inherit.
         log_path: Where stdout and stderr go (appended).
         ready_url: Default URL :meth:`wait_ready` polls.
     """
@@ -86,6 +87,7 @@ class ManagedProcess:
         *,
         log_dir: Path | str,
         env: Mapping[str, str] | None = None,
+        unset: Sequence[str] = (),
         cwd: Path | str | None = None,
         ready_url: str | None = None,
     ) -> None:
@@ -96,12 +98,14 @@ class ManagedProcess:
             argv: Command line.
             log_dir: Folder for the log file (created when missing).
             env: Extra environment variables for the child.
+            unset: Names left out of the environment the child inherits.
             cwd: Working directory of the child (the parent's when None).
             ready_url: URL that answers 200 once the process is ready.
         """
         self.name = name
         self.argv = [str(a) for a in argv]
         self.env = dict(env or {})
+        self.unset = frozenset(name.upper() for name in unset)
         self.cwd = Path(cwd) if cwd is not None else None
         self.ready_url = ready_url
         self.log_path = Path(log_dir) / f"{name}.log"
@@ -160,7 +164,10 @@ class ManagedProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env},
+                env={
+                    **{k: v for k, v in os.environ.items() if k.upper() not in self.unset},
+                    **self.env,
+                },
                 cwd=self.cwd,
                 start_new_session=True,
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
@@ -488,9 +495,16 @@ def embedding_server_process(settings: Settings, log_dir: Path | str) -> Managed
 def _server_process(
     name: str, argv: list[str], host: str, port: int, log_dir: Path | str
 ) -> ManagedProcess:
-    """An OpenAI-compatible server child, ready once ``/v1/models`` answers."""
+    """An OpenAI-compatible server child, ready once ``/v1/models`` answers. The stack's
+    ``API_KEY`` is not passed on: llama.cpp's server reads a variable of that name as its
+    own key and would refuse the stack's unauthenticated calls (and readiness probe)."""
     return ManagedProcess(
-        name, argv, log_dir=log_dir, env=_child_env(), ready_url=f"http://{host}:{port}/v1/models"
+        name,
+        argv,
+        log_dir=log_dir,
+        env=_child_env(),
+        unset=("API_KEY",),
+        ready_url=f"http://{host}:{port}/v1/models",
     )
 
 

@@ -3,8 +3,11 @@
 Starts, in order: PostgreSQL + pgvector (embedded unless ``DATABASE_URL`` is set), the
 local model servers (unless ``LLM_BASE_URL`` / ``EMBEDDING_BASE_URL`` are set), the
 Dagster code server, webserver and daemon (instance storage in the same Postgres; the folder sensor
-starts with them), and the API. It prints the URLs, reports when the corpus folder is
-indexed, and on Ctrl-C or SIGTERM stops everything in reverse order.
+starts with them), and the API. The webserver listens on loopback only, on a port of its
+own; people and clients reach the Dagster UI through its guarded front
+(:mod:`varagity_stack.dagster_front`) on ``HOST:DAGSTER_PORT``, the ``DAGSTER_URL``.
+It prints the URLs, reports when the corpus folder is indexed, and on Ctrl-C or SIGTERM
+stops everything in reverse order.
 
 Recovery: a child that dies is started again (after 1 s, doubling up to 30 s between
 tries), and so is the embedded Postgres (the children reconnect); each restart is
@@ -97,8 +100,14 @@ def _bin(name: str) -> str:
 
 
 def dagster_ready_url(settings: Settings) -> str:
-    """The URL that answers once the Dagster webserver serves requests."""
+    """The URL that answers, through the front, once the Dagster webserver serves requests
+    (send :func:`dagster_probe_headers` with it)."""
     return f"{settings.dagster_url}/server_info"
+
+
+def dagster_probe_headers(settings: Settings) -> dict[str, str] | None:
+    """What a readiness probe of the Dagster UI's front sends: the API key, when set."""
+    return {"Authorization": f"Bearer {settings.API_KEY}"} if settings.API_KEY else None
 
 
 CODE_LOCATION = "varagity"
@@ -123,6 +132,8 @@ def _workspace(settings: Settings, code_port: int) -> Path:
 
 CODE_SERVER_HOST = "127.0.0.1"
 """The code server only talks to the webserver and daemon beside it."""
+WEBSERVER_HOST = "127.0.0.1"
+"""The webserver only talks to its front beside it: nothing else may reach it unguarded."""
 
 
 class DagsterProcesses(NamedTuple):
@@ -130,8 +141,15 @@ class DagsterProcesses(NamedTuple):
 
     code: ManagedProcess
     web: ManagedProcess
+    front: ManagedProcess
     daemon: ManagedProcess
     code_port: int
+    web_port: int
+
+    @property
+    def webserver_url(self) -> str:
+        """The webserver itself, on loopback: only its front talks to it."""
+        return f"http://{WEBSERVER_HOST}:{self.web_port}"
 
     def start_code_server(self, timeout: float = 300.0) -> None:
         """Start the code server and wait until it serves its location."""
@@ -141,15 +159,20 @@ class DagsterProcesses(NamedTuple):
 
 
 def dagster_processes(settings: Settings, db_url: str, log_dir: Path) -> DagsterProcesses:
-    """The Dagster code server, webserver and daemon for ``settings`` (not started yet).
+    """The Dagster code server, webserver, its front and the daemon for ``settings`` (not
+    started yet).
 
     The code server (:mod:`varagity_assets.code_server`: runs start from pre-imported
     workers) serves the ``varagity_assets`` location; the webserver and daemon load it
-    from there through a workspace file in the Dagster home. All three get
-    :func:`dagster_env`, so their instance storage lives in the same Postgres as the
-    stores and their run workers see the same settings. Start them in order, waiting
-    for :func:`wait_listening` on the code server and for :func:`dagster_ready_url` on
-    the webserver; the daemon has no ready URL.
+    from there through a workspace file in the Dagster home. The webserver listens on
+    loopback on a free port (:attr:`DagsterProcesses.webserver_url`); its front
+    (:mod:`varagity_stack.dagster_front`) listens on ``HOST:DAGSTER_PORT`` and guards
+    every request. All get :func:`dagster_env`, so their instance storage lives in the
+    same Postgres as the stores, their run workers see the same settings and the front
+    the API's Host names and key. Start them in order, waiting for
+    :func:`wait_listening` on the code server, for ``webserver_url``'s ``/server_info``
+    on the webserver and for :func:`dagster_ready_url` (with
+    :func:`dagster_probe_headers`) on the front; the daemon has no ready URL.
     """
     env = dagster_env(settings, db_url)
     code_port = free_port(CODE_SERVER_HOST)
@@ -173,16 +196,26 @@ def dagster_processes(settings: Settings, db_url: str, log_dir: Path) -> Dagster
         cwd=REPO_ROOT,
     )
     workspace = str(_workspace(settings, code_port))
+    web_port = free_port(WEBSERVER_HOST)
     web = ManagedProcess(
         "dagster-webserver",
+        [_bin("dagster-webserver"), "-h", WEBSERVER_HOST, "-p", str(web_port), "-w", workspace],
+        log_dir=log_dir,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    front = ManagedProcess(
+        "dagster-front",
         [
-            _bin("dagster-webserver"),
-            "-h",
+            sys.executable,
+            "-m",
+            "varagity_stack.dagster_front",
+            "--upstream",
+            f"http://{WEBSERVER_HOST}:{web_port}",
+            "--host",
             settings.HOST,
-            "-p",
+            "--port",
             str(settings.DAGSTER_PORT),
-            "-w",
-            workspace,
         ],
         log_dir=log_dir,
         env=env,
@@ -195,7 +228,7 @@ def dagster_processes(settings: Settings, db_url: str, log_dir: Path) -> Dagster
         env=env,
         cwd=REPO_ROOT,
     )
-    return DagsterProcesses(code, web, daemon, code_port)
+    return DagsterProcesses(code, web, front, daemon, code_port, web_port)
 
 
 def wait_listening(proc: ManagedProcess, port: int, timeout: float = 300.0) -> None:
@@ -351,6 +384,7 @@ class Stack:
         self.pg_next_start = 0.0
         self.gave_up: str | None = None
         self._me = psutil.Process()
+        self.dagster_web_port: int | None = None
 
     @property
     def children(self) -> list[ManagedProcess]:
@@ -385,7 +419,11 @@ class Stack:
                 "embedded": self.embedded_pg,
                 "pid": embedded_postgres_pid(s) if self.embedded_pg else None,
             },
-            "ports": {"api": s.API_PORT, "dagster": s.DAGSTER_PORT},
+            "ports": {
+                "api": s.API_PORT,
+                "dagster": s.DAGSTER_PORT,
+                "dagster_webserver": self.dagster_web_port,
+            },
             "children": children,
         }
         path = state_path(s)
@@ -450,8 +488,16 @@ class Stack:
                 s.EMBEDDING_PORT,
             )
         dagster = dagster_processes(s, db_url, self.log_dir)
+        self.dagster_web_port = dagster.web_port
         self._add(dagster.code, None, 300, None, listen=dagster.code_port)
-        self._add(dagster.web, dagster_ready_url(s), 300, s.DAGSTER_PORT)
+        self._add(dagster.web, f"{dagster.webserver_url}/server_info", 300, None)
+        self._add(
+            dagster.front,
+            dagster_ready_url(s),
+            120,
+            s.DAGSTER_PORT,
+            headers=dagster_probe_headers(s),
+        )
         self._add(dagster.daemon, None, 0, None)
         env = dagster_env(s, db_url)  # the API sees exactly what Dagster sees
         api = ManagedProcess(
@@ -589,7 +635,8 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
     print(
         "\nVaragity is up.\n"
         f"  Web client + API : http://{s.HOST}:{s.API_PORT}/   (OpenAPI: /docs)\n"
-        f"  Dagster UI       : {s.dagster_url}\n"
+        f"  Dagster UI       : {s.dagster_url}"
+        f"{'   (sign in with API_KEY)' if s.API_KEY else ''}\n"
         f"  Corpus folder    : {s.docs_path}\n"
         f"  Messages folder  : {s.graph_docs_path}\n"
         f"  Logs             : {stack.log_dir}\n"

@@ -1,11 +1,11 @@
 """API test fixtures that need more than the session's Postgres and model servers.
 
-``dagster_stack`` runs the real Dagster webserver and daemon (started by the same
-``varagity_stack.supervisor.dagster_processes`` as ``varagity up``) for one test module, against
-a fresh database, a temporary home, corpus folder and message folder, and the
-session's model servers. The folder, graph-sources and staleness sensors are stopped
-before the daemon starts, so every run the tests see was launched through the API, and
-only the API clears the stale flag.
+``dagster_stack`` runs the real Dagster webserver, its guarded front and the daemon
+(started by the same ``varagity_stack.supervisor.dagster_processes`` as ``varagity up``)
+for one test module, against a fresh database, a temporary home, corpus folder and
+message folder, and the session's model servers. The folder, graph-sources and
+staleness sensors are stopped before the daemon starts, so every run the tests see was
+launched through the API, and only the API clears the stale flag.
 """
 
 from __future__ import annotations
@@ -73,17 +73,20 @@ def dagster_stack(
     settings.home.mkdir(parents=True)
     PgVectorStore(db_url, embedding_dim=settings.EMBEDDING_DIM).close()  # migrate up front
     dagster = dagster_processes(settings, db_url, settings.home / "logs")
-    code, web, daemon, _ = dagster
+    code, web, front, daemon = dagster.code, dagster.web, dagster.front, dagster.daemon
     try:
         dagster.start_code_server()
         web.start()
-        web.wait_ready(dagster_ready_url(settings), timeout=300)
+        web.wait_ready(f"{dagster.webserver_url}/server_info", timeout=300)
+        front.start()  # DAGSTER_URL: the guarded front, as in `varagity up`
+        front.wait_ready(dagster_ready_url(settings), timeout=120)
         for sensor in STOPPED_SENSORS:
             stop_sensor(DagsterClient(settings.dagster_url), sensor)
         daemon.start()
         yield settings
     finally:
         daemon.stop()
+        front.stop()
         web.stop()
         code.stop()
         with connect(pg_server_url, autocommit=True) as conn:

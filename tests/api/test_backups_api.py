@@ -176,6 +176,9 @@ def test_export_and_restore_are_runs_followed_over_sse(dagster_stack: Settings) 
         kind, final = events[-1]
         assert kind == "done" and final["state"] == "succeeded", events
         assert _chunk_ids(settings) == before
+        # the upload after the export is in the folder, not in the bundle: the restore
+        # says so (the folder sensor, stopped here, would ingest it next)
+        assert final["reconcile"] == {"to_ingest": 1, "to_purge": 0, "failed": 0}
         # another corpus's run is not this one's: unknown here
         r = httpx.get(f"{api}/api/backups/graph/runs/{run['run_id']}", timeout=30)
         assert (r.status_code, r.json()["code"]) == (404, "run_not_found")

@@ -23,7 +23,6 @@ from tests.support.api_server import serve
 from varagity.config import Settings
 from varagity.dagster_client import DagsterClient
 from varagity.ingest.discovery import partition_key_for
-from varagity.ingest.stages import ingest_file
 from varagity.pipeline import (
     BATCH_TAG,
     FILES_TAG,
@@ -33,7 +32,7 @@ from varagity.pipeline import (
     RANGE_START_TAG,
     SOURCE_TAG,
 )
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,7 @@ import pytest
 
 from tests.support.pipeline import Harness, search_paths, write_file
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 
 pytestmark = pytest.mark.integration
 

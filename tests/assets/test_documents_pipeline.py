@@ -24,6 +24,7 @@ from varagity import pipeline
 from varagity.config import Settings
 from varagity.corpus import list_corpus
 from varagity.corpus_lock import folder_watcher_presence
+from varagity.doctor import DoctorReport, check_stores
 from varagity.files import file_sha256
 from varagity.ingest.discovery import partition_key_for
 from varagity.records import doc_id_for
@@ -183,6 +184,94 @@ def test_add_change_delete_follow_the_folder(stack_settings: Settings) -> None:
     finally:
         services.close()
     assert isinstance(h.tick(), dg.SkipReason)
+
+
+def _doctor(settings: Settings) -> DoctorReport:
+    services = Services.open(settings)
+    try:
+        return check_stores(database_url(settings), services.bm25, settings.docs_path, settle_s=0)
+    finally:
+        services.close()
+
+
+def _settle(h: Harness) -> None:
+    """Tick and run what is asked for until a tick asks for nothing."""
+    for _ in range(6):
+        result = h.tick()
+        if isinstance(result, dg.SkipReason):
+            return
+        assert all(r.success for r in h.run_requests(result))
+    raise AssertionError("the folder sensor kept asking for runs")
+
+
+def test_a_restore_is_reconciled_with_the_folder(stack_settings: Settings) -> None:
+    docs = stack_settings.docs_path
+    write_file(docs / "first.md", "# Kettles\n\nThe Tern K2 kettle boils a litre in 3 minutes.\n")
+    write_file(docs / "recipes/oat-flatbread.md", "# Oat flatbread\n\nRest the dough 20 minutes.\n")
+    h = Harness()
+    _settle(h)
+    exported = DEFS.resolve_job_def(pipeline.BACKUP_JOB).execute_in_process(
+        instance=h.instance, partition_key="rag"
+    )
+    assert exported.success
+    [name] = [p.name for p in (docs / "varagity-exports").glob("varagity-rag-*.zip")]
+
+    # this week: a file added, one deleted, one changed; the stores follow the folder
+    write_file(docs / "quokka.md", "# Quokkas\n\nA quokka weighs about 3 kilograms.\n")
+    (docs / "recipes/oat-flatbread.md").unlink()
+    write_file(docs / "first.md", "# Kettles\n\nThe Tern K2 kettle boils a litre in 2 minutes.\n")
+    os.utime(docs / "first.md", ns=(1, 1_000_000_000_000_000_000))  # in the past: settled
+    _settle(h)
+    assert _doctor(stack_settings).ok
+
+    # last week's bundle comes back: the restore says what the folder has that it lacks
+    restore = DEFS.resolve_job_def(pipeline.RESTORE_JOB).execute_in_process(
+        instance=h.instance,
+        run_config={"ops": {"restore_corpus": {"config": {"corpus": "rag", "name": name}}}},
+    )
+    assert restore.success
+    counts = [c for c in map(pipeline.parse_reconcile_line, h.logs(restore)) if c is not None]
+    assert counts == [{"to_ingest": 2, "to_purge": 1, "failed": 0}]
+    broken = {(p.invariant, p.subject.split(" ")[0]) for p in _doctor(stack_settings).problems}
+    assert broken == {
+        ("indexed_once", "quokka.md"),
+        ("indexed_once", "first.md"),
+        ("no_orphans", "recipes/oat-flatbread.md"),
+    }
+
+    # the folder sensor diffs the folder against the stores, not only its cursor
+    tick = h.tick()
+    assert isinstance(tick, dg.SensorResult)
+    reconciling = sorted(r.tags[pipeline.RECONCILE_TAG] for r in tick.run_requests)
+    assert reconciling == ["ingest", "purge"]
+    assert all(r.success for r in h.run_requests(tick))
+    assert isinstance(h.tick(), dg.SkipReason)
+    assert _doctor(stack_settings).ok
+    assert search_paths(stack_settings, "quokka kilograms", "bm25")[0] == "quokka.md"
+    assert "2 minutes" in " ".join(c.record.content for c in _retrieve(stack_settings, "Tern"))
+
+    # a hand edit of the database: the sensor asks once for what it lost, not every tick
+    services = Services.open(stack_settings)
+    try:
+        [quokka] = services.pg.documents_at_path("quokka.md")
+        services.pg.delete_documents([quokka.doc_id])
+        services.bm25.delete_documents([quokka.doc_id])
+    finally:
+        services.close()
+    again = h.tick()
+    assert isinstance(again, dg.SensorResult)
+    assert [r.partition_key for r in again.run_requests] == ["quokka.md"]
+    assert isinstance(h.tick(), dg.SkipReason)  # asked for already: not again
+    assert all(r.success for r in h.run_requests(again))
+    assert _doctor(stack_settings).ok
+
+
+def _retrieve(settings: Settings, query: str) -> list:
+    services = Services.open(settings)
+    try:
+        return list(services.retriever("bm25").retrieve(query, 5).chunks)
+    finally:
+        services.close()
 
 
 def _error_text(info: object) -> str:
@@ -507,6 +596,7 @@ def test_a_file_that_just_landed_is_left_to_a_live_folder_watcher(
             taken = h.tick()
         assert isinstance(taken, dg.SensorResult)
         assert [r.partition_key for r in taken.run_requests] == ["landed.md"]
+        assert all(r.success for r in h.run_requests(taken))
         # a file the watcher indexed and that went again before the grace was over is
         # still purged: the sensor kept it in its cursor, unhashed
         write_file(docs / "brief.md", "# Brief\n\nThe Pemba kite bag weighs 800 g.\n")
@@ -514,13 +604,13 @@ def test_a_file_that_just_landed_is_left_to_a_live_folder_watcher(
         h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["brief.md"])
         [watchers_run] = h.run_requests(dg.RunRequest(partition_key="brief.md"))
         assert watchers_run.success
-        assert search_paths(stack_settings, "Pemba kite bag", "bm25") == ["brief.md"]
+        assert search_paths(stack_settings, "Pemba kite bag", "bm25")[0] == "brief.md"
         (docs / "brief.md").unlink()
         gone = h.tick()
         assert isinstance(gone, dg.SensorResult)
         [purge] = h.run_requests(gone)
         assert purge.success and purge.dagster_run.job_name == pipeline.PURGE_JOB
-        assert search_paths(stack_settings, "Pemba kite bag", "bm25") == []
+        assert "brief.md" not in search_paths(stack_settings, "Pemba kite bag", "bm25")
         # and one the sensor never saw at all (landed, indexed and gone between ticks)
         write_file(docs / "quick.md", "# Quick\n\nThe Pemba kite line is 24 m long.\n")
         h.instance.add_dynamic_partitions(pipeline.DOCUMENTS_PARTITIONS, ["quick.md"])
@@ -529,7 +619,7 @@ def test_a_file_that_just_landed_is_left_to_a_live_folder_watcher(
         unseen = h.tick()
         assert isinstance(unseen, dg.SensorResult)
         assert all(r.success for r in h.run_requests(unseen))
-        assert search_paths(stack_settings, "Pemba kite line", "bm25") == []
+        assert "quick.md" not in search_paths(stack_settings, "Pemba kite line", "bm25")
         assert "quick.md" not in h.partitions()
         # one that went before anything ingested it leaves nothing to purge
         write_file(docs / "blip.md", "# Blip\n\nGone at once.\n")

@@ -36,7 +36,14 @@ from tests.support.pipeline import DEFS
 from varagity import pipeline
 from varagity.config import Settings
 from varagity.graph.base import PROCESSED
-from varagity.graph.manifest import MANIFEST_FILE, read_manifest, read_summary
+from varagity.graph.folder import graph_diff
+from varagity.graph.manifest import (
+    MANIFEST_FILE,
+    ManifestEntry,
+    read_manifest,
+    read_summary,
+    write_manifest,
+)
 from varagity.graph.registry import workdir_for
 from varagity.graph.service import GraphService
 from varagity.graph.sources.registry import read_archive
@@ -159,6 +166,52 @@ def test_the_sensor_diffs_the_folder(graph_settings: Settings) -> None:
         "phone/chat.db"
     ]
     assert h.partitions() == set()
+
+
+def _workdir_holding(path: Path, sources: list[str]) -> None:
+    """A working directory whose manifest says the graph holds one day of each source."""
+    path.mkdir(parents=True)
+    write_manifest(
+        path,
+        {
+            f"{source}#t1#2026-01-05": ManifestEntry("0" * 64, ("g1",), "t1", "day", source)
+            for source in sources
+        },
+    )
+
+
+def test_a_restored_graph_is_reconciled_with_the_folder(graph_settings: Settings) -> None:
+    """Another working directory swapped in (a restore, however it was run): every
+    archive is built again (its build diffs the days against the restored manifest) and
+    the archives the restored graph holds that are gone from the folder are removed."""
+    root = graph_settings.graph_docs_path
+    write_chat_db(root / "phone", days=1)
+    workdir = workdir_for(graph_settings)
+    _workdir_holding(workdir, ["phone/chat.db"])
+    h = GraphHarness()
+    [build] = requests(h.tick())
+    assert isinstance(h.tick(), dg.SkipReason)
+
+    # the restore's staged folder swapped in by renames, as varagity.graph.swap does
+    staged = workdir.with_name(f"{workdir.name}.restore-t")
+    _workdir_holding(staged, ["phone/chat.db", "gone/chat.db"])
+    workdir.rename(workdir.with_name(f"{workdir.name}.replaced-t"))
+    staged.rename(workdir)
+    said = graph_diff(graph_settings)  # what the restore run reports
+    assert (said.to_ingest, said.to_purge, dict(said.failed)) == (
+        ("phone/chat.db",),
+        ("gone/chat.db",),
+        {},
+    )
+    after = h.tick()
+    assert isinstance(after, dg.SensorResult)
+    by_job = {r.job_name: r for r in requests(after)}
+    assert set(by_job) == {pipeline.GRAPH_BUILD_JOB, pipeline.GRAPH_REMOVE_JOB}
+    rebuild = by_job[pipeline.GRAPH_BUILD_JOB]
+    assert rebuild.partition_key == "phone/chat.db" and rebuild.run_key != build.run_key
+    removal = by_job[pipeline.GRAPH_REMOVE_JOB].run_config["ops"]["graph_removed_sources"]
+    assert removal["config"]["relative_paths"] == ["gone/chat.db"]
+    assert isinstance(h.tick(), dg.SkipReason)  # asked for once
 
 
 def test_a_just_landed_archive_waits_for_a_later_tick(graph_settings: Settings) -> None:

@@ -15,8 +15,9 @@ import pytest
 from tests.backup.worker import kill9, start_worker
 from tests.support.graph_build import guard_pipmaster
 from tests.support.graph_days import GRAPH_DAYS
-from varagity.backup.bundle import BundleError, verify_bundle
+from varagity.backup.bundle import BundleError
 from varagity.backup.graph import export_graph, restore_graph
+from varagity.backup.rows import verify_bundle
 from varagity.config import Settings, load_settings
 from varagity.corpus_lock import CorpusBusy
 from varagity.graph.manifest import summarize, update_after_apply, write_summary

@@ -21,9 +21,9 @@ from varagity.backup.bundle import (
     inspect_bundle,
     list_bundles,
     resolve_bundle,
-    verify_bundle,
 )
 from varagity.backup.rag import export_rag, restore_rag
+from varagity.backup.rows import verify_bundle
 from varagity.stores.corpus_state import STALE_KEY, CorpusState
 from varagity_bench.backup import generate_corpus
 
@@ -203,7 +203,7 @@ def test_the_benchmark_measures_both_ways(stack: Stack, other_stack: Stack) -> N
 
     figures = measure_backup(stack.settings, stack.pg, stack.bm25, other_stack.pg, other_stack.bm25)
     assert figures.chunks == 84 and figures.bundle_bytes > 84 * DIM * 4
-    assert set(figures.restore_phases) == {"rows", "vector index", "bm25"}
+    assert set(figures.restore_phases) == {"check", "rows", "vector index", "bm25"}
     text = "\n".join(figures.lines())
     assert "chunks/s" in text and "per 1,000 chunks" in text
     assert other_stack.pg.count_chunks() == 84
@@ -237,11 +237,13 @@ def test_restore_rebuilds_an_elasticsearch_index_from_the_rows(
         recorder.stop()
 
 
-def test_sources_are_re_rooted_only_when_they_were_the_corpus_file(tmp_path: Path) -> None:
+def test_sources_are_re_rooted_onto_the_corpus_file(tmp_path: Path) -> None:
+    """Every stored document was read from ``DOCS_PATH/relative_path``: the restored
+    source is that file here, whatever the bundle says the exporting machine had."""
     from varagity.backup.rag import reroot
 
     docs = tmp_path / "docs"
-    assert reroot("/app/docs/a/b.md", "a/b.md", docs) == str(docs / "a" / "b.md")
-    assert reroot("C:\\corpus\\a\\b.md", "a/b.md", docs) == str(docs / "a" / "b.md")
-    assert reroot("/elsewhere/b.md", "a/b.md", docs) == "/elsewhere/b.md"  # outside
-    assert reroot("/app/docs/../x.md", "../x.md", docs) == "/app/docs/../x.md"
+    assert reroot("a/b.md", docs) == str(docs / "a" / "b.md")
+    for outside in ("../x.md", "/etc/passwd", "a/../../x.md", "..\\x.md", "a//b.md", ""):
+        with pytest.raises(ValueError):
+            reroot(outside, docs)

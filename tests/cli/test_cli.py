@@ -17,8 +17,7 @@ from tests.conftest import SettingsFactory
 from tests.support.api_server import serve
 from tests.support.pdf_files import text_pdf
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 from varagity.stores.conversation_store import ConversationStore
 from varagity.stores.postgres import database_url
 from varagity.stores.vector_store import PgVectorStore

@@ -26,9 +26,8 @@ import pytest
 from varagity.config import Settings
 from varagity.eval.suite import load_suite
 from varagity.ingest.discovery import scan
-from varagity.ingest.stages import ingest_file
 from varagity.pipeline import EVALUATE_JOB
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 from varagity.stores.postgres import database_url, databases_with_prefix
 
 pytestmark = pytest.mark.integration

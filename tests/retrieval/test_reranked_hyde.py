@@ -19,14 +19,13 @@ import pytest
 
 from tests.conftest import SettingsFactory, free_port
 from varagity.config import SettingsError, load_settings
-from varagity.ingest.stages import ingest_file
 from varagity.models.base import ModelError
 from varagity.models.chat import ChatClient
 from varagity.models.rerank import RerankClient
 from varagity.retrieval.base import Retrieval
 from varagity.retrieval.hybrid import HybridRetriever
 from varagity.retrieval.hyde import HydeRetriever, clean_passage
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 from varagity_api.schemas.search import SearchRequest
 
 pytestmark = pytest.mark.integration

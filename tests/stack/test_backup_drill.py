@@ -197,6 +197,8 @@ def test_the_wiped_stack_drill(tmp_path: Path) -> None:
     out = {c: _restore_offline(home, docs, graph_docs, c, n) for c, n in names.items()}
     restore_s = time.monotonic() - drill
     assert "in this process" in out["rag"] and f"from {names['rag']}" in out["rag"]
+    # the folder is the one exported: nothing for the folder sensor to ingest or purge
+    assert "the folder against what was restored: the stores hold exactly" in out["rag"]
     # the restore started the embedded Postgres for itself and stopped it again
     assert embedded_postgres_pid(load_settings(VARAGITY_HOME=home)) is None
     # the graph is the exported one, its failed days included

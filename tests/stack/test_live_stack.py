@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,6 +120,66 @@ def test_a_file_moved_into_the_folder_is_launched_by_the_watcher_in_one_run(
     run = _only_run_since(stack, before)
     assert run["tags"][SOURCE_TAG] == "folder"
     assert run["tags"][PARTITION_TAG] == partition_key_for("boats.md")
+
+
+def _doctor_clean(stack: RunningStack) -> bool:
+    """Whether ``varagity doctor`` finds every corpus invariant holding."""
+    done = subprocess.run(
+        [sys.executable, "-m", "varagity_cli", "doctor", "--settle", "0", "--no-runs"],
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode == 0
+
+
+def _backup_run(stack: RunningStack, launched: httpx.Response) -> dict:
+    """The export or restore run ``launched`` started, once it has ended."""
+    assert launched.status_code == 202, launched.text
+    url = f"{stack.api}/api/backups/rag/runs/{launched.json()['run_id']}"
+    _wait(lambda: httpx.get(url, timeout=30).json()["done"], 300, "the backup run", stack.proc)
+    run: dict = httpx.get(url, timeout=30).json()
+    assert run["state"] == "succeeded", run
+    return run
+
+
+@pytest.mark.timeout(1200)
+def test_a_restore_is_reconciled_with_the_folder_without_any_other_action(
+    stack: RunningStack,
+) -> None:
+    """Restoring last week's bundle keeps this week's files: what was added or changed
+    since is ingested, what was deleted is purged, by the folder sensor alone."""
+    api, proc = stack.api, stack.proc
+    docs = Path(stack.env["DOCS_PATH"])
+    (docs / "recipes").mkdir(exist_ok=True)
+    (docs / "recipes/oat-flatbread.md").write_text("# Flatbread\n\nRest the Kvarn dough 20 min.\n")
+    _wait(
+        lambda: search_paths(api, "Kvarn dough") == ["recipes/oat-flatbread.md"],
+        300,
+        "ingest",
+        proc,
+    )
+    _wait(lambda: _doctor_clean(stack), 300, "a clean corpus", proc)
+    bundle = _backup_run(stack, httpx.post(f"{api}/api/backups/rag/export", timeout=60))["bundle"]
+
+    # the week after: a file added, one deleted, one changed
+    (docs / "quokka.md").write_text("# Quokkas\n\nA Rottnest quokka weighs 3 kilograms.\n")
+    (docs / "recipes/oat-flatbread.md").unlink()
+    (docs / "first.md").write_text("# Kettles\n\nThe Tern K2 kettle boils a litre in 2 minutes.\n")
+    _wait(lambda: search_paths(api, "Rottnest quokka") == ["quokka.md"], 300, "quokka.md", proc)
+    _wait(lambda: _doctor_clean(stack), 300, "the stores to follow the folder", proc)
+
+    restore = httpx.post(f"{api}/api/backups/rag/restore", json={"name": bundle}, timeout=60)
+    restored = _backup_run(stack, restore)
+    assert restored["reconcile"] == {"to_ingest": 2, "to_purge": 1, "failed": 0}
+    _wait(lambda: _doctor_clean(stack), 300, "the folder sensor to reconcile", proc)
+    assert search_paths(api, "Rottnest quokka") == ["quokka.md"]
+    assert search_paths(api, "Kvarn dough") == []
+    [hit] = httpx.post(
+        f"{api}/api/search", json={"query": "Tern K2 kettle litre", "k": 1}, timeout=30
+    ).json()["results"]
+    assert "2 minutes" in hit["content"]
 
 
 # Grafana's built-in interval variables, as Grafana would fill them in for a short range

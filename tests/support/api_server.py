@@ -10,8 +10,7 @@ from contextlib import contextmanager
 import uvicorn
 
 from varagity.config import Settings
-from varagity.ingest.stages import ingest_file
-from varagity.services import Services
+from varagity.services import Services, ingest_file
 from varagity_api.main import create_app
 from varagity_stack.model_servers import free_port
 

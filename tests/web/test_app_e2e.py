@@ -25,10 +25,20 @@ the highlighted page (a deck's slide converted by LibreOffice; for the PDF, only
 sentence the answer quotes) beside the passage, zoomable; the second PDF is then
 deleted and the reloaded answer's card falls back to the passage's text with the
 reason; screenshots in ``tests/.artifacts/web/previews/``.
+
+Last, ``test_the_dagster_ui_through_its_guarded_front``: ``web/e2e/dagster.mjs`` opens the
+Dagster UI at the stack's guarded address (``DAGSTER_URL``, the front of
+``varagity_stack/dagster_front.py``; the webserver itself listens on loopback elsewhere),
+materializes the ``rag`` partition of ``backup_bundle`` from the asset page's launch dialog
+and launches a backfill of all its partitions, each followed to its end; the run, the
+backfill and the bundle written are then checked through the front, and the bug
+report's ``GET /graphql?query=mutation{...}`` and a rebinding Host are refused there;
+screenshots in ``tests/.artifacts/web/dagster/``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -44,6 +54,7 @@ from tests.support.pdf_files import text_pdf
 from tests.support.previews import wide_pdf
 from tests.support.running_stack import RunningStack, varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
+from varagity.dagster_client import FINISHED_STATUSES, DagsterClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
@@ -65,6 +76,7 @@ GRAPH_DAYS = 1
 # on two-part ones such as "who is going, and where will they stay?")
 GRAPH_QUESTION = "When is the flight to Lisbon?"
 PREVIEWS_OUT = ARTIFACTS / "previews"
+DAGSTER_OUT = ARTIFACTS / "dagster"
 PREVIEW_FILES = {
     "pdf": "harbour/report.pdf",
     "deck": "harbour/deck.pptx",
@@ -326,3 +338,70 @@ def test_page_previews_in_the_browser(stack: Stack) -> None:
         "05-deck-zoomed.png",
         "06-deleted-fallback.png",
     }
+
+
+_RUN = """query Run($id: ID!) { runOrError(runId: $id) { __typename ... on Run {
+  status assetSelection { path } tags { key value } } } }"""
+_BACKFILL = """query Backfill($id: String!) { partitionBackfillOrError(backfillId: $id) {
+  __typename ... on PartitionBackfill { status partitionNames runs { status tags { key value } } }
+} }"""
+
+
+def test_the_dagster_ui_through_its_guarded_front(stack: Stack) -> None:
+    dagster = stack.running.dagster  # what `varagity up` printed: the front
+    assert f"Dagster UI       : {dagster}\n" in stack.running.log()
+    exports = stack.docs / "varagity-exports"
+    bundles_before = set(exports.glob("*.zip")) if exports.is_dir() else set()
+
+    report = run_script(
+        "dagster.mjs",
+        DAGSTER_OUT,
+        {"DAGSTER_URL": dagster, "E2E_ASSET": "backup_bundle", "E2E_PARTITION": "rag"},
+        timeout=900,
+    )
+    assert report["refused"] == [], "the front refused a request of the UI itself"
+    # the UI's GraphQL subscriptions ran over the front's websocket
+    sockets = [
+        w for w in report["websockets"] if w["url"].startswith(dagster.replace("http", "ws"))
+    ]
+    assert any(w["framesReceived"] > 0 for w in sockets), report["websockets"]
+
+    # what the browser launched happened: asked through the front, as the API does
+    client = DagsterClient(dagster)
+    run = client.query(_RUN, {"id": report["runId"]})["runOrError"]
+    tags = {t["key"]: t["value"] for t in run["tags"]}
+    assert run["status"] == report["runStatus"] == "SUCCESS", run
+    assert tags["dagster/partition"] == "rag"
+    assert run["assetSelection"] == [{"path": ["backup_bundle"]}]
+    new_bundles = set(exports.glob("*.zip")) - bundles_before
+    assert new_bundles, "the materialized partition wrote no bundle"
+    backfill = client.query(_BACKFILL, {"id": report["backfillId"]})["partitionBackfillOrError"]
+    assert backfill["status"] == report["backfillStatus"], backfill
+    assert backfill["status"] in FINISHED_STATUSES, backfill  # the UI saw it finish
+    assert sorted(backfill["partitionNames"]) == ["graph", "rag"]
+    by_partition = {
+        {t["key"]: t["value"] for t in r["tags"]}["dagster/partition"]: r["status"]
+        for r in backfill["runs"]
+    }
+    # the graph partition succeeds once the module's graph test has built the graph
+    assert by_partition.keys() == {"graph", "rag"} and by_partition["rag"] == "SUCCESS", backfill
+    assert len(new_bundles) >= 2, "the backfill's rag run wrote a bundle too"
+    assert screenshot_names(report) == {
+        "02-asset.png",
+        "03-partition-dialog.png",
+        "04-run.png",
+        "05-backfill-dialog.png",
+        "06-backfill.png",
+    }
+
+    # the front refuses the bug report's probe and a rebinding Host; the webserver
+    # itself listens on loopback, on a port of its own
+    probe = httpx.get(f"{dagster}/graphql?query=mutation{{reloadWorkspace{{__typename}}}}")
+    assert probe.status_code == 405 and probe.json()["code"] == "graphql_mutation_in_url"
+    rebound = httpx.get(f"{dagster}/server_info", headers={"host": "attacker.example"})
+    assert rebound.status_code == 400 and rebound.json()["code"] == "host_not_allowed"
+    state = json.loads((stack.root / "home" / "run" / "stack.json").read_text())
+    (web,) = [c for c in state["children"] if c["name"] == "dagster-webserver"]
+    port = state["ports"]["dagster_webserver"]
+    assert web["argv"][1:5] == ["-h", "127.0.0.1", "-p", str(port)]
+    assert str(port) not in dagster

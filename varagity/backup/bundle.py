@@ -9,7 +9,9 @@ Two depths of checking:
 
 * :func:`inspect_bundle` (every listed bundle, cheap): the zip's central directory and
   ``bundle.json`` only, nothing unpacked;
-* :func:`verify_bundle`: the same, then the sha256 of every member.
+* :func:`~varagity.backup.rows.verify_bundle`: the same, then every member read once:
+  its sha256, and the row checks a restore makes before it writes anything, so a verify
+  gives the verdict a restore would.
 
 Bundles are written by :class:`BundleWriter`: into a hidden ``.{name}.partial`` beside
 the final name, synced, then linked into place under a name no file has yet, so a
@@ -32,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, cast, get_args
 
 from varagity.config import Settings
 from varagity.files import fsync_dir
@@ -58,7 +60,23 @@ _READ_CHUNK = 1 << 20
 Progress = Callable[[str, int, int], None]
 """``(phase, done, total)``, e.g. ``("chunks", 1200, 5000)``."""
 
-BundleErrorCode = Literal["bundle_invalid", "bundle_incompatible"]
+BundleErrorCode = Literal[
+    "bundle_invalid",
+    "bundle_incompatible",
+    "bundle_row_invalid",
+    "bundle_text_invalid",
+    "bundle_path_outside_corpus",
+    "bundle_duplicate_id",
+    "bundle_unknown_document",
+    "bundle_chunk_gap",
+    "bundle_ids_inconsistent",
+    "bundle_vector_invalid",
+]
+
+#: The codes of a bundle whose members match ``bundle.json`` but whose rows are unsound
+#: (every code after the first two; :mod:`varagity.backup.rows`): each detail names the
+#: member, the line and the value.
+ROW_CODES: tuple[BundleErrorCode, ...] = get_args(BundleErrorCode)[2:]
 
 
 class BundleError(Exception):
@@ -66,7 +84,16 @@ class BundleError(Exception):
 
     ``bundle_incompatible``: a sound bundle from another embedding model or dimension,
     another engine, format version or corpus (refused, never converted).
-    ``bundle_invalid``: anything unsound or damaged.
+    ``bundle_invalid``: anything damaged or unsound in the zip or ``bundle.json`` (a
+    member that does not match its digest included).
+    The row codes (:data:`ROW_CODES`): members that match their digests but hold rows
+    the stores cannot take (see :mod:`varagity.backup.rows`):
+    ``bundle_row_invalid`` (not a row of the member's shape), ``bundle_text_invalid``
+    (not UTF-8, a NUL), ``bundle_path_outside_corpus`` (a path not inside the corpus
+    folder), ``bundle_duplicate_id``, ``bundle_unknown_document`` (a chunk of no
+    document), ``bundle_chunk_gap`` (a document's chunk indexes not ``0 .. n-1``),
+    ``bundle_ids_inconsistent`` (the members or a row's columns disagree on an id),
+    ``bundle_vector_invalid`` (NaN or infinite).
     """
 
     def __init__(self, code: BundleErrorCode, detail: str) -> None:
@@ -514,17 +541,18 @@ def inspect_bundle(path: Path, settings: Settings, corpus: Corpus) -> BundleVerd
             manifest = read_manifest(zf)
             check_directory(zf, manifest, settings, corpus)
     except BundleError as exc:
-        return _verdict(path, corpus, manifest, settings, exc)
-    return _verdict(path, corpus, manifest, settings, None)
+        return verdict_of(path, corpus, manifest, settings, exc)
+    return verdict_of(path, corpus, manifest, settings, None)
 
 
-def _verdict(
+def verdict_of(
     path: Path,
     corpus: Corpus,
     manifest: BundleManifest | None,
     settings: Settings,
     error: BundleError | None,
 ) -> BundleVerdict:
+    """The verdict on ``path``: ok, or refused with ``error``'s code and detail."""
     return BundleVerdict(
         name=path.name,
         size_bytes=_size(path),
@@ -586,33 +614,6 @@ def open_member(zf: zipfile.ZipFile, member: MemberRecord) -> Iterator[HashingRe
         raise _invalid(f"member {member.name!r} cannot be read: {exc}") from None
     with raw:
         yield HashingReader(raw, member)
-
-
-def verify_bundle(path: Path, settings: Settings, corpus: Corpus) -> BundleVerdict:
-    """The cheap verdict, then the sha256 of every member (and, for a RAG bundle, its
-    line counts against the manifest's counts)."""
-    manifest: BundleManifest | None = None
-    try:
-        with open_zip(path) as zf:
-            manifest = read_manifest(zf)
-            check_directory(zf, manifest, settings, corpus)
-            for member in manifest.members:
-                with open_member(zf, member) as reader:
-                    lines = 0
-                    while block := reader.read(_READ_CHUNK):
-                        lines += block.count(b"\n")
-                    reader.check()
-                expected = {
-                    RAG_DOCUMENTS: manifest.counts.get("documents"),
-                    RAG_CHUNKS: manifest.counts.get("chunks"),
-                }.get(member.name)
-                if corpus == "rag" and expected is not None and lines != expected:
-                    raise _invalid(
-                        f"{member.name} has {lines} lines but {MANIFEST_NAME} counts {expected}"
-                    )
-    except BundleError as exc:
-        return _verdict(path, corpus, manifest, settings, exc)
-    return _verdict(path, corpus, manifest, settings, None)
 
 
 def load_checked(path: Path, settings: Settings, corpus: Corpus) -> BundleManifest:

@@ -8,10 +8,12 @@ bundle cannot carry (a folder, a symlink, an unsafe name) is named in a warning 
 The counts come from the size summary and the manifest sidecars, never from parsing the
 engine's files. No model service is involved.
 
-Restore extracts the files beside the live workdir (each synced), swaps them in and
-opens them through :class:`~varagity.graph.service.GraphService`; a graph that will
-not open is replaced by the previous one again (:mod:`varagity.graph.swap`). The
-graph's stale flag becomes the bundle's.
+Restore extracts the files beside the live workdir (each synced; the build manifest
+sidecar, the one file whose content Varagity reads paths from, must name archives
+inside the graph folder), swaps them in and opens them through
+:class:`~varagity.graph.service.GraphService`; a graph that will not open is replaced
+by the previous one again (:mod:`varagity.graph.swap`). The graph's stale flag becomes
+the bundle's.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from varagity.backup.bundle import (
     writing_bundle,
 )
 from varagity.backup.locks import restore_holder
+from varagity.backup.rows import check_graph_sidecar, graph_sidecar
 from varagity.config import Settings
 from varagity.corpus_lock import graph_write_lock
 from varagity.files import fsync_dir
@@ -161,7 +164,11 @@ def export_graph(settings: Settings, *, progress: Progress | None = None) -> Exp
 
 def _extract(path: Path, settings: Settings, staged: Path, report: Progress) -> BundleManifest:
     """Check the bundle and write its files into ``staged``, each synced; raises
-    :class:`BundleError` (and leaves ``staged`` to the caller) on any mismatch."""
+    :class:`BundleError` (and leaves ``staged`` to the caller) on any mismatch.
+
+    Every file lands directly in ``staged`` (the member names were checked flat and
+    plain; this is checked again on the path itself), and the build manifest sidecar
+    must name archives inside the graph folder (:func:`check_graph_sidecar`)."""
     with open_zip(path) as zf:
         manifest = read_manifest(zf)
         check_directory(zf, manifest, settings, "graph")
@@ -169,13 +176,28 @@ def _extract(path: Path, settings: Settings, staged: Path, report: Progress) -> 
         total = len(manifest.members)
         for i, member in enumerate(manifest.members):
             report("files", i, total)
-            target = staged / member.name.split("/", 1)[1]
-            with open_member(zf, member) as reader, target.open("xb") as out:
+            name = member.name.split("/", 1)[1]
+            target = staged / name
+            if target.parent != staged or not _SAFE.match(name):
+                raise BundleError(
+                    "bundle_invalid", f"member {member.name!r} would land outside the graph"
+                )
+            try:
+                out = target.open("xb")
+            except FileExistsError:
+                raise BundleError(
+                    "bundle_invalid",
+                    f"member {member.name!r} names a file written already (names that "
+                    "differ only in case?)",
+                ) from None
+            with out, open_member(zf, member) as reader:
                 while block := reader.read(1 << 20):
                     out.write(block)
                 reader.check()
                 out.flush()
                 os.fsync(out.fileno())
+            if graph_sidecar(member.name):
+                check_graph_sidecar(target.read_bytes(), member.name)
         report("files", total, total)
     fsync_dir(staged)
     return manifest

@@ -7,13 +7,17 @@ written little-endian by a byte swap, never through decimal text, so it comes ba
 bit-identical; row *i* of ``embeddings.f32`` belongs to line *i* of ``chunks.jsonl``
 because both are written in one pass over the same cursor.
 
-Restore refuses a bundle before touching anything when it is incompatible or unsound
-(:func:`varagity.backup.bundle.check_directory`), then, holding the corpus lock
-exclusive, replaces both tables in one transaction with ``COPY``; each member's sha256
-is checked as it streams, and nothing commits unless every digest matched. Sources are
-re-rooted onto this stack's ``DOCS_PATH``; the BM25 index is rebuilt from the restored
-rows after the commit (a crash during that rebuild is finished by :func:`heal_rag_index`
-when the next process opens the stores). No model is called.
+Restore refuses a bundle before touching anything when it is incompatible or unsound:
+its directory and ``bundle.json`` (:func:`varagity.backup.bundle.check_directory`), then
+every row, read once and hashed (:func:`varagity.backup.rows.check_rag_rows`: paths
+inside the corpus, ids consistent across the members, chunk indexes contiguous, vectors
+finite, text storable), all before it takes the corpus lock. Then, holding the lock
+exclusive, it replaces both tables in one transaction with ``COPY`` from the same open
+zip; each member's sha256 is checked again as it streams, so the rows written are the
+rows checked, and nothing commits unless every digest matched. Every source is
+re-rooted onto its file under this stack's ``DOCS_PATH``; the BM25 index is rebuilt
+from the restored rows after the commit (a crash during that rebuild is finished by
+:func:`heal_rag_index` when the next process opens the stores). No model is called.
 """
 
 from __future__ import annotations
@@ -47,13 +51,13 @@ from varagity.backup.bundle import (
     Progress,
     RestoreResult,
     check_directory,
-    load_checked,
     open_member,
     open_zip,
     read_manifest,
     writing_bundle,
 )
 from varagity.backup.locks import restore_holder
+from varagity.backup.rows import check_rag_rows, corpus_path_problem
 from varagity.config import Settings
 from varagity.corpus_lock import NO_HOLDER, CorpusBusy, rag_lock
 from varagity.records import ChunkRecord
@@ -196,19 +200,21 @@ def export_rag(
 
 
 # --- restore ----------------------------------------------------------------------------
-def reroot(source: str, relative_path: str | None, docs_path: Path) -> str:
-    """The source of a restored document: ``DOCS_PATH/relative_path`` when the exported
-    source was that file of its corpus, else the exported source unchanged (a document
-    ingested from outside the corpus folder)."""
-    if not relative_path:
-        return source
-    rel = PurePosixPath(relative_path)
-    if rel.is_absolute() or ".." in rel.parts:
-        return source
-    tail = PurePosixPath(source.replace("\\", "/")).parts[-len(rel.parts) :]
-    if tuple(tail) != rel.parts:
-        return source
-    return str(docs_path.joinpath(*rel.parts))
+def reroot(relative_path: str, docs_path: Path) -> str:
+    """The source of a restored document: its file under this stack's ``DOCS_PATH``.
+
+    Every stored document was read from ``DOCS_PATH/relative_path`` (ingest reads
+    nothing else), so the exported source is never kept: it names the exporting
+    machine's folder, and a bundle could name any file there.
+
+    Raises:
+        ValueError: ``relative_path`` is not a canonical path inside the corpus (the row
+            checks refuse such a bundle before anything is written).
+    """
+    problem = corpus_path_problem(relative_path, None)
+    if problem:
+        raise ValueError(f"relative_path {relative_path!r} {problem}")
+    return str(docs_path.joinpath(*PurePosixPath(relative_path).parts))
 
 
 def _lines(reader: Any) -> Iterator[dict[str, Any]]:
@@ -269,7 +275,7 @@ def _copy_documents(
                 raise BundleError(
                     "bundle_invalid", f"{RAG_DOCUMENTS} line {n + 1} has other columns"
                 )
-            source = reroot(str(row["source"]), row.get("relative_path"), docs_path)
+            source = reroot(str(row["relative_path"]), docs_path)
             row["source"] = source
             sources[str(row["doc_id"])] = source
             copy.write_row([_value(row[c], table[c]) for c in columns])
@@ -345,7 +351,9 @@ def _drop_vector_indexes(conn: psycopg.Connection) -> list[str]:
 @contextlib.contextmanager
 def _faults(*readers: HashingReader) -> Iterator[None]:
     """Report what went wrong while rows streamed in: a damaged member (its digest) before
-    whatever its damage made fail (an unknown column, a value Postgres refused)."""
+    whatever its damage made fail (an unknown column). The rows were checked before the
+    transaction opened, so Postgres refusing one is a gap in those checks: it is named
+    as such, with the constraint, and everything rolls back."""
     try:
         yield
     except (BundleError, psycopg.Error, ValueError, KeyError, TypeError) as exc:
@@ -353,9 +361,18 @@ def _faults(*readers: HashingReader) -> Iterator[None]:
             reader.check()  # raises the digest mismatch when the member was damaged
         if isinstance(exc, BundleError):
             raise
-        raise BundleError(
-            "bundle_invalid", f"the bundle's rows could not be restored: {exc}"
-        ) from exc
+        if isinstance(exc, psycopg.Error):
+            diag = exc.diag
+            what = diag.message_primary or type(exc).__name__
+            if diag.constraint_name:
+                what = f"{what} (constraint {diag.constraint_name})"
+            detail = (
+                f"Postgres refused a row the row checks passed: {what}; nothing was "
+                "changed (please report this bundle)"
+            )
+        else:
+            detail = f"a row could not be restored ({type(exc).__name__}: {exc})"
+        raise BundleError("bundle_row_invalid", detail) from exc
 
 
 def _set(conn: psycopg.Connection, key: str, value: str) -> None:
@@ -393,11 +410,13 @@ def restore_rag(
     """
     report = progress or _noop
     started = time.monotonic()
-    manifest = load_checked(path, settings, "rag")  # refuse before taking anything
-    with rag_lock(pg.url, exclusive=True, holder=restore_holder(path.name)):
-        with open_zip(path) as zf:
-            manifest = read_manifest(zf)
-            check_directory(zf, manifest, settings, "rag")
+    with open_zip(path) as zf:
+        # refuse before taking anything; the rows written are read from this same open
+        # zip against this manifest's digests, so they are the rows checked here
+        manifest = read_manifest(zf)
+        check_directory(zf, manifest, settings, "rag")
+        check_rag_rows(zf, manifest, settings.docs_path, progress=report)
+        with rag_lock(pg.url, exclusive=True, holder=restore_holder(path.name)):
             members = {m.name: m for m in manifest.members}
             total = manifest.counts["chunks"]
             stale = _stale_reason(manifest, settings)
@@ -452,7 +471,7 @@ def restore_rag(
                     else:
                         _set(conn, STALE_KEY, stale)
                     _set(conn, BM25_REBUILD_KEY, path.name)
-        rebuild_bm25(pg, bm25, progress=report)
+            rebuild_bm25(pg, bm25, progress=report)
     seconds = time.monotonic() - started
     log.info("restored %d chunks from %s in %.1f s", total, path.name, seconds)
     return RestoreResult(manifest=manifest, seconds=seconds, stale_reason=stale)

@@ -157,8 +157,9 @@ def ensure_ingested(
     """
     from varagity.files import file_sha256
     from varagity.ingest.discovery import scan
-    from varagity.ingest.stages import ingest_file, purge_path
+    from varagity.ingest.stages import purge_path
     from varagity.records import doc_id_for
+    from varagity.services import ingest_file
 
     settings = services.settings
     name = store_name(suite, settings)

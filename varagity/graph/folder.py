@@ -37,10 +37,16 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from varagity.config import Settings
+from varagity.folder_diff import FolderDiff
 from varagity.graph.archives import ArchiveFiles, scan_archives
-from varagity.graph.manifest import ManifestEntry
-from varagity.graph.sources.base import UnsupportedArchiveError
-from varagity.graph.sources.registry import companion_owner, source_for
+from varagity.graph.contacts import ContactsError, load_contacts
+from varagity.graph.manifest import ManifestEntry, read_manifest
+from varagity.graph.manifest import diff as manifest_diff
+from varagity.graph.registry import workdir_for
+from varagity.graph.sources.base import MessageSourceError, UnsupportedArchiveError
+from varagity.graph.sources.registry import companion_owner, read_archive, source_for
+from varagity.graph.transcripts import graph_timezone
 from varagity.graph.types import split_doc_key
 from varagity.uploads import (
     Placement,
@@ -151,6 +157,34 @@ def list_sources(root: Path, manifest: Mapping[str, ManifestEntry]) -> list[Sour
     held = held_by_source(manifest)
     listed = (_listing(root, candidate, held) for candidate in scan_archives(root))
     return [entry for entry in listed if entry is not None]
+
+
+def graph_diff(settings: Settings) -> FolderDiff:
+    """``GRAPH_DOCS_PATH`` against what the graph holds (its build manifest): archives
+    whose transcript days the graph lacks or holds in another version (to build),
+    archives the graph holds days of that are gone from the folder (to remove), and
+    archives no message source reads now (with why; their days stay). Reads every
+    archive, as a build would, without calling a model."""
+    root = settings.graph_docs_path
+    manifest = read_manifest(workdir_for(settings))
+    tz = graph_timezone(settings)
+    to_build: list[str] = []
+    unreadable: dict[str, str] = {}
+    there: set[str] = set()
+    for candidate in scan_archives(root):
+        rel = candidate.relative_path
+        there.add(rel)
+        try:
+            contacts = load_contacts(root, rel, owner=settings.GRAPH_OWNER_NAME)
+            days = read_archive(root, rel, tz=tz, contacts=contacts)
+        except (ContactsError, MessageSourceError, OSError) as exc:
+            unreadable[rel] = str(getattr(exc, "reason", exc))
+            continue
+        if not manifest_diff(days, manifest, source=rel).empty:
+            to_build.append(rel)
+    sources = {entry.source for entry in manifest.values()}
+    gone = sorted(rel for rel in sources if rel not in there) if root.is_dir() else []
+    return FolderDiff(tuple(to_build), tuple(gone), unreadable)
 
 
 def count_supported(root: Path) -> int:

@@ -31,6 +31,17 @@ log = logging.getLogger(__name__)
 _DEBRIS = re.compile(r"^(?P<name>.+)\.(?P<kind>restore|previous|replaced|failed)-(?P<run>[\w-]+)$")
 
 
+def workdir_identity(workdir: Path) -> str | None:
+    """Which folder is the working directory now (device and inode), or None when there
+    is none: a restore swaps another folder in, so the identity changes with every
+    restore, however it was run, and with nothing else (a build writes inside it)."""
+    try:
+        st = workdir.stat()
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
 def staged_dir(workdir: Path, run: str) -> Path:
     """Where a restore extracts the new working directory."""
     return workdir.with_name(f"{workdir.name}.restore-{run}")

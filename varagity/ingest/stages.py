@@ -20,7 +20,6 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -42,9 +41,6 @@ from varagity.stores.ingest_failures import clear_failures
 from varagity.stores.model_claims import ModelClaims, Throttled
 from varagity.stores.vector_store import DocumentRow, EmbeddedChunk, PgVectorStore
 from varagity.tokens import count_tokens
-
-if TYPE_CHECKING:
-    from varagity.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -618,31 +614,3 @@ def _situate(
     if cold and warm_step_tokens > 0:
         contextualizer.warm(step_tokens=warm_step_tokens, should_stop=should_stop)
     return contextualizer.situate(content, should_stop=should_stop)
-
-
-def ingest_file(services: Services, relative_path: str) -> StoreResult:
-    """Every stage for one file, in-process and in order: the ingest job's stages, then
-    the blurb stage (what the two Dagster jobs do for one partition)."""
-    from varagity.ingest.parsing import parse_file
-
-    settings = services.settings
-    parsed = parse_file(settings.docs_path, relative_path, settings=settings)
-    drafts = chunk_document(parsed, settings, services.embedder)
-    vectors = embed_drafts(drafts, services.embedder)
-    (result,) = store_documents(
-        [StoreInput(parsed, drafts, vectors)],
-        pg=services.pg,
-        bm25=services.bm25,
-        settings=settings,
-        embedding_model=services.embedder.model,
-    )
-    contextualize_document(
-        result.doc_id,
-        pg=services.pg,
-        bm25=services.bm25,
-        chat=services.chat,
-        embedder=services.embedder,
-        settings=settings,
-        claims=services.model_claims,
-    )
-    return result

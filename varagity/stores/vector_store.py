@@ -167,6 +167,15 @@ class PgVectorStore:
         """All documents, by relative path."""
         return self._documents("", ())
 
+    def stored_versions(self) -> dict[str, set[str]]:
+        """Relative path -> the ``doc_id`` of every version stored for it (one query of
+        two columns: cheap enough for the folder sensor's every tick)."""
+        out: dict[str, set[str]] = {}
+        with self._pool.connection() as conn:
+            for rel, doc_id in conn.execute("SELECT relative_path, doc_id FROM documents"):
+                out.setdefault(rel, set()).add(doc_id)
+        return out
+
     def index_as_of(self) -> datetime | None:
         """When the index last took in a document: the newest ``documents.ingested_at``
         (None on an empty corpus). One probe of ``documents_ingested_at_idx``.

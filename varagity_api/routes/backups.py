@@ -47,6 +47,7 @@ from varagity_api.schemas.backups import (
     BackupRunInfo,
     BackupRunList,
     BundleInfo,
+    ReconcileCounts,
     RestoreRequest,
     SettingDrift,
 )
@@ -138,6 +139,7 @@ def run_info(client: DagsterClient, run: CorpusRun, dagster_url: str) -> BackupR
         total=run_log.total,
         message=run_log.message,
         error=client.run_error(run.run_id) if run.status == "FAILURE" else None,
+        reconcile=ReconcileCounts(**run_log.reconcile) if run_log.reconcile else None,
         created_at=datetime.fromtimestamp(run.created_at, UTC),
         started_at=_when(run.started_at),
         ended_at=_when(run.ended_at),

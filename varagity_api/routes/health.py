@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import httpx
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
@@ -31,16 +30,13 @@ def _probe(fn: Callable[[], object]) -> ComponentHealth:
 
 
 def _dagster(settings: Settings) -> str:
-    response = httpx.post(
-        f"{settings.dagster_url}/graphql", json={"query": "{ version }"}, timeout=5.0
-    )
-    response.raise_for_status()
-    return f"dagster {response.json()['data']['version']} at {settings.dagster_url}"
+    version = DagsterClient.for_settings(settings, timeout=5.0).query("{ version }")["version"]
+    return f"dagster {version} at {settings.dagster_url}"
 
 
 def _runs(settings: Settings) -> str:
     """Raises when a run is stuck or a pool slot is held by an ended run (ingestion waits)."""
-    stuck = stuck_summary(DagsterClient(settings.dagster_url, timeout=5.0))
+    stuck = stuck_summary(DagsterClient.for_settings(settings, timeout=5.0))
     if stuck:
         raise RuntimeError("ingestion is blocked: " + "; ".join(stuck))
     return "no stuck runs, no pool slot held by an ended run"

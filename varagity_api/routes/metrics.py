@@ -77,7 +77,7 @@ def pipeline_gauges(services: Services | None, settings: Settings) -> FullReadin
         except Exception as exc:  # the other side still reports
             log.warning("corpus gauges unavailable: %s", exc)
     try:
-        dagster = pipeline_reading(DagsterClient(settings.dagster_url, timeout=_DAGSTER_TIMEOUT_S))
+        dagster = pipeline_reading(DagsterClient.for_settings(settings, timeout=_DAGSTER_TIMEOUT_S))
     except DagsterError as exc:
         log.warning("Dagster gauges unavailable: %s", exc)
         dagster = None

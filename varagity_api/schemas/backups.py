@@ -29,7 +29,11 @@ class BundleInfo(BaseModel):
     ok: bool = Field(description="Whether this stack would restore it.")
     code: str | None = Field(
         description="Why not: bundle_invalid (unsound or damaged) or bundle_incompatible "
-        "(another embedding model, dimension, engine, format version or corpus)."
+        "(another embedding model, dimension, engine, format version or corpus). A restore "
+        "(or `varagity backup verify`) also reads every row first and may refuse one with "
+        "bundle_path_outside_corpus, bundle_duplicate_id, bundle_unknown_document, "
+        "bundle_chunk_gap, bundle_ids_inconsistent, bundle_vector_invalid, "
+        "bundle_text_invalid or bundle_row_invalid (docs/operations.md)."
     )
     detail: str | None = Field(description="The refusal, as a sentence saying what to do.")
     created_at: datetime | None = Field(description="The export's snapshot instant (UTC).")
@@ -59,6 +63,15 @@ class BackupList(BaseModel):
     bundles: list[BundleInfo]
 
 
+class ReconcileCounts(BaseModel):
+    """How a restored corpus differs from its folder: the runs the folder sensor launches
+    once the restore has ended (ingest or build, purge or remove)."""
+
+    to_ingest: int = Field(description="Files whose current version the restored corpus lacks.")
+    to_purge: int = Field(description="Files the restored corpus holds that are gone.")
+    failed: int = Field(description="Files left as they are: their last ingest failed.")
+
+
 class BackupRunInfo(BaseModel):
     """An export or a restore run, where it stands and what it reported."""
 
@@ -77,6 +90,11 @@ class BackupRunInfo(BaseModel):
     total: int = Field(description="Items of the phase (0 when not known).")
     message: str | None = Field(description="The run's latest log line.")
     error: str | None = Field(description="Why the run failed.")
+    reconcile: ReconcileCounts | None = Field(
+        default=None,
+        description="A committed restore: what the folder holds that the restored corpus "
+        "does not, which the folder sensor then ingests and purges.",
+    )
     created_at: datetime
     started_at: datetime | None
     ended_at: datetime | None

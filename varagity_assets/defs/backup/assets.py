@@ -93,9 +93,10 @@ def backup_bundle(
     """A zip of one corpus in ``<corpus folder>/varagity-exports/``: the documents and
     chunks with their vectors (``rag``), or the graph engine's working directory with
     its sidecars (``graph``). Written whole or not at all, then verified."""
-    from varagity.backup.bundle import BundleError, verify_bundle
+    from varagity.backup.bundle import BundleError
     from varagity.backup.corpora import export_corpus
     from varagity.backup.locks import CorpusBusy
+    from varagity.backup.rows import verify_bundle
 
     corpus = context.partition_key
     services = varagity.services

@@ -36,6 +36,14 @@ The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
   an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
   again.
 
+The cursor also names the folder that is the graph's working directory (device and
+inode, :func:`~varagity.graph.swap.workdir_identity`). A restore swaps another folder in,
+whether the API, the CLI, the Dagster job or an offline ``varagity backup restore`` did
+it; when the name changes, every archive is built again (the build diffs its days
+against the restored manifest, so an archive unchanged since the bundle costs a read and
+no extraction) and the archives the restored manifest holds that are gone from the
+folder get a removal run.
+
 Run keys carry the cursor's ``generation``, counted up with every removal, so an
 archive removed and put back is built again, and the archive's ``revision``, counted up
 with every change of its content, so content it had before (a contacts file added and
@@ -54,7 +62,10 @@ import dagster as dg
 
 from varagity.backup.locks import corpus_restoring
 from varagity.graph.archives import ArchiveFiles, scan_archives
+from varagity.graph.manifest import read_manifest
+from varagity.graph.registry import workdir_for
 from varagity.graph.sources.registry import rejections
+from varagity.graph.swap import workdir_identity
 from varagity.pipeline import (
     ARCHIVE_TAG,
     GRAPH_BUILD_JOB,
@@ -190,6 +201,27 @@ def graph_sources_sensor(
             f"GRAPH_DOCS_PATH {root} does not exist; nothing is built or removed until it does"
         )
 
+    # A restore put another graph in place: every archive is judged and built again (its
+    # build diffs the days against the restored manifest, so only what changed since
+    # the bundle is extracted), and archives the restored graph holds that are gone
+    # from the folder are removed.
+    workdir = workdir_for(settings)
+    identity = workdir_identity(workdir)
+    forced: set[str] = set()
+    orphans: list[str] = []
+    if None not in (identity, state.get("workdir")) and identity != state.get("workdir"):
+        context.log.info(
+            f"another graph was put in place at {workdir} (a restore): every archive is "
+            "built again, archives it holds that are gone from the folder are removed"
+        )
+        forced = set(previous)
+        previous = {
+            rel: {"stat": [], "sha256": "", "revision": entry.get("revision", 0) + 1}
+            for rel, entry in previous.items()
+        }
+        held = {entry.source for entry in read_manifest(workdir).values()}
+        orphans = sorted(held - {c.relative_path for c in scan_archives(root)} - set(previous))
+
     archives: dict[str, dict[str, Any]] = {}
     skipped: dict[str, dict[str, Any]] = {}
     changed: list[str] = []
@@ -247,7 +279,9 @@ def graph_sources_sensor(
     new = sorted(rel for rel in archives if archive_key(rel) not in existing)
     waiting = {rel for rel, entry in archives.items() if entry.get("waiting")}
     to_build = sorted(set(changed) | set(new) | waiting)
-    for rel in [r for r in to_build if r in candidates and archives[r].get("sha256")]:
+    for rel in [
+        r for r in to_build if r in candidates and archives[r].get("sha256") and r not in forced
+    ]:
         key, digest = archive_key(rel), archives[rel]["sha256"]
         if asked_for(context.instance, key, digest, _changed_at(candidates[rel])):
             to_build.remove(rel)
@@ -275,7 +309,7 @@ def graph_sources_sensor(
         archives[rel] = {"stat": [], "sha256": ""}
     for rel in to_build:
         archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
-    removed = sorted(set(previous) - set(archives))
+    removed = sorted((set(previous) - set(archives)) | set(orphans))
     to_delete = [archive_key(rel) for rel in removed if archive_key(rel) in existing]
 
     run_requests = [
@@ -300,7 +334,13 @@ def graph_sources_sensor(
             f"requesting graph builds of {len(to_build)} archive(s): {', '.join(to_build)}"
         )
     cursor = json.dumps(
-        {"archives": archives, "skipped": skipped, "generation": generation}, sort_keys=True
+        {
+            "archives": archives,
+            "skipped": skipped,
+            "generation": generation,
+            "workdir": identity,
+        },
+        sort_keys=True,
     )
     if not run_requests and not partition_requests:
         context.update_cursor(cursor)

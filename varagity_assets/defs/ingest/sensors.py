@@ -33,6 +33,16 @@ could get two runs: the sensor's request and the watcher's launch may cross befo
 either run is in flight) and takes it as any other once the grace is over (a file the
 watcher could not launch waits that long).
 
+The cursor is only what this sensor has seen; every tick also diffs the folder against
+the stores (:mod:`varagity.ingest.reconcile`: one query of paths and ``doc_id``s, the
+digests from the cursor), so what moved the stores without it (a restore of last week's
+bundle, a crash between a cursor and a store, a hand edit of the database) is put
+right by runs tagged ``varagity/reconcile``: a file whose current version is not
+stored is ingested again (unless an ingest run is on it, or its last ingest failed: an
+``ingest_failures`` row says why), the documents of a file gone from the folder are
+purged. The cursor's ``reconciling`` remembers what was asked for, so each version is
+asked for once, not on every tick while its run waits or if it cannot be fixed.
+
 Run keys are built from path + content hash (+ mtime, so a file edited back to an
 earlier content is still re-ingested); a new file's key also carries the cursor's
 ``generation``, counted up with every purge, so a file removed and put back is
@@ -59,6 +69,7 @@ import dagster as dg
 from varagity.backup.locks import corpus_restoring
 from varagity.corpus_lock import folder_watcher_live
 from varagity.files import file_sha256
+from varagity.folder_diff import FolderDiff, diff_versions
 from varagity.ingest.discovery import partition_key_for, relative_path_for, scan
 from varagity.pipeline import (
     BATCH_TAG,
@@ -68,6 +79,7 @@ from varagity.pipeline import (
     ISOLATED_TAG,
     RANGE_END_TAG,
     RANGE_START_TAG,
+    RECONCILE_TAG,
     RECOVERED_TAG,
     STALENESS_JOB,
     contiguous_groups,
@@ -76,6 +88,7 @@ from varagity.pipeline import (
 )
 from varagity.records import doc_id_for
 from varagity.stores.corpus_state import CorpusState, ingest_settings
+from varagity.stores.ingest_failures import failures_by_path
 from varagity_assets.defs.ingest.jobs import (
     contextualize_documents_job,
     ingest_documents_job,
@@ -134,15 +147,74 @@ def _batch_request(items: Sequence[tuple[str, str]], generation: int) -> dg.RunR
     )
 
 
-def _purge_request(paths: Sequence[str], generation: int) -> dg.RunRequest:
-    """One purge run over files removed from the folder."""
+def _purge_request(
+    paths: Sequence[str], generation: int, *, reconcile: Sequence[str] = ()
+) -> dg.RunRequest:
+    """One purge run over files removed from the folder (tagged a reconcile when some of
+    them were found in the stores only)."""
     digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:20]
+    tags = {FILES_TAG: str(len(paths))}
+    if set(paths) & set(reconcile):
+        tags[RECONCILE_TAG] = _PURGE
     return dg.RunRequest(
         job_name=purge_documents_job.name,
         run_key=f"purge:{digest}:g{generation}",
         run_config={"ops": {purged_documents.op.name: {"config": {"relative_paths": list(paths)}}}},
-        tags={FILES_TAG: str(len(paths))},
+        tags=tags,
     )
+
+
+#: The ``reconciling`` mark of a path whose stored documents are being purged (a path
+#: being ingested again is marked with the ``doc_id`` asked for).
+_PURGE = "purge"
+
+
+def _store_diff(
+    varagity: VaragityResource, current: dict[str, list], present: set[str]
+) -> FolderDiff:
+    """The folder (as this tick read it) against the stores. A file whose digest is not
+    known this tick (just landed, deferred) counts as present, neither missing nor gone."""
+    pg = varagity.services.pg
+    known = {rel: doc_id_for(rel, entry[2]) for rel, entry in current.items() if entry[2]}
+    unknown = present | {rel for rel, entry in current.items() if not entry[2]}
+    stored = pg.stored_versions()
+    found = diff_versions(known, stored, {}, present=unknown)
+    if found.to_ingest:  # a file whose last ingest failed is not asked for again
+        failures = {rel: row.summary for rel, row in failures_by_path(pg).items()}
+        found = diff_versions(known, stored, failures, present=unknown)
+    return found
+
+
+def _reconcile_requests(
+    context: dg.SensorEvaluationContext, paths: Sequence[str], batch_size: int
+) -> list[dg.RunRequest]:
+    """Ingest runs over files the stores lack: contiguous partitions share a run."""
+    if not paths:
+        return []
+    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
+    position = {key: i for i, key in enumerate(keys)}
+    stamp = time.time_ns()  # a restore can lose the same version again: never deduplicated
+    requests = []
+    keys_wanted = sorted((partition_key_for(rel) for rel in paths), key=position.__getitem__)
+    for group in contiguous_groups(keys_wanted, position, batch_size):
+        tags = {RECONCILE_TAG: "ingest", FILES_TAG: str(len(group))}
+        digest = hashlib.sha256("\n".join(group).encode()).hexdigest()[:20]
+        run_key = f"reconcile:{digest}:{stamp}"
+        if len(group) == 1:
+            requests.append(
+                dg.RunRequest(
+                    job_name=INGEST_JOB, run_key=run_key, partition_key=group[0], tags=tags
+                )
+            )
+        else:
+            requests.append(
+                dg.RunRequest(
+                    job_name=INGEST_JOB,
+                    run_key=run_key,
+                    tags={**range_request_tags(group), BATCH_TAG: "true", **tags},
+                )
+            )
+    return requests
 
 
 def _crashed(context: dg.SensorEvaluationContext, run: dg.DagsterRun) -> bool:
@@ -320,10 +392,27 @@ def docs_folder_sensor(
     # and it went again between two ticks). A file seen only while it was the watcher's
     # that is gone without a partition was never ingested: nothing to purge.
     there = current.keys() | {item.relative_path for item in skipped}
-    removed = sorted(
-        {rel for rel in previous.keys() - there if previous[rel][2]}
-        | {rel for rel in map(relative_path_for, existing) if rel not in there}
-    )
+    gone = {rel for rel in previous.keys() - there if previous[rel][2]} | {
+        rel for rel in map(relative_path_for, existing) if rel not in there
+    }
+    # The stores' side (what this cursor cannot see: a restore, a crash between the
+    # cursor and a store, a hand edit of the database): documents of files that are
+    # gone are purged, files whose current version is not stored are ingested again.
+    # Each is asked for once per version (``reconciling``), so a run that cannot fix it
+    # is not requested on every tick; `varagity doctor` names what is left.
+    reconciling: dict[str, str] = state.get("reconciling", {})
+    store_diff = _store_diff(varagity, current, there - current.keys())
+    orphans = [
+        rel for rel in store_diff.to_purge if rel not in gone and reconciling.get(rel) != _PURGE
+    ]
+    if orphans:
+        orphans = [rel for rel in orphans if rel not in _paths_being_purged(context)]
+    if orphans:
+        context.log.info(
+            f"the stores hold {len(orphans)} file(s) that are gone from the folder: "
+            f"{', '.join(orphans)}; purging them"
+        )
+    removed = sorted(gone | set(orphans))
     # the partitions in-flight ingest runs cover: looked up once a tick, and only if needed
     ingesting = functools.cache(lambda: _in_flight_partitions(context, ingest_documents_job.name))
     # a removed file an ingest run still works on is purged once that run ends (a blurb
@@ -354,13 +443,11 @@ def docs_folder_sensor(
         if partition_key_for(rel) in existing
     ]
     to_delete = [k for k in (partition_key_for(r) for r in purge_now) if k in existing]
-    if changed:
-        indexed = {d.doc_id for d in varagity.services.pg.list_documents()}
-        changed = [
-            (key, digest, mtime)
-            for key, digest, mtime in changed
-            if doc_id_for(relative_path_for(key), digest) not in indexed
-        ]
+    # a changed file whose new version is stored already (the upload route's run, or a
+    # restore) is not asked for again
+    unstored = {*store_diff.to_ingest, *store_diff.failed}
+    changed = [c for c in changed if relative_path_for(c[0]) in unstored]
+    deferred_keys: set[str] = set()
     if changed:
         # A file a run already works on (the upload route launches one right away) is
         # looked at again once that run has ended: asked for now, it would run twice.
@@ -373,6 +460,36 @@ def docs_folder_sensor(
             # no digest: the next tick hashes the file again and decides
             current[rel] = previous.get(rel) or [0, 0, ""]
         changed = [c for c in changed if c[0] not in deferred]
+        deferred_keys = deferred
+
+    # files the stores lack a current version of, that nothing this tick asks for
+    requested = {k for k, _ in new_items} | {k for k, _, _ in changed} | deferred_keys
+    missing = {
+        rel: doc_id_for(rel, current[rel][2])
+        for rel in store_diff.to_ingest
+        if rel not in fresh
+        and partition_key_for(rel) in existing
+        and partition_key_for(rel) not in requested
+        and reconciling.get(rel) != doc_id_for(rel, current[rel][2])
+    }
+    if retry_requests:  # a failed batch's files are re-run first
+        missing = {}
+    elif missing:
+        busy_keys = ingesting()
+        missing = {r: d for r, d in missing.items() if partition_key_for(r) not in busy_keys}
+    reconcile_requests = _reconcile_requests(context, sorted(missing), settings.INGEST_BATCH_SIZE)
+    if missing:
+        context.log.info(
+            f"the stores lack the current version of {len(missing)} file(s): "
+            f"{', '.join(sorted(missing))}; ingesting them"
+        )
+    kept = {
+        rel: mark
+        for rel, mark in reconciling.items()
+        if (mark == _PURGE and rel in store_diff.to_purge)
+        or (mark != _PURGE and rel in store_diff.to_ingest)
+    }
+    reconciling = {**kept, **missing, **dict.fromkeys(orphans, _PURGE)}
 
     size = settings.INGEST_BATCH_SIZE
     run_requests = [
@@ -389,9 +506,10 @@ def docs_folder_sensor(
         for key, digest, mtime in changed
     ]
     run_requests += [r for r in retry_requests if _covers_present_file(r, current)]
+    run_requests += reconcile_requests
     if purge_now:
         run_requests += [
-            _purge_request(purge_now[i : i + size], generation)
+            _purge_request(purge_now[i : i + size], generation, reconcile=orphans)
             for i in range(0, len(purge_now), size)
         ]
         generation += 1
@@ -415,6 +533,7 @@ def docs_folder_sensor(
             "skipped": {s.relative_path: s.reason for s in skipped},
             "failed_batches": handled,
             "generation": generation,
+            "reconciling": reconciling,
         },
         sort_keys=True,
     )

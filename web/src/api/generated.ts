@@ -1010,6 +1010,8 @@ export interface components {
              * @description Items of the phase done so far.
              */
             processed: number;
+            /** @description A committed restore: what the folder holds that the restored corpus does not, which the folder sensor then ingests and purges. */
+            reconcile?: components["schemas"]["ReconcileCounts"] | null;
             /** Run Id */
             run_id: string;
             /**
@@ -1051,7 +1053,7 @@ export interface components {
         BundleInfo: {
             /**
              * Code
-             * @description Why not: bundle_invalid (unsound or damaged) or bundle_incompatible (another embedding model, dimension, engine, format version or corpus).
+             * @description Why not: bundle_invalid (unsound or damaged) or bundle_incompatible (another embedding model, dimension, engine, format version or corpus). A restore (or `varagity backup verify`) also reads every row first and may refuse one with bundle_path_outside_corpus, bundle_duplicate_id, bundle_unknown_document, bundle_chunk_gap, bundle_ids_inconsistent, bundle_vector_invalid, bundle_text_invalid or bundle_row_invalid (docs/operations.md).
              */
             code: string | null;
             /**
@@ -2621,6 +2623,28 @@ export interface components {
         ReasoningEvent: {
             /** Delta */
             delta: string;
+        };
+        /**
+         * ReconcileCounts
+         * @description How a restored corpus differs from its folder: the runs the folder sensor launches
+         *     once the restore has ended (ingest or build, purge or remove).
+         */
+        ReconcileCounts: {
+            /**
+             * Failed
+             * @description Files left as they are: their last ingest failed.
+             */
+            failed: number;
+            /**
+             * To Ingest
+             * @description Files whose current version the restored corpus lacks.
+             */
+            to_ingest: number;
+            /**
+             * To Purge
+             * @description Files the restored corpus holds that are gone.
+             */
+            to_purge: number;
         };
         /**
          * RestoreRequest
