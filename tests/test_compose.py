@@ -912,6 +912,7 @@ README_NAMES = {
     "Dagster gRPC code server": "dagster-code",
     "webserver": "dagster-webserver",
     "daemon": "dagster-daemon",
+    "Dagster UI's guarded front": "dagster-ui",
     "the API": "api",
     "Prometheus": "prometheus",
     "Grafana": "grafana",
