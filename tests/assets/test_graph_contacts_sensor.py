@@ -22,8 +22,10 @@ from varagity_assets.resources import VaragityResource
 
 
 @pytest.fixture
-def root(make_settings: SettingsFactory, tmp_path: Path) -> Path:
-    settings = make_settings(GRAPH_DOCS_PATH=tmp_path / "graph-docs")
+def root(make_settings: SettingsFactory, pg_url: str, tmp_path: Path) -> Path:
+    # the session's Postgres: without DATABASE_URL the resource's services would start an
+    # embedded server in this test's home and leave it running
+    settings = make_settings(GRAPH_DOCS_PATH=tmp_path / "graph-docs", DATABASE_URL=pg_url)
     settings.graph_docs_path.mkdir(parents=True)
     return settings.graph_docs_path
 
