@@ -373,6 +373,15 @@ def test_a_sentence_that_restates_the_question_answers_nothing() -> None:
     assert asked.quote("Personal heaters are not allowed in the Rotterdam office.")
 
 
+def test_how_many_is_answered_by_any_number_word() -> None:
+    day = "[18:02] Maya: We sold fifteen jars of the plum jam at the Sunday market!"
+    jars = QuoteChecker("How many jars of plum jam did Maya sell at the market?", [day])
+    # the amount spelled as the message spells it (thirteen to nineteen were no amount)
+    assert jars.quote("Maya sold fifteen jars of plum jam at the market.")
+    # a sentence without an amount answers no "how many"
+    assert jars.quote("Maya sold plum jam at the Sunday market.") == []
+
+
 def test_a_value_claimed_for_the_neighbour_does_not_answer_for_the_item() -> None:
     drill = (
         "4) Timing\n"

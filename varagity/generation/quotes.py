@@ -1355,12 +1355,6 @@ def _table_header(units: Sequence[Unit], i: int) -> int | None:
     return j if j != i else None
 
 
-_AMOUNT_QUESTION = re.compile(r"\bhow (?:much|many)\b")
-_AMOUNT = re.compile(
-    r"\d|\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|"
-    r"thirty|forty|fifty|hundred|thousand|million|half|quarter|dozen|single|double|twice|"
-    r"free|nothing|none|no|nobody|all|both|several|few)\b"
-)
 #: Number words up to twenty, as figures.
 NUMBER_WORDS = {
     word: str(n)
@@ -1369,6 +1363,16 @@ NUMBER_WORDS = {
         "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
     )
 }
+_AMOUNT_QUESTION = re.compile(r"\bhow (?:much|many)\b")
+#: What states an amount: a figure, a number word (every one up to twenty, the tens,
+#: the large ones), a fraction or a multiple, or a word for none, all or some.
+_AMOUNT = re.compile(
+    r"\d|\b(?:"
+    + "|".join(NUMBER_WORDS)
+    + r"|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion"
+    r"|half|quarter|dozen|single|double|twice|free|nothing|none|no|nobody|all|both"
+    r"|several|few)\b"
+)
 # a whole number in running text: not part of a code, a date or a fraction ("LR-7",
 # "2026/27", "4.2" inside "v4.2.1")
 _PLAIN_NUMBER = re.compile(r"(?<![\w./:-])(\d+(?:\.\d+)?)(?![\w/:]|\.\d|-\w)")
