@@ -21,17 +21,16 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
-from starlette.types import ASGIApp
 from starlette.websockets import WebSocket
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from tests.conftest import SettingsFactory
+from tests.support.api_server import serve_app
 from varagity.config import Settings
 from varagity_stack.dagster_front import (
     LOGIN_PATH,
@@ -41,7 +40,6 @@ from varagity_stack.dagster_front import (
     safe_next,
     session_value,
 )
-from varagity_stack.model_servers import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -109,23 +107,6 @@ def upstream_app(seen: Upstream) -> Starlette:
     )
 
 
-@contextmanager
-def _serve(app: ASGIApp) -> Iterator[int]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(10)
-
-
 @dataclass
 class Front:
     """A running front (its base URL and port) and what its upstream saw."""
@@ -140,8 +121,8 @@ class Front:
 def _front(settings: Settings) -> Iterator[Front]:
     seen = Upstream()
     with (
-        _serve(upstream_app(seen)) as upstream_port,
-        _serve(DagsterFront(f"http://127.0.0.1:{upstream_port}", settings)) as port,
+        serve_app(upstream_app(seen)) as upstream_port,
+        serve_app(DagsterFront(f"http://127.0.0.1:{upstream_port}", settings)) as port,
     ):
         yield Front(f"http://127.0.0.1:{port}", port, seen, settings)
     seen.release.set()

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from varagity.config import Settings
 from varagity.services import Services, ingest_file
@@ -38,18 +39,23 @@ def index_files(settings: Settings, files: Mapping[str, str] = CORPUS) -> dict[s
 @contextmanager
 def serve(settings: Settings) -> Iterator[str]:
     """The app for ``settings`` on a real uvicorn in a thread; yields its base URL."""
+    with serve_app(create_app(settings)) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def serve_app(app: ASGIApp) -> Iterator[int]:
+    """Any ASGI app on a real uvicorn on loopback, in a thread; yields its port."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="critical")
-    )
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
-        assert time.monotonic() < deadline, "API did not start"
+        assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield port
     finally:
         server.should_exit = True
         thread.join(10)
