@@ -64,6 +64,15 @@ def test_blank_urls_mean_unset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert load_settings().DATABASE_URL is None
 
 
+def test_every_setting_says_what_it_does() -> None:
+    """One description per setting feeds .env.example, the settings route and the web
+    drawer: none may be left without (a runtime-editable one would show no help)."""
+    from varagity.config import Settings
+
+    bare = [name for name, field in Settings.model_fields.items() if not field.description]
+    assert bare == [], f"settings without a description: {', '.join(bare)}"
+
+
 def test_env_example_lists_every_setting() -> None:
     from varagity.config import render_env_example
 

@@ -115,8 +115,13 @@ class Settings(BaseSettings):
     ELASTICSEARCH_URL: str | None = Field(
         default=None, description="Elasticsearch URL; unset uses the embedded Tantivy index."
     )
-    ELASTICSEARCH_INDEX: str = "varagity_contextual_bm25"
-    ELASTICSEARCH_API_KEY: str | None = None
+    ELASTICSEARCH_INDEX: str = Field(
+        default="varagity_contextual_bm25",
+        description="Elasticsearch index holding the BM25 chunks (with ELASTICSEARCH_URL).",
+    )
+    ELASTICSEARCH_API_KEY: str | None = Field(
+        default=None, description="Elasticsearch API key (the base64 `id:key` form it issues)."
+    )
 
     # --- models -----------------------------------------------------------
     LLM_BASE_URL: str | None = Field(
@@ -138,12 +143,24 @@ class Settings(BaseSettings):
         description="Model name sent to the chat server; unset: LOCAL_LLM's served alias "
         "(e.g. qwen2.5-coder-0.5b-instruct).",
     )
-    LLM_API_KEY: str = "sk-local"
-    LLM_CONTEXT_TOKENS: int = Field(default=8192, ge=512)
+    LLM_API_KEY: str = Field(
+        default="sk-local", description="Bearer token sent to the chat server (LLM_BASE_URL)."
+    )
+    LLM_CONTEXT_TOKENS: int = Field(
+        default=8192,
+        ge=512,
+        description="The chat model's context window in tokens: prompts (evidence, history, "
+        "a graph day) are cut to fit it, with the answer's LLM_MAX_TOKENS.",
+    )
     LLM_MAX_TOKENS: int = Field(
         default=256, ge=1, description="Answer cap in tokens, the same for every front end."
     )
-    LLM_TEMPERATURE: float = Field(default=0.0, ge=0.0, le=2.0)
+    LLM_TEMPERATURE: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=2.0,
+        description="Sampling temperature of answers; 0 answers the same evidence the same way.",
+    )
     LLM_CONCURRENCY: int = Field(
         default=1,
         ge=1,
@@ -202,12 +219,33 @@ class Settings(BaseSettings):
         default=None,
         description="OpenAI-compatible embeddings server; unset starts the packaged MiniLM server.",
     )
-    EMBEDDING_MODEL: str = "all-MiniLM-L6-v2"
-    EMBEDDING_API_KEY: str = "sk-local"
-    EMBEDDING_DIM: int = Field(default=384, ge=8, le=16000)
-    EMBEDDING_BATCH_SIZE: int = Field(default=32, ge=1, le=2048)
-    MODEL_TIMEOUT_S: float = Field(default=120.0, gt=0)
-    MODEL_MAX_RETRIES: int = Field(default=3, ge=0, le=10)
+    EMBEDDING_MODEL: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Model name sent to the embeddings server; recorded with every chunk and "
+        "bundle (a bundle of another model is refused).",
+    )
+    EMBEDDING_API_KEY: str = Field(
+        default="sk-local", description="Bearer token sent to the embeddings server."
+    )
+    EMBEDDING_DIM: int = Field(
+        default=384,
+        ge=8,
+        le=16000,
+        description="Vector dimension of EMBEDDING_MODEL; the vector column is created with it.",
+    )
+    EMBEDDING_BATCH_SIZE: int = Field(
+        default=32, ge=1, le=2048, description="Texts per embeddings request."
+    )
+    MODEL_TIMEOUT_S: float = Field(
+        default=120.0, gt=0, description="Seconds one model server request may take."
+    )
+    MODEL_MAX_RETRIES: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Retries of a model request that failed transiently, after its first "
+        "try (0: none), before the caller sees the outage.",
+    )
     MODEL_STEP_RETRIES: int = Field(
         default=5,
         ge=0,
@@ -224,7 +262,12 @@ class Settings(BaseSettings):
     )
 
     # --- ingest -----------------------------------------------------------
-    CHUNKING_STRATEGY: ChunkingStrategy = "recursive_character"
+    CHUNKING_STRATEGY: ChunkingStrategy = Field(
+        default="recursive_character",
+        description="How files are cut into chunks: recursive_character, structure_aware "
+        "(code at functions and classes, Markdown at headings), token_based, markdown_aware, "
+        "semantic or docling_hybrid; a change flags the corpus stale.",
+    )
     CHUNK_SIZE: int = Field(
         default=1200,
         ge=16,
@@ -233,7 +276,11 @@ class Settings(BaseSettings):
         "markdown_aware and structure_aware, tokens for token_based, semantic and "
         "docling_hybrid.",
     )
-    CHUNK_OVERLAP: int = Field(default=200, ge=0)
+    CHUNK_OVERLAP: int = Field(
+        default=200,
+        ge=0,
+        description="How much of a chunk the next one repeats, in CHUNK_SIZE's unit.",
+    )
     CHUNK_HEADERS: bool = Field(
         default=True,
         description="Prefix every chunk's BM25-indexed text with a deterministic header: "
@@ -246,14 +293,22 @@ class Settings(BaseSettings):
         description="semantic chunker: cut where the distance between neighbouring "
         "sentences is above this percentile",
     )
-    OCR_ENGINE: OcrEngineName = "rapidocr"
+    OCR_ENGINE: OcrEngineName = Field(
+        default="rapidocr",
+        description="OCR for scanned PDF pages and images: rapidocr (models in the package), "
+        "tesseract (Debian package) or easyocr (its offline model package).",
+    )
     OCR_DPI: int = Field(default=200, ge=72, le=600, description="Render resolution for OCR.")
     DOCLING_ARTIFACTS_PATH: Path | None = Field(
         default=None,
         description="Folder of docling's layout model weights; set it to parse PDFs with "
         "docling's standard pipeline instead of pypdfium2 + OCR.",
     )
-    CONTEXTUALIZE: bool = True
+    CONTEXTUALIZE: bool = Field(
+        default=True,
+        description="Write an LLM blurb situating each chunk in its document once the file is "
+        "searchable, and index the chunk again with it (Contextual Retrieval).",
+    )
     INGEST_BATCH_SIZE: int = Field(
         default=200, ge=1, le=1000, description="Most files one sensor-launched run ingests."
     )
@@ -264,7 +319,12 @@ class Settings(BaseSettings):
         "(a larger file gets a run of its own): bounds a run worker's memory, about "
         "20 MiB per MiB of text.",
     )
-    MAX_FILE_BYTES: int = Field(default=50 * 1024 * 1024, ge=1)
+    MAX_FILE_BYTES: int = Field(
+        default=50 * 1024 * 1024,
+        ge=1,
+        description="Largest document file taken in; a larger one is refused by name, with "
+        "the limit in the message.",
+    )
     FOLDER_WATCH: bool = Field(
         default=True,
         description="The API watches DOCS_PATH (inotify) and launches a landed file's "
@@ -273,14 +333,30 @@ class Settings(BaseSettings):
     )
 
     # --- retrieval --------------------------------------------------------
-    RETRIEVAL_METHOD: RetrievalMethod = "hybrid"
-    SEMANTIC_WEIGHT: float = Field(default=0.4, ge=0.0, le=1.0)
-    BM25_WEIGHT: float = Field(default=0.6, ge=0.0, le=1.0)
-    TOP_K: int = Field(default=5, ge=1, le=100)
+    RETRIEVAL_METHOD: RetrievalMethod = Field(
+        default="hybrid",
+        description="semantic, bm25, hybrid, reranked (a base method's candidates rescored "
+        "over /v1/rerank) or hyde (an LLM-written passage steers the dense arm).",
+    )
+    SEMANTIC_WEIGHT: float = Field(
+        default=0.4,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the dense arm in hybrid fusion; with BM25_WEIGHT it sums to 1.",
+    )
+    BM25_WEIGHT: float = Field(
+        default=0.6,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the BM25 arm in hybrid fusion; with SEMANTIC_WEIGHT it sums to 1.",
+    )
+    TOP_K: int = Field(default=5, ge=1, le=100, description="Evidence passages per answer.")
     RERANK_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes `reranked` return its base ranking."
     )
-    RERANK_BASE_METHOD: BaseMethod = "hybrid"
+    RERANK_BASE_METHOD: BaseMethod = Field(
+        default="hybrid", description="The method whose candidates `reranked` rescores."
+    )
     RERANK_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Candidates the base method over-fetches."
     )
@@ -290,13 +366,26 @@ class Settings(BaseSettings):
         description="A /v1/rerank server (infinity, TEI, llama.cpp --reranking); unset uses "
         "the local embedding-similarity reranker, which is not a cross-encoder.",
     )
-    RERANK_MODEL: str = "embedding-similarity"
-    RERANK_API_KEY: str = "sk-local"
+    RERANK_MODEL: str = Field(
+        default="embedding-similarity",
+        description="Model name sent to the rerank server (RERANK_BASE_URL).",
+    )
+    RERANK_API_KEY: str = Field(
+        default="sk-local", description="Bearer token sent to the rerank server."
+    )
     HYDE_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes `hyde` search with the raw query."
     )
-    HYDE_BASE_METHOD: HydeBaseMethod = "hybrid"
-    HYDE_MAX_TOKENS: int = Field(default=160, ge=16, le=2048)
+    HYDE_BASE_METHOD: HydeBaseMethod = Field(
+        default="hybrid",
+        description="The method `hyde` searches with, its dense arm steered by the passage.",
+    )
+    HYDE_MAX_TOKENS: int = Field(
+        default=160,
+        ge=16,
+        le=2048,
+        description="Longest hypothetical passage `hyde` asks the model for, in tokens.",
+    )
     ARM_CANDIDATES: int = Field(
         default=40, ge=1, le=1000, description="Chunks each hybrid arm contributes to fusion."
     )
@@ -317,23 +406,46 @@ class Settings(BaseSettings):
     CONDENSE_ENABLED: bool = Field(
         default=True, description="Kill switch: false makes condense_context search verbatim."
     )
-    CONDENSE_MAX_TOKENS: int = Field(default=96, ge=8, le=1024)
+    CONDENSE_MAX_TOKENS: int = Field(
+        default=96,
+        ge=8,
+        le=1024,
+        description="Longest reply condense_context takes from the model for what a "
+        "follow-up is about, in tokens.",
+    )
     CHAT_HISTORY_TURNS: int = Field(
         default=6, ge=0, le=50, description="Earlier turns the chat engine sees."
     )
 
     # --- services (embedded stack) -----------------------------------------
-    HOST: str = "127.0.0.1"
-    API_PORT: int = Field(default=8000, ge=1, le=65535)
-    DAGSTER_PORT: int = Field(default=3000, ge=1, le=65535)
-    LLM_PORT: int = Field(default=8091, ge=1, le=65535)
-    EMBEDDING_PORT: int = Field(default=8092, ge=1, le=65535)
+    HOST: str = Field(
+        default="127.0.0.1",
+        description="Address the API and the Dagster UI's front listen on; beyond loopback, "
+        "set API_KEY (and ALLOWED_HOSTS for the names you use).",
+    )
+    API_PORT: int = Field(
+        default=8000, ge=1, le=65535, description="Port of the API and the web client."
+    )
+    DAGSTER_PORT: int = Field(
+        default=3000, ge=1, le=65535, description="Port of the Dagster UI's guarded front."
+    )
+    LLM_PORT: int = Field(
+        default=8091, ge=1, le=65535, description="Port of the local chat server (loopback)."
+    )
+    EMBEDDING_PORT: int = Field(
+        default=8092,
+        ge=1,
+        le=65535,
+        description="Port of the local embeddings server (loopback).",
+    )
     DAGSTER_URL: str | None = Field(
         default=None,
         description="The Dagster UI's guarded front (what people open, and what the API, "
         "CLI and doctor call with API_KEY); defaults to http://HOST:DAGSTER_PORT.",
     )
-    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    LOG_LEVEL: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Log level of every Varagity process."
+    )
 
     # --- access -----------------------------------------------------------
     API_KEY: str | None = Field(

@@ -1,4 +1,4 @@
-"""Page previews for the evidence panel (ADR-010): the page a chunk came from, rendered
+"""Page previews for the evidence panel: the page a chunk came from, rendered
 with the chunk's text highlighted (or only the quote an answer rests on).
 
 For PDFs (text layer or scanned) and PowerPoint decks (converted to PDF by headless
