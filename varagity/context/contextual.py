@@ -21,7 +21,7 @@ before a document's first blurb the preamble is sent in growing prefixes, each
 evaluating at most :data:`WARM_STEP_TOKENS` new tokens (the cache keeps the rest) and
 generating one token; between two of them the pass can give the model up. The sum of
 evaluated tokens stays the same; each step adds an HTTP round trip, one generated
-token and the server's cache bookkeeping (measured in docs/operations.md).
+token and the server's cache bookkeeping (measured in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ TokenCount = Callable[[str], int]
 _STOP_CHECK_EVERY = 4
 #: Most new prompt tokens one warming request makes the server evaluate: the longest a
 #: chat turn waits for blurb work (about 1.2 s of prompt evaluation for the 0.5B on two
-#: cores). Measured against 256 (docs/operations.md): the first token during blurbs went
+#: cores). Measured against 256 (docs/benchmarks.md): the first token during blurbs went
 #: from 1.30x to 0.97x the idle p50, a document's blurbs took as long (36 s against 37
 #: s), and the server held 0.5 GB more after one document (more cached prompt states;
 #: the cache's byte limit bounds both in the long run).

@@ -41,7 +41,7 @@ HNSW_EF_CONSTRUCTION = 64
 #: ``hnsw.ef_search`` of every pooled connection (set once per connection, not per
 #: query); a search for more than this many rows raises it for that query only.
 #: pgvector's 40 equals the hybrid arm's depth (``ARM_CANDIDATES``), which leaves no
-#: slack: recall@40 was 0.78 at 3k chunks. 100 is the measured choice (docs/operations.md,
+#: slack: recall@40 was 0.78 at 3k chunks. 100 is the measured choice (docs/benchmarks.md,
 #: "Scale").
 HNSW_EF_SEARCH = 100
 
