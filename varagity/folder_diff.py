@@ -27,6 +27,8 @@ class FolderDiff:
     """Paths the stores hold documents of whose files are gone from the folder."""
     failed: Mapping[str, str] = field(default_factory=dict)
     """Files not stored whose last ingest failed: path -> why (not asked for again)."""
+    verbs: tuple[str, str] = ("ingest", "purge")
+    """What taking a file in and letting one go are called (a graph builds and removes)."""
 
     @property
     def clean(self) -> bool:
@@ -41,9 +43,9 @@ class FolderDiff:
             "failed": len(self.failed),
         }
 
-    def summary(self, *, ingest: str = "ingest", purge: str = "purge") -> str:
-        """One line for a log or a terminal; ``ingest`` and ``purge`` name the two
-        actions (a graph builds and removes archives)."""
+    def summary(self) -> str:
+        """One line for a log or a terminal."""
+        ingest, purge = self.verbs
         if self.clean and not self.failed:
             return "the stores hold exactly the folder's files"
         parts = [

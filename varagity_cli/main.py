@@ -659,7 +659,7 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
     would: the same library calls, Postgres started here (and stopped again) when it is
     the embedded one and not running. No model server is needed either way."""
     from varagity.backup.bundle import BundleError, resolve_bundle
-    from varagity.backup.corpora import export_corpus, restore_corpus
+    from varagity.backup.corpora import export_corpus, folder_diff_of, restore_corpus
     from varagity.backup.locks import CorpusBusy
     from varagity.backup.rows import verify_bundle
     from varagity.services import Services
@@ -695,14 +695,7 @@ def _backup_in_process(corpus: str, name: str | None) -> int:
         print(f"restored {counts} from {name} in {restored.seconds:.1f} s")
         if restored.stale_reason:
             print(f"the corpus is flagged stale: {restored.stale_reason}")
-        if corpus == "graph":
-            from varagity.graph.folder import graph_diff
-
-            said = graph_diff(services.settings).summary(ingest="build", purge="remove")
-        else:
-            from varagity.ingest.reconcile import diff_folder
-
-            said = diff_folder(services.settings.docs_path, services.pg).summary()
+        said = folder_diff_of(corpus, services.settings, services.pg).summary()  # type: ignore[arg-type]
         print(f"the folder against what was restored: {said} (the folder sensor acts on it)")
         return 0
     except (BundleError, CorpusBusy) as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from varagity.backup.bundle import Corpus, ExportResult, Progress, RestoreResult
 from varagity.config import Settings
+from varagity.folder_diff import FolderDiff
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.vector_store import PgVectorStore
 
@@ -45,3 +46,17 @@ def restore_corpus(
     from varagity.backup.rag import restore_rag
 
     return restore_rag(path, settings, pg, bm25, progress=progress)
+
+
+def folder_diff_of(corpus: Corpus, settings: Settings, pg: PgVectorStore) -> FolderDiff:
+    """What ``corpus``'s folder holds that the corpus does not, and the reverse: after a
+    restore, the runs the folder sensor launches next (see
+    :func:`~varagity.ingest.reconcile.diff_folder` and
+    :func:`~varagity.graph.folder.graph_diff`)."""
+    if corpus == "graph":
+        from varagity.graph.folder import graph_diff
+
+        return graph_diff(settings)
+    from varagity.ingest.reconcile import diff_folder
+
+    return diff_folder(settings.docs_path, pg)

@@ -184,7 +184,7 @@ def graph_diff(settings: Settings) -> FolderDiff:
             to_build.append(rel)
     sources = {entry.source for entry in manifest.values()}
     gone = sorted(rel for rel in sources if rel not in there) if root.is_dir() else []
-    return FolderDiff(tuple(to_build), tuple(gone), unreadable)
+    return FolderDiff(tuple(to_build), tuple(gone), unreadable, verbs=("build", "remove"))
 
 
 def count_supported(root: Path) -> int:

@@ -11,8 +11,6 @@ from typing import Literal
 
 import dagster as dg
 
-from varagity.folder_diff import FolderDiff
-from varagity.ingest.reconcile import diff_folder
 from varagity.pipeline import (
     BACKUP_JOB,
     RESTORE_JOB,
@@ -56,7 +54,7 @@ def restore_corpus(
     the graph's working directory swapped (``graph``). The library refuses an
     incompatible or damaged bundle before touching anything."""
     from varagity.backup.bundle import BundleError, resolve_bundle
-    from varagity.backup.corpora import restore_corpus
+    from varagity.backup.corpora import folder_diff_of, restore_corpus
     from varagity.backup.locks import CorpusBusy
 
     services = varagity.services
@@ -92,25 +90,14 @@ def restore_corpus(
     if result.stale_reason:
         context.log.warning(f"the restored corpus is flagged stale: {result.stale_reason}")
     context.log.info(f"{corpus} corpus restored from {config.name} in {result.seconds:.1f} s")
-    diff = restored_against_folder(varagity, corpus)
-    said = diff.summary(ingest="build", purge="remove") if corpus == "graph" else diff.summary()
+    diff = folder_diff_of(corpus, settings, services.pg)
     context.log.info(
-        f"the folder against what was restored: {said}; the folder sensor launches those runs next"
+        f"the folder against what was restored: {diff.summary()}; the folder sensor launches "
+        "those runs next"
     )
     context.log.info(reconcile_line(diff.counts()))
     metadata["reconcile"] = dg.MetadataValue.json(diff.counts())
     return dg.Output(None, metadata=metadata)
-
-
-def restored_against_folder(varagity: VaragityResource, corpus: str) -> FolderDiff:
-    """What the folder holds that the restored corpus does not (and the reverse): the
-    runs the folder sensor launches once the restore has ended."""
-    services = varagity.services
-    if corpus == "graph":
-        from varagity.graph.folder import graph_diff
-
-        return graph_diff(services.settings)
-    return diff_folder(services.settings.docs_path, services.pg)
 
 
 @dg.job(

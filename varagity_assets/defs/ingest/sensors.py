@@ -447,7 +447,7 @@ def docs_folder_sensor(
     # restore) is not asked for again
     unstored = {*store_diff.to_ingest, *store_diff.failed}
     changed = [c for c in changed if relative_path_for(c[0]) in unstored]
-    deferred_keys: set[str] = set()
+    deferred: set[str] = set()
     if changed:
         # A file a run already works on (the upload route launches one right away) is
         # looked at again once that run has ended: asked for now, it would run twice.
@@ -460,10 +460,9 @@ def docs_folder_sensor(
             # no digest: the next tick hashes the file again and decides
             current[rel] = previous.get(rel) or [0, 0, ""]
         changed = [c for c in changed if c[0] not in deferred]
-        deferred_keys = deferred
 
     # files the stores lack a current version of, that nothing this tick asks for
-    requested = {k for k, _ in new_items} | {k for k, _, _ in changed} | deferred_keys
+    requested = {k for k, _ in new_items} | {k for k, _, _ in changed} | deferred
     missing = {
         rel: doc_id_for(rel, current[rel][2])
         for rel in store_diff.to_ingest
