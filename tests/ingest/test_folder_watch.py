@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from inotify_simple import INotify
 
 from varagity.ingest.discovery import RESERVED_DIR
 from varagity.ingest.watch import FolderWatcher
@@ -115,6 +116,31 @@ def test_a_burst_of_files_is_handed_over_in_few_batches(watched: tuple[Path, Lan
     # launched together, not one per file: a batch closes after a quiet moment or a
     # second, so a busy machine splits the burst where its writes paused (seen: 6)
     assert len(landed.batches) <= len(names) // 10, [len(b) for b in landed.batches]
+
+
+def test_a_file_written_while_a_new_folder_gets_its_watch_is_handed_over_once(
+    watched: tuple[Path, Landed], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race seen in CI: a folder made, and files written into it before the watcher
+    has watched it. One lands just before its watch is added (only the listing finds it),
+    one just after (both the listing and its close event tell it)."""
+    docs, landed = watched
+    add_watch = INotify.add_watch
+
+    def racing(self: INotify, path: object, mask: int) -> int:
+        if Path(str(path)).name == "race":
+            (Path(str(path)) / "before-watch.md").write_text("listed only")
+            wd = add_watch(self, path, mask)
+            (Path(str(path)) / "after-watch.md").write_text("listed and told")
+            return wd
+        return add_watch(self, path, mask)
+
+    monkeypatch.setattr(INotify, "add_watch", racing)
+    (docs / "race").mkdir()
+    expected = {"race/before-watch.md", "race/after-watch.md"}
+    landed.wait_for(expected)
+    landed.settle()
+    assert sorted(landed.paths) == sorted(expected)
 
 
 def test_a_file_moved_out_with_its_folder_is_not_reported_under_its_old_path(

@@ -18,6 +18,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,8 @@ QUIET_S = 0.15
 #: ... or once its first file has waited this long (a long copy is handed over as it
 #: goes, in about this many seconds' worth of files).
 MAX_WAIT_S = 1.0
+#: How many recently handed-over files the watcher remembers, to hand each version once.
+HANDED_MEMORY = 4096
 
 
 class FolderWatcher:
@@ -56,6 +59,8 @@ class FolderWatcher:
         self._quiet_s = quiet_s
         self._max_wait_s = max_wait_s
         self._dirs: dict[int, Path] = {}
+        #: what was last handed over of each recent file, so the same version goes once
+        self._handed: OrderedDict[Path, tuple[int, int, int]] = OrderedDict()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._inotify: INotify | None = None
@@ -157,8 +162,16 @@ class FolderWatcher:
         rels = []
         for path in paths:
             found = corpus_file_at(self.docs_path, path)
-            if isinstance(found, CorpusFile):  # the sensor reports skipped files, once
-                rels.append(found.relative_path)
+            if not isinstance(found, CorpusFile):  # the sensor reports skipped files, once
+                continue
+            version = (found.size, found.mtime_ns, found.ctime_ns)
+            if self._handed.get(path) == version:
+                continue  # listed with its folder, then its close told again: once is enough
+            self._handed[path] = version
+            self._handed.move_to_end(path)
+            if len(self._handed) > HANDED_MEMORY:
+                self._handed.popitem(last=False)
+            rels.append(found.relative_path)
         if not rels:
             return
         try:
@@ -184,13 +197,25 @@ class FolderWatcher:
             | flags.ONLYDIR
             | flags.DONT_FOLLOW
         )
-        for folder, subfolders, files in os.walk(top):
-            here = Path(folder)
-            subfolders[:] = [d for d in subfolders if self._watched(here / d)]
-            self._dirs[self._inotify.add_watch(here, mask)] = here
-            if landed is not None:
-                for name in files:
-                    landed[here / name] = None
+        pending = [top]
+        while pending:
+            here = pending.pop()
+            # the watch before the listing: a file written in between is then listed, or
+            # told by an event, or both (handed over once, see _hand_over), never neither
+            try:
+                self._dirs[self._inotify.add_watch(here, mask)] = here
+                entries = os.scandir(here)
+            except FileNotFoundError:
+                if here == top:
+                    raise
+                continue  # removed while its parent was being listed
+            with entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if self._watched(Path(entry.path)):
+                            pending.append(Path(entry.path))
+                    elif landed is not None:
+                        landed[Path(entry.path)] = None
 
     def _rewatch(self, landed: dict[Path, None]) -> None:
         """Watch ``DOCS_PATH`` again once it is back (removed and made anew); what is
