@@ -7,19 +7,19 @@ import { useCallback, useEffect, useState, type MouseEvent } from "react";
 
 import { describeError } from "./api/client";
 import { getConversation } from "./api/resources";
+import { HealthStatus } from "./app/HealthStatus";
 import { routeHash, type Route } from "./app/route";
 import { useRoute } from "./app/useRoute";
+import { ChatScreen, type HistoryState } from "./chat/ChatScreen";
+import { QUESTION_INPUT_ID } from "./chat/Composer";
 import { useChat } from "./chat/useChat";
-import { ChatScreen, type HistoryState } from "./components/ChatScreen";
-import { QUESTION_INPUT_ID } from "./components/Composer";
-import { CorpusScreen } from "./components/CorpusScreen";
-import { CorpusStatus } from "./components/CorpusStatus";
-import { GraphScreen } from "./components/GraphScreen";
-import { HealthStatus } from "./components/HealthStatus";
-import { SettingsDrawer } from "./components/SettingsDrawer";
-import { Sidebar } from "./components/Sidebar";
+import { Sidebar } from "./conversations/Sidebar";
+import { CorpusScreen } from "./corpus/CorpusScreen";
+import { GraphScreen } from "./graph/GraphScreen";
 import { useGraphStatus } from "./graph/useGraph";
+import { CorpusStatus } from "./ingest/CorpusStatus";
 import { useIngestJob } from "./ingest/useIngestJob";
+import { SettingsDrawer } from "./settings/SettingsDrawer";
 import { useSettings } from "./settings/useSettings";
 
 const SIDEBAR_ID = "conversations";

@@ -4,8 +4,8 @@ import { useCallback, useEffect, useReducer, useRef } from "react";
 import { streamChat } from "../api/chat";
 import { ApiError } from "../api/client";
 import type { ConversationDetail, Corpus, ErrorEvent } from "../api/types";
-import { turnsFrom } from "../conversations/history";
-import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "./state";
+import { turnsFrom } from "../turns/history";
+import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "../turns/state";
 
 function asError(exc: unknown): ErrorEvent {
   if (exc instanceof ApiError) return { code: exc.code, message: exc.message };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import type { Source } from "../api/types";
-import { markedPieces, previewSpan, withQuotes } from "./quotes";
+import { withQuotes } from "../turns/state";
+import { markedPieces, previewSpan } from "./quotes";
 
 const content = "Every Tern K2 carries a warranty of 27 months. Claims go to service.";
 

@@ -1,19 +1,10 @@
 /**
  * The quotes an answer rests on: each answer sentence is checked against a verbatim
- * span of one passage, and the spans travel with the sources. Here they are merged
- * into the evidence when `done` arrives, cut out of a card's text to be marked, and
- * turned into the span the page preview highlights.
+ * span of one passage, and the spans travel with the sources (`withQuotes` in
+ * turns/state merges them in when `done` arrives). Here they are cut out of a card's
+ * text to be marked, and turned into the span the page preview highlights.
  */
-import type { AnswerQuote, QuoteSpan, Source } from "../api/types";
-
-/** `sources` with each one's quotes from the answer (replacing what they held). */
-export function withQuotes(sources: Source[], quotes: AnswerQuote[] | undefined): Source[] {
-  if (!quotes || quotes.length === 0) return sources;
-  return sources.map((source) => ({
-    ...source,
-    quotes: quotes.filter((q) => q.source === source.n).map(({ text, start, end }) => ({ text, start, end })),
-  }));
-}
+import type { QuoteSpan, Source } from "../api/types";
 
 /** A passage's text cut into pieces, the quoted ones marked (overlaps merged). */
 export function markedPieces(

@@ -4,7 +4,7 @@ import { createContext, useCallback, useContext, useMemo, useState } from "react
 import { deleteFeedback, putFeedback } from "../api/feedback";
 import { describeError } from "../api/client";
 import type { Feedback } from "../api/types";
-import type { Turn } from "../chat/state";
+import type { Turn } from "../turns/state";
 import {
   describeMark,
   type FeedbackMark,

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import { graphBuild } from "../test/fixtures";
-import {
-  buildHeadline,
-  formatBytes,
-  liveBuild,
-  parseBuildEvent,
-  progressLine,
-  resumable,
-  shouldSwitch,
-} from "./builds";
+import { buildHeadline, liveBuild, parseBuildEvent, progressLine, resumable, shouldSwitch } from "./builds";
+import { formatBytes } from "../shared/format";
 
 describe("graph builds", () => {
   it("reads progress, done and error events; refuses a payload that is not a build", () => {

@@ -1,0 +1,25 @@
+/** The settings a running process cannot change, with their values: "Settings that need a restart". */
+import type { SettingField } from "../api/types";
+import { showValue } from "./form";
+
+export function ReadOnlySettings({ fields }: { fields: SettingField[] }) {
+  return (
+    <details className="read-only-settings">
+      <summary>Settings that need a restart ({fields.length})</summary>
+      <p className="hint">
+        These decide which stores, model servers and folders a process uses. Set them in the environment or{" "}
+        <code>.env</code> and restart.
+      </p>
+      <dl>
+        {fields.map((field) => (
+          <div key={field.name}>
+            <dt>
+              <code>{field.name}</code> <span className="tag">needs a restart</span>
+            </dt>
+            <dd>{showValue(field.value)}</dd>
+          </div>
+        ))}
+      </dl>
+    </details>
+  );
+}
