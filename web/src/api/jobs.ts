@@ -1,9 +1,10 @@
 /**
  * Following a long-running job over its event stream: the `progress` / `done` /
- * `error` events an ingest job and a graph build both send, and reading on (with a
- * fresh GET) when the stream closes before the job is done.
+ * `error` events every job kind sends (an ingest job, a graph build, a backup run),
+ * reading on (with a fresh GET) when the stream closes before the job is done, and a
+ * kind's descriptor (`JobKind`): where its jobs are read, followed and killed.
  */
-import { ApiError } from "./client";
+import { ApiError, getEvents, getJson, sendJson } from "./client";
 import type { SseMessage } from "./sse";
 import type { ErrorEvent } from "./types";
 
@@ -84,4 +85,61 @@ export async function followJob<T>(
     "stream_incomplete",
     "The progress stream kept closing before the job finished; follow it in the Dagster UI.",
   );
+}
+
+/**
+ * A kind of long-running job, all that following one needs: how a state names its job,
+ * where its state and its event stream are read, how an event is checked, whether a
+ * state is final, and how a job is killed (`null`: this kind cannot be).
+ */
+export interface JobKind<T> {
+  id: (job: T) => string;
+  events: (id: string, signal: AbortSignal) => AsyncGenerator<SseMessage>;
+  read: (id: string, signal: AbortSignal) => Promise<T>;
+  parse: (message: SseMessage) => JobEvent<T> | null;
+  done: (job: T) => boolean;
+  kill: ((id: string) => Promise<T>) | null;
+}
+
+/** A kind whose jobs can be killed. */
+export type KillableJobKind<T> = JobKind<T> & { kill: (id: string) => Promise<T> };
+
+/** A kind served the usual way, in a few lines (see `jobKind`). */
+export interface JobKindSpec<T> {
+  /**
+   * Where its jobs live: `GET {base}/{id}` is a job's state, `GET {base}/{id}/events`
+   * its stream, `POST {base}/{id}/kill` kills it (when `killable`).
+   */
+  base: string;
+  id: (job: T) => string;
+  /** Whether a `progress`/`done` payload is a state; `needs` names what it requires. */
+  valid: (data: Record<string, unknown>) => boolean;
+  needs: string;
+  done: (job: T) => boolean;
+  killable?: boolean;
+}
+
+/** The descriptor of a kind whose endpoints follow `spec.base`. */
+export function jobKind<T>(spec: JobKindSpec<T> & { killable: true }): KillableJobKind<T>;
+export function jobKind<T>(spec: JobKindSpec<T>): JobKind<T>;
+export function jobKind<T>(spec: JobKindSpec<T>): JobKind<T> {
+  const at = (id: string) => `${spec.base}/${encodeURIComponent(id)}`;
+  return {
+    id: spec.id,
+    events: (id, signal) => getEvents(`${at(id)}/events`, signal),
+    read: (id, signal) => getJson<T>(at(id), signal),
+    parse: (message) => parseJobEvent<T>(message, spec.valid, spec.needs),
+    done: spec.done,
+    kill: spec.killable ? (id) => sendJson<T>("POST", `${at(id)}/kill`) : null,
+  };
+}
+
+/** What `followJob` reads to follow the job `id` of `kind`. */
+export function jobSource<T>(kind: JobKind<T>, id: string): JobSource<T> {
+  return {
+    events: (signal) => kind.events(id, signal),
+    parse: kind.parse,
+    read: (signal) => kind.read(id, signal),
+    done: kind.done,
+  };
 }

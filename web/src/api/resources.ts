@@ -1,6 +1,9 @@
-/** The REST resources the screens use, one typed function per endpoint. */
-import { getBlob, getEvents, getJson, postForm, sendCommand, sendJson } from "./client";
-import type { SseMessage } from "./sse";
+/**
+ * The REST resources the screens use, one typed function per endpoint. A long-running
+ * job's own endpoints (its state, `/events`, `/kill`) are read through its kind's
+ * descriptor instead (`jobKind` in `jobs.ts`): `ingestJobs`, `graphBuilds`, `backupRuns`.
+ */
+import { getBlob, getJson, postForm, sendCommand, sendJson } from "./client";
 import type {
   BackupList,
   BackupRunInfo,
@@ -12,7 +15,6 @@ import type {
   ConversationSummary,
   DeleteResponse,
   DocumentList,
-  GraphBuild,
   GraphBuildList,
   GraphBuildsLaunched,
   GraphDay,
@@ -24,7 +26,6 @@ import type {
   GraphUploadResponse,
   Group,
   IngestLaunched,
-  IngestProgress,
   SettingsPatchResponse,
   SettingsResponse,
   SettingValue,
@@ -109,15 +110,6 @@ export function launchIngest(reingest: boolean): Promise<IngestLaunched> {
   return sendJson<IngestLaunched>("POST", "/api/ingest", { reingest });
 }
 
-export function getIngestJob(id: string, signal?: AbortSignal): Promise<IngestProgress> {
-  return getJson<IngestProgress>(`/api/ingest/${seg(id)}`, signal);
-}
-
-/** The job's `progress`, `done` and `error` events as they come. */
-export function ingestEvents(id: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
-  return getEvents(`/api/ingest/${seg(id)}/events`, signal);
-}
-
 // --- the message graph -----------------------------------------------------------------
 
 /** The graph's size and state; a `403 graph_disabled` ApiError while GRAPH_ENABLED=false. */
@@ -151,19 +143,6 @@ export function launchGraphBuilds(paths?: string[]): Promise<GraphBuildsLaunched
 
 export function listGraphBuilds(signal?: AbortSignal): Promise<GraphBuildList> {
   return getJson<GraphBuildList>("/api/graph/builds", signal);
-}
-
-export function getGraphBuild(runId: string, signal?: AbortSignal): Promise<GraphBuild> {
-  return getJson<GraphBuild>(`/api/graph/builds/${seg(runId)}`, signal);
-}
-
-/** The build's `progress`, `done` and `error` events as they come. */
-export function graphBuildEvents(runId: string, signal?: AbortSignal): AsyncGenerator<SseMessage> {
-  return getEvents(`/api/graph/builds/${seg(runId)}/events`, signal);
-}
-
-export function killGraphBuild(runId: string): Promise<GraphBuild> {
-  return sendJson<GraphBuild>("POST", `/api/graph/builds/${seg(runId)}/kill`);
 }
 
 /** Entities whose name contains `q`, or the most connected ones when `q` is blank. */
@@ -212,19 +191,6 @@ export function exportBackup(corpus: Corpus): Promise<BackupRunInfo> {
 /** Launch a restore run replacing the corpus with the bundle `name`. */
 export function restoreBackup(corpus: Corpus, name: string): Promise<BackupRunInfo> {
   return sendJson<BackupRunInfo>("POST", `/api/backups/${corpus}/restore`, { name });
-}
-
-export function getBackupRun(corpus: Corpus, runId: string, signal?: AbortSignal): Promise<BackupRunInfo> {
-  return getJson<BackupRunInfo>(`/api/backups/${corpus}/runs/${seg(runId)}`, signal);
-}
-
-/** `progress` / `done` / `error` events of an export or restore run. */
-export function backupRunEvents(
-  corpus: Corpus,
-  runId: string,
-  signal?: AbortSignal,
-): AsyncGenerator<SseMessage> {
-  return getEvents(`/api/backups/${corpus}/runs/${seg(runId)}/events`, signal);
 }
 
 // --- page previews of evidence ------------------------------------------------------

@@ -1,15 +1,27 @@
 /** Backup bundles and their runs as the corpus and graph screens show them. */
-import { parseJobEvent, type JobEvent } from "../api/jobs";
+import { jobKind, type JobEvent, type JobKind } from "../api/jobs";
 import type { SseMessage } from "../api/sse";
 import type { BackupRunInfo, BundleInfo, Corpus } from "../api/types";
 
+function runsOf(corpus: Corpus): JobKind<BackupRunInfo> {
+  return jobKind<BackupRunInfo>({
+    base: `/api/backups/${corpus}/runs`,
+    id: (run) => run.run_id,
+    valid: (data) => typeof data.run_id === "string" && typeof data.state === "string",
+    needs: "run_id and state",
+    done: (run) => run.done,
+  });
+}
+
+/** A corpus's export and restore runs: `/api/backups/{corpus}/runs/{run_id}` and its `/events`. */
+export const backupRuns: Record<Corpus, JobKind<BackupRunInfo>> = {
+  rag: runsOf("rag"),
+  graph: runsOf("graph"),
+};
+
 /** The typed form of one `/api/backups/{corpus}/runs/{id}/events` message, or `null`. */
 export function parseBackupEvent(message: SseMessage): JobEvent<BackupRunInfo> | null {
-  return parseJobEvent<BackupRunInfo>(
-    message,
-    (data) => typeof data.run_id === "string" && typeof data.state === "string",
-    "run_id and state",
-  );
+  return backupRuns.rag.parse(message);
 }
 
 /** The count names in the order people read them. */

@@ -1,18 +1,11 @@
 /** A corpus's bundles, and its export and restore runs launched and followed over SSE. */
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 
 import { describeError } from "../api/client";
-import { followJob } from "../api/jobs";
-import {
-  backupRunEvents,
-  exportBackup,
-  getBackupRun,
-  listBackupRuns,
-  listBackups,
-  restoreBackup,
-} from "../api/resources";
+import { exportBackup, listBackupRuns, listBackups, restoreBackup } from "../api/resources";
 import type { BackupList, BackupRunInfo, Corpus } from "../api/types";
-import { liveRun, parseBackupEvent } from "./bundles";
+import { useJob } from "../jobs/useJob";
+import { backupRuns, liveRun } from "./bundles";
 
 export interface BackupController {
   corpus: Corpus;
@@ -34,53 +27,23 @@ export interface BackupController {
  */
 export function useBackups(corpus: Corpus, onRestored: () => void, enabled = true): BackupController {
   const [list, setList] = useState<BackupList | null>(null);
-  const [run, setRun] = useState<BackupRunInfo | null>(null);
-  const [sending, setSending] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const inFlight = useRef<AbortController | null>(null);
-  const restored = useRef(onRestored);
-  useEffect(() => {
-    restored.current = onRestored;
-  }, [onRestored]);
-  useEffect(() => () => inFlight.current?.abort(), []);
+  const runs = useJob(backupRuns[corpus], {
+    // a list that could not be read shares the error line: following a run keeps it
+    keepError: true,
+    lost: "Lost the run's progress",
+    onFinished: (final) => {
+      if (final.state === "failed") runs.setError(final.error ?? "The run failed; see its Dagster page.");
+      if (final.kind === "restore" && final.state === "succeeded") onRestored();
+      refresh();
+    },
+  });
+  const { job: run, error, follow, launch: send, setError } = runs;
 
   const refresh = useCallback(() => {
     listBackups(corpus).then(setList, (exc: unknown) =>
       setError(`The backups could not be listed: ${describeError(exc)}`),
     );
-  }, [corpus]);
-
-  const follow = useCallback(
-    (start: BackupRunInfo) => {
-      inFlight.current?.abort();
-      setRun(start);
-      if (start.done) return;
-      const abort = new AbortController();
-      inFlight.current = abort;
-      const runId = start.run_id;
-      const source = {
-        events: (s: AbortSignal) => backupRunEvents(corpus, runId, s),
-        parse: parseBackupEvent,
-        read: (s: AbortSignal) => getBackupRun(corpus, runId, s),
-        done: (r: BackupRunInfo) => r.done,
-      };
-      followJob(source, abort.signal, setRun)
-        .then(
-          (final) => {
-            if (final.state === "failed") setError(final.error ?? "The run failed; see its Dagster page.");
-            if (final.kind === "restore" && final.state === "succeeded") restored.current();
-            refresh();
-          },
-          (exc: unknown) => {
-            if (!abort.signal.aborted) setError(`Lost the run's progress: ${describeError(exc)}`);
-          },
-        )
-        .finally(() => {
-          if (inFlight.current === abort) inFlight.current = null;
-        });
-    },
-    [corpus, refresh],
-  );
+  }, [corpus, setError]);
 
   useEffect(() => {
     if (!enabled) return;
@@ -97,14 +60,9 @@ export function useBackups(corpus: Corpus, onRestored: () => void, enabled = tru
   }, [corpus, enabled, refresh, follow]);
 
   const launch = useCallback(
-    (send: () => Promise<BackupRunInfo>, what: string) => {
-      setSending(true);
-      setError(null);
-      send()
-        .then(follow, (exc: unknown) => setError(`The ${what} was not started: ${describeError(exc)}`))
-        .finally(() => setSending(false));
-    },
-    [follow],
+    (launchRun: () => Promise<BackupRunInfo>, what: string) =>
+      send(launchRun, (started) => started, `The ${what} was not started`),
+    [send],
   );
 
   const exportNow = useCallback(() => launch(() => exportBackup(corpus), "export"), [corpus, launch]);
@@ -113,6 +71,6 @@ export function useBackups(corpus: Corpus, onRestored: () => void, enabled = tru
     [corpus, launch],
   );
 
-  const busy = sending || (run !== null && !run.done);
+  const busy = runs.pending || (run !== null && !run.done);
   return { corpus, list, run, busy, error, refresh, exportNow, restore };
 }

@@ -1,15 +1,21 @@
-/** Graph builds (Dagster runs of `build_message_graph`): their events and how they read. */
-import { parseJobEvent, type JobEvent } from "../api/jobs";
+/** Graph builds (Dagster runs of `build_message_graph`): where they are followed and killed, how they read. */
+import { jobKind, type JobEvent } from "../api/jobs";
 import type { SseMessage } from "../api/sse";
 import type { GraphBuild } from "../api/types";
 
+/** A build or removal run: `/api/graph/builds/{run_id}`, its `/events` and `/kill`. */
+export const graphBuilds = jobKind<GraphBuild>({
+  base: "/api/graph/builds",
+  id: (build) => build.run_id,
+  valid: (data) => typeof data.run_id === "string" && typeof data.state === "string",
+  needs: "run_id and state",
+  done: (build) => build.done,
+  killable: true,
+});
+
 /** The typed form of one `/api/graph/builds/{id}/events` message, or `null` for an unknown event. */
 export function parseBuildEvent(message: SseMessage): JobEvent<GraphBuild> | null {
-  return parseJobEvent<GraphBuild>(
-    message,
-    (data) => typeof data.run_id === "string" && typeof data.state === "string",
-    "run_id and state",
-  );
+  return graphBuilds.parse(message);
 }
 
 /** "1 of 2 days processed · 1 processing · 0 pending": the build's days, or what it is doing. */

@@ -1,11 +1,10 @@
 /** Launch, follow (over SSE), and kill message-graph builds. */
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useState } from "react";
 
-import { describeError } from "../api/client";
-import { followJob } from "../api/jobs";
-import { getGraphBuild, graphBuildEvents, killGraphBuild, launchGraphBuilds } from "../api/resources";
+import { launchGraphBuilds } from "../api/resources";
 import type { GraphBuild } from "../api/types";
-import { parseBuildEvent } from "./builds";
+import { useJob } from "../jobs/useJob";
+import { graphBuilds } from "./builds";
 
 export interface GraphBuildController {
   /** The followed build's latest state (its final one once done). */
@@ -25,83 +24,35 @@ export interface GraphBuildController {
 
 /** `onFinished` runs when a followed build ends (read the status and lists again). */
 export function useGraphBuild(onFinished: (build: GraphBuild) => void): GraphBuildController {
-  const [build, setBuild] = useState<GraphBuild | null>(null);
-  const [following, setFollowing] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const inFlight = useRef<AbortController | null>(null);
-  const finished = useRef(onFinished);
-  useEffect(() => {
-    finished.current = onFinished;
-  }, [onFinished]);
-  useEffect(() => () => inFlight.current?.abort(), []);
-
-  const follow = useCallback((start: GraphBuild) => {
-    inFlight.current?.abort();
-    setBuild(start);
-    setError(null);
-    if (start.done) return;
-    const abort = new AbortController();
-    inFlight.current = abort;
-    setFollowing(true);
-    const runId = start.run_id;
-    const source = {
-      events: (s: AbortSignal) => graphBuildEvents(runId, s),
-      parse: parseBuildEvent,
-      read: (s: AbortSignal) => getGraphBuild(runId, s),
-      done: (b: GraphBuild) => b.done,
-    };
-    followJob(source, abort.signal, setBuild)
-      .then(
-        (final) => finished.current(final),
-        (exc: unknown) => {
-          if (!abort.signal.aborted) setError(`Lost the build's progress: ${describeError(exc)}`);
-        },
-      )
-      .finally(() => {
-        if (inFlight.current === abort) {
-          inFlight.current = null;
-          setFollowing(false);
-        }
-      });
-  }, []);
+  const builds = useJob(graphBuilds, {
+    onFinished,
+    lost: "Lost the build's progress",
+    notKilled: "The build was not killed",
+  });
+  const { launch: send } = builds;
 
   const launch = useCallback(
     (paths?: string[]) => {
-      setBusy(true);
-      setError(null);
       setNotice(null);
-      launchGraphBuilds(paths)
-        .then(
-          (answer) => {
-            const first = answer.launched[0] ?? answer.in_flight[0];
-            if (answer.launched.length === 0 && answer.in_flight.length > 0) {
-              setNotice(
-                `Already building: ${answer.in_flight.map((b) => b.path ?? b.run_id).join(", ")}. Following it.`,
-              );
-            } else if (answer.launched.length > 1) {
-              setNotice(`Launched ${answer.launched.length} builds, one per archive; following the first.`);
-            }
-            if (first) follow(first);
-          },
-          (exc: unknown) => setError(`The build was not launched: ${describeError(exc)}`),
-        )
-        .finally(() => setBusy(false));
+      send(
+        () => launchGraphBuilds(paths),
+        (answer) => {
+          if (answer.launched.length === 0 && answer.in_flight.length > 0) {
+            setNotice(
+              `Already building: ${answer.in_flight.map((b) => b.path ?? b.run_id).join(", ")}. Following it.`,
+            );
+          } else if (answer.launched.length > 1) {
+            setNotice(`Launched ${answer.launched.length} builds, one per archive; following the first.`);
+          }
+          return answer.launched[0] ?? answer.in_flight[0];
+        },
+        "The build was not launched",
+      );
     },
-    [follow],
+    [send],
   );
 
-  const kill = useCallback((runId: string) => {
-    setBusy(true);
-    setError(null);
-    killGraphBuild(runId)
-      .then(
-        (killed) => setBuild((now) => (now?.run_id === killed.run_id && !now.done ? killed : now)),
-        (exc: unknown) => setError(`The build was not killed: ${describeError(exc)}`),
-      )
-      .finally(() => setBusy(false));
-  }, []);
-
+  const { job: build, following, pending: busy, error, follow, kill } = builds;
   return { build, following, busy, error, notice, follow, launch, kill };
 }

@@ -1,17 +1,22 @@
-/** Ingest job events and how a job's progress reads. */
-import { parseJobEvent, type JobEvent } from "../api/jobs";
+/** Ingest jobs (Dagster backfills): where they are followed, their events, how a job's progress reads. */
+import { jobKind, type JobEvent } from "../api/jobs";
 import type { SseMessage } from "../api/sse";
 import type { IngestProgress } from "../api/types";
+
+/** An ingest or re-ingest job: `/api/ingest/{id}` and its `/events`. */
+export const ingestJobs = jobKind<IngestProgress>({
+  base: "/api/ingest",
+  id: (job) => job.job_id,
+  valid: (data) => typeof data.job_id === "string" && typeof data.files === "object",
+  needs: "job_id and files",
+  done: (job) => job.done,
+});
 
 export type IngestEvent = JobEvent<IngestProgress>;
 
 /** The typed form of one `/api/ingest/{id}/events` message, or `null` for an unknown event. */
 export function parseIngestEvent(message: SseMessage): IngestEvent | null {
-  return parseJobEvent<IngestProgress>(
-    message,
-    (data) => typeof data.job_id === "string" && typeof data.files === "object",
-    "job_id and files",
-  );
+  return ingestJobs.parse(message);
 }
 
 export type JobOutcome = "running" | "succeeded" | "failed";
