@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from varagity.pipeline import (
+    ANSWER_EVAL_JOB,
     BACKUP_ASSET,
     BACKUP_JOB,
     CORPUS_TAG,
@@ -17,10 +18,14 @@ from varagity.pipeline import (
     RESTORE_JOB,
     SOURCE_TAG,
     STAGE_TAG,
+    AnswerFigures,
+    answer_figures_line,
     backup_progress_line,
     contiguous_groups,
     corpus_of_run,
     ingest_batches,
+    parse_answer_figures,
+    parse_answer_question,
     parse_backup_progress,
     run_partitions,
 )
@@ -107,6 +112,8 @@ def test_runs_are_told_apart_by_the_corpus_they_write() -> None:
     assert corpus_of_run(BACKUP_JOB, {PARTITION_TAG: "rag", STAGE_TAG: "backup"}) == "rag"
     # an export materialized from the Dagster UI: only its asset and partition say so
     assert corpus_of_run("__ASSET_JOB", {PARTITION_TAG: "graph"}, (BACKUP_ASSET,)) == "graph"
+    # an answer evaluation reads the documents throughout: no restore goes beside it
+    assert corpus_of_run(ANSWER_EVAL_JOB, {SOURCE_TAG: "api"}) == "rag"
     # evaluation and staleness runs write neither corpus; neither does another tool's backfill
     assert corpus_of_run("evaluate_index", {}) is None
     assert corpus_of_run("refresh_corpus_staleness", {STAGE_TAG: "staleness"}) is None
@@ -120,3 +127,17 @@ def test_backup_progress_lines_read_back() -> None:
     assert parse_backup_progress(backup_progress_line("graph files", 3, 9)) == ("graph files", 3, 9)
     for other in ("backup progress: chunks", "backup progress: 1/2", "graph build: 1/2", "x 1/2"):
         assert parse_backup_progress(other) is None
+
+
+def test_answer_evaluation_lines_read_back() -> None:
+    figures = AnswerFigures(40, 0.95, 0.9, 0.975, 1.0, 0, 3612.5)
+    line = answer_figures_line(figures)
+    assert line.startswith("answer eval figures: {")
+    assert parse_answer_figures(line) == figures
+    for other in ("answer eval figures: {", 'answer eval figures: {"n": 1}', "figures: {}"):
+        assert parse_answer_figures(other) is None
+    # a question line as varagity.eval.answers words it; the feedback suite's are not one
+    asked = "  [3/40] q07: facts 2/2, citations 1/1 valid (first token 3.1s, answer 6.0s)"
+    assert parse_answer_question(asked) == (3, 40, "q07")
+    for other in ("feedback:  [1/3] fb1: facts 0/0", "graph build: 1/2", "[x/2] q: y"):
+        assert parse_answer_question(other) is None

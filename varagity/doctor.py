@@ -33,9 +33,13 @@ from urllib.parse import urlsplit
 import psutil
 import psycopg
 
-from varagity.dagster_client import DagsterClient
 from varagity.folder_diff import FolderDiff
 from varagity.ingest.discovery import current_doc_ids, partition_key_for, scan
+from varagity.jobs import DagsterClient, DagsterError, DagsterUnavailable, RunNode
+from varagity.jobs.follow import follow_blocking
+from varagity.jobs.ingest import IngestJobs
+from varagity.jobs.model import ENDED_RUN_STATUSES
+from varagity.jobs.purge import PurgeJobs
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.postgres import connect
 from varagity.stores.vector_store import DOCUMENT_LOCK_SPACE
@@ -289,30 +293,6 @@ def check_stores(
     return report
 
 
-_RUNS = """
-query Stuck($statuses: [RunStatus!]) {
-  runsOrError(filter: {statuses: $statuses}, limit: 500) {
-    __typename
-    ... on Runs { results { runId status startTime updateTime creationTime tags { key value } } }
-    ... on PythonError { message }
-  }
-}
-"""
-_POOLS = """
-{ instance { concurrencyLimits {
-    concurrencyKey slotCount activeSlotCount activeRunIds pendingStepCount
-} } }
-"""
-_RUN_STATES = """
-query States($ids: [String!]) {
-  runsOrError(filter: {runIds: $ids}) {
-    ... on Runs { results { runId status endTime } }
-  }
-}
-"""
-_ENDED = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
-
-
 def check_runs(
     client: DagsterClient,
     *,
@@ -328,52 +308,50 @@ def check_runs(
     """
     report = report or DoctorReport()
     now = time.time()
-    result = client.query(_RUNS, {"statuses": ["STARTING", "STARTED", "CANCELING"]})
-    runs = result["runsOrError"]
-    if runs["__typename"] != "Runs":
-        report.notes.append(f"could not list runs: {runs.get('message')}")
-        runs = {"results": []}
+    try:
+        runs = client.runs({"statuses": ["STARTING", "STARTED", "CANCELING"]}, limit=500)
+    except DagsterUnavailable:
+        raise
+    except DagsterError as exc:
+        report.notes.append(f"could not list runs: {exc}")
+        runs = []
     local = _is_local(client.url)
-    for run in runs["results"]:
-        since = run.get("startTime") or run.get("creationTime") or now
-        age = now - float(since)
-        gone = _worker_gone(client, run) if local and run["status"] == "STARTED" else None
+    for run in runs:
+        age = now - (run.started_at or run.created_at or now)
+        gone = _worker_gone(client, run) if local and run.status == "STARTED" else None
         if gone is not None:
-            report.dead_runs.append(run["runId"])
-            report.problems.append(Problem("no_stuck_runs", f"run {run['runId']}", gone))
+            report.dead_runs.append(run.run_id)
+            report.problems.append(Problem("no_stuck_runs", f"run {run.run_id}", gone))
             continue
-        bound = started_bound_s if run["status"] == "STARTED" else starting_bound_s
+        bound = started_bound_s if run.status == "STARTED" else starting_bound_s
         if age > bound:
             report.problems.append(
                 Problem(
                     "no_stuck_runs",
-                    f"run {run['runId']}",
-                    f"{run['status']} for {age / 60:.0f} min (bound {bound / 60:.0f} min)",
+                    f"run {run.run_id}",
+                    f"{run.status} for {age / 60:.0f} min (bound {bound / 60:.0f} min)",
                 )
             )
-    pools = client.query(_POOLS)["instance"]["concurrencyLimits"]
-    holders = sorted({r for p in pools for r in p["activeRunIds"]})
-    states: dict[str, tuple[str, float | None]] = {}
-    if holders:
-        found = client.query(_RUN_STATES, {"ids": holders})["runsOrError"].get("results", [])
-        states = {r["runId"]: (r["status"], r.get("endTime")) for r in found}
+    pools = client.pools()
+    holders = sorted({r for p in pools for r in p.active_run_ids})
+    states = {node.run_id: node for node in client.runs({"runIds": holders})} if holders else {}
     for pool in pools:
-        for run_id in pool["activeRunIds"]:
-            status, ended = states.get(run_id, ("DELETED", None))
-            if status not in _ENDED and status != "DELETED":
+        for run_id in pool.active_run_ids:
+            holder = states.get(run_id)
+            status, ended = (holder.status, holder.ended_at) if holder else ("DELETED", None)
+            if status not in ENDED_RUN_STATUSES and status != "DELETED":
                 continue
             if ended is not None and now - float(ended) < slot_grace_s:
                 continue
-            waiting = pool["pendingStepCount"]
             report.problems.append(
                 Problem(
                     "no_stuck_runs",
-                    f"pool {pool['concurrencyKey']}",
+                    f"pool {pool.key}",
                     f"a slot is still claimed by run {run_id}, which ended ({status}); "
-                    f"{waiting} step(s) wait for the pool",
+                    f"{pool.pending_steps} step(s) wait for the pool",
                 )
             )
-    report.counts.update(active_runs=len(runs["results"]))
+    report.counts.update(active_runs=len(runs))
     return report
 
 
@@ -383,12 +361,13 @@ def _is_local(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
 
 
-def _worker_gone(client: DagsterClient, run: dict) -> str | None:
+def _worker_gone(client: DagsterClient, run: RunNode) -> str | None:
     """Why a started run's worker is gone (its process no longer exists, or the id was
     taken by a process started after the run), or None while it lives or cannot be told."""
-    pid = client.run_worker_pid(run["runId"])
-    if pid is None:
+    pids = client.worker_pids(run.run_id)
+    if not pids:
         return None
+    pid = pids[0]
     try:
         process = psutil.Process(pid)
         born = process.create_time()
@@ -396,7 +375,7 @@ def _worker_gone(client: DagsterClient, run: dict) -> str | None:
         return f"STARTED, but its worker (pid {pid}) is gone"
     except psutil.Error:
         return None
-    started = float(run.get("startTime") or run.get("creationTime") or 0.0)
+    started = float(run.started_at or run.created_at or 0.0)
     if born > started + 1.0:
         return f"STARTED, but its worker (pid {pid}) is gone (the id is another process's now)"
     return None
@@ -428,7 +407,6 @@ def run_doctor(
 # --- repair -----------------------------------------------------------------------------
 #: What ``--repair`` launches runs for; the other invariants are reported, not repaired.
 REPAIRED = ("indexed_once", "no_orphans", "no_stuck_runs")
-_ENDED_STATUSES = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
 
 
 @dataclass
@@ -451,9 +429,11 @@ def launch_repairs(
     are marked canceled first (their partitions and pool slots free), then the folder is
     diffed against the stores (``diff``) and its files ingested and its orphans purged,
     each in a run with its logs, as the folder sensor would. Files whose last ingest
-    failed are not retried (they are listed with why).
+    failed are not retried (they are listed with why). The runs are launched as the
+    API launches them, refused beside an export or a restore of the documents.
 
     Raises:
+        CorpusBusy: An export or a restore of the documents is in flight.
         DagsterError: The webserver is unreachable or refused a run.
     """
     done = Repairs()
@@ -463,13 +443,13 @@ def launch_repairs(
     found = diff()
     if found.to_ingest:
         keys = [partition_key_for(rel) for rel in found.to_ingest]
-        runs = client.launch_ingest_runs(keys, batch_size=batch_size, source=source)
+        runs = IngestJobs(client).launch_runs(keys, batch_size=batch_size, source=source)
         done.launched.extend(runs)
         done.lines.append(
             f"ingest of {len(keys)} file(s) launched in {len(runs)} run(s): {_few(found.to_ingest)}"
         )
     if found.to_purge:
-        run_id = client.launch_purge(found.to_purge, source=source)
+        run_id = PurgeJobs(client).launch(found.to_purge, source=source)
         done.launched.append(run_id)
         done.lines.append(
             f"purge of {len(found.to_purge)} removed file(s) launched (run {run_id}): "
@@ -491,10 +471,12 @@ def wait_for_runs(
     """Wait until every run of ``run_ids`` has ended (or ``timeout_s`` passed); their
     statuses."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        statuses = client.run_statuses(run_ids)
-        if all(statuses.get(r) in _ENDED_STATUSES for r in run_ids):
-            return statuses
-        if time.monotonic() > deadline:
-            return statuses
-        time.sleep(poll_s)
+
+    def settled(statuses: dict[str, str]) -> bool:
+        ended = all(statuses.get(r) in ENDED_RUN_STATUSES for r in run_ids)
+        return ended or time.monotonic() > deadline
+
+    *_, statuses = follow_blocking(
+        lambda: client.run_statuses(run_ids), done=settled, poll_s=poll_s
+    )
+    return statuses

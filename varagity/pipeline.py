@@ -1,7 +1,7 @@
 """The names of the documents pipeline, shared by its Dagster code location and its clients.
 
 ``varagity_assets`` declares its partition set, assets, jobs, pools and run tags with
-these names; :mod:`varagity.dagster_client` (the CLI's and the API's GraphQL client)
+these names; :mod:`varagity.jobs` (the CLI's and the API's GraphQL client)
 addresses them by the same names, and ``dagster_home/dagster.yaml`` limits runs by
 :data:`STAGE_TAG`. Plain strings and
 the pure helpers that shape runs over partitions: nothing here imports Dagster.
@@ -9,7 +9,10 @@ the pure helpers that shape runs over partitions: nothing here imports Dagster.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import TypeVar
 
@@ -44,6 +47,8 @@ CONTEXTUALIZE_JOB = "contextualize_documents"
 PURGE_JOB = "purge_documents"
 STALENESS_JOB = "refresh_corpus_staleness"
 EVALUATE_JOB = "evaluate_index"
+# an answer evaluation: answer_eval_results (and its gates) alone, on a suite of the run's
+ANSWER_EVAL_JOB = "evaluate_answers"
 # the evaluation assets whose blocking checks are the release gates
 EVAL_ASSETS = ("eval_results", "answer_eval_results")
 # the graph suite answered from a graph of its own; its blocking gate guards the release
@@ -85,6 +90,8 @@ SOURCE_TAG = "varagity/source"
 # when the build was asked for, so the graph-sources sensor can tell that a build of
 # exactly these bytes was already launched (by an upload, the API or itself).
 ARCHIVE_TAG = "varagity/archive_sha256"
+# On an answer evaluation launched with a suite of its own: the suite folder's path.
+SUITE_TAG = "varagity/suite"
 # On a sensor run over several new files: ``true``, and how many files it covers.
 BATCH_TAG = "varagity/batch"
 FILES_TAG = "varagity/files"
@@ -111,8 +118,16 @@ BACKUP_BUNDLE_PREFIX = "backup bundle: "
 # ``restore reconcile: to_ingest=<n> to_purge=<n> failed=<n>``
 RESTORE_RECONCILE_PREFIX = "restore reconcile: "
 
-# Jobs whose runs write the documents corpus (chunks, blurbs, purges) or the graph.
-_RAG_WRITER_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB})
+# What an answer evaluation writes into its log: a line per question answered (as
+# varagity.eval.answers words it: ``  [3/40] q07: facts 2/2, citations 1/1 valid ...``;
+# the feedback suite's lines after it start ``feedback:``) and, once the suite is
+# scored, ``answer eval figures: {"n": 40, "answer_correctness": 0.95, ...}``.
+ANSWER_FIGURES_PREFIX = "answer eval figures: "
+_QUESTION_LINE = re.compile(r"\s*\[(\d+)/(\d+)\] (\S+):")
+
+# Jobs whose runs write the documents corpus (chunks, blurbs, purges) or read it
+# throughout (an answer evaluation), or write the graph.
+_RAG_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB, ANSWER_EVAL_JOB})
 _GRAPH_WRITER_JOBS = frozenset({GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB})
 _RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_CONTEXTUALIZE, STAGE_PURGE})
 
@@ -151,6 +166,43 @@ def parse_backup_progress(message: str) -> tuple[str, int, int] | None:
     return phase, int(done), int(total)
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerFigures:
+    """An answer evaluation's figures over its golden suite (shares are 0..1)."""
+
+    n: int
+    answer_correctness: float
+    fully_correct: float
+    citation_validity: float
+    abstention_accuracy: float
+    loops: int
+    first_token_p50_ms: float
+
+
+def answer_figures_line(figures: AnswerFigures) -> str:
+    """The log line of an answer evaluation's figures."""
+    return ANSWER_FIGURES_PREFIX + json.dumps(asdict(figures))
+
+
+def parse_answer_figures(message: str) -> AnswerFigures | None:
+    """The figures of an :func:`answer_figures_line`, else ``None``."""
+    if not message.startswith(ANSWER_FIGURES_PREFIX):
+        return None
+    try:
+        return AnswerFigures(**json.loads(message[len(ANSWER_FIGURES_PREFIX) :]))
+    except (ValueError, TypeError):
+        return None
+
+
+def parse_answer_question(message: str) -> tuple[int, int, str] | None:
+    """``(done, total, question id)`` of an answer evaluation's question line, else
+    ``None``."""
+    found = _QUESTION_LINE.match(message)
+    if found is None:
+        return None
+    return int(found[1]), int(found[2]), found[3]
+
+
 def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ()) -> str | None:
     """The corpus a run writes, exports or restores (one writer per corpus: the API
     launches no second one beside it), or ``None`` for a run that touches neither.
@@ -159,7 +211,9 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
     (their runs carry :data:`SOURCE_TAG` or :data:`REINGEST_TAG` and a backfill id);
     ``graph``: builds and removals; either for a restore (:data:`CORPUS_TAG`) or an
     export (a run of ``backup_bundle``, however launched: its partition is the corpus).
-    ``assets`` are the asset keys the run materializes.
+    ``assets`` are the asset keys the run materializes. An answer evaluation writes
+    nothing but reads the documents throughout: ``rag`` too, so no restore is launched
+    beside it (an export is: both only read).
     """
     if tags.get(CORPUS_TAG) in BACKUP_CORPORA:
         return tags[CORPUS_TAG]
@@ -167,7 +221,7 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
         return tags[PARTITION_TAG]
     if job in _GRAPH_WRITER_JOBS or tags.get(STAGE_TAG) == STAGE_GRAPH:
         return "graph"
-    if job in _RAG_WRITER_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES:
+    if job in _RAG_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES:
         return "rag"
     if "dagster/backfill" in tags and (SOURCE_TAG in tags or REINGEST_TAG in tags):
         return "rag"

@@ -32,6 +32,7 @@ from varagity_api.schemas.chat import (
     TokenEvent,
 )
 from varagity_api.schemas.common import ErrorBody
+from varagity_api.schemas.evaluations import EvaluationRun
 from varagity_api.schemas.graph import GraphBuild
 from varagity_api.schemas.ingest import IngestProgress
 
@@ -74,6 +75,11 @@ SSE_EVENTS: dict[tuple[str, str], dict[str, type[BaseModel]]] = {
     ("/api/graph/builds/{run_id}/events", "get"): {
         "progress": GraphBuild,
         "done": GraphBuild,
+        "error": ErrorBody,
+    },
+    ("/api/evaluations/{run_id}/events", "get"): {
+        "progress": EvaluationRun,
+        "done": EvaluationRun,
         "error": ErrorBody,
     },
 }

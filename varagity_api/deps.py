@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, FastAPI, Request
 
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient
+from varagity.jobs import DagsterClient
 from varagity.services import Services
 from varagity.stores.conversation_store import ConversationStore
 from varagity.stores.feedback_store import FeedbackStore

@@ -9,8 +9,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from varagity.dagster_client import (
+from varagity.jobs import (
     BackfillNotFound,
+    CorpusBusy,
     DagsterError,
     DagsterUnavailable,
     RunEnded,
@@ -32,6 +33,9 @@ class ApiError(Exception):
         self.code = code
         self.message = message
 
+
+#: How an answer names each corpus.
+CORPUS_NAMES = {"rag": "documents", "graph": "message graph"}
 
 #: OpenAPI responses of every route that calls Dagster.
 DAGSTER_DOWN = {"model": ErrorBody, "description": "The Dagster webserver is unreachable."}
@@ -57,6 +61,18 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         return JSONResponse({"code": exc.code, "message": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(CorpusBusy)
+    async def _corpus_busy(_: Request, exc: CorpusBusy) -> JSONResponse:
+        # the one writer per corpus (varagity.jobs.gate), refused wherever it is checked
+        return JSONResponse(
+            {
+                "code": "corpus_busy",
+                "message": f"the {CORPUS_NAMES.get(exc.corpus, exc.corpus)} corpus is busy: "
+                f"{exc.holder} is in flight; try again once it has finished",
+            },
+            status_code=409,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

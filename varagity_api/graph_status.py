@@ -14,14 +14,21 @@ import logging
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.dagster_client import DagsterError
 from varagity.graph.folder import count_supported
 from varagity.graph.progress import BuildProgress
 from varagity.graph.service import GraphService, workdir_stamp
 from varagity.graph.status import GraphReading, read_graph
+from varagity.jobs import DagsterError
+from varagity.jobs.graph import GraphJobs
 from varagity.services import Services
-from varagity_api.graph_runs import in_flight_builds
-from varagity_api.schemas.graph import DayCounts, GraphBuild, GraphEngineInfo, GraphStatus
+from varagity_api.deps import dagster_client
+from varagity_api.schemas.graph import (
+    DayCounts,
+    GraphBuild,
+    GraphEngineInfo,
+    GraphStatus,
+    build_from,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +48,7 @@ def day_statuses(graph: GraphService, reading: GraphReading) -> DayCounts:
 
 def _building(settings: Settings) -> list[GraphBuild]:
     try:
-        return in_flight_builds(settings)
+        return [build_from(run) for run in GraphJobs(dagster_client(settings)).in_flight()]
     except DagsterError as exc:
         log.warning("graph status: no builds listed, Dagster cannot be reached: %s", exc)
         return []

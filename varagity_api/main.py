@@ -26,8 +26,8 @@ from varagity.stores.migrate import MigrationError
 from varagity_api.contract import document_contract
 from varagity_api.deps import app_settings
 from varagity_api.errors import install_error_handlers
+from varagity_api.folder_watch import ingest_launcher, watch_folder
 from varagity_api.guard import RequestGuard
-from varagity_api.ingest_launch import ingest_launcher, watch_folder
 from varagity_api.routes import api_router, root_routers
 from varagity_api.routes.metrics import (
     corpus_reading,

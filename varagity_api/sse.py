@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 from sse_starlette.sse import ServerSentEvent
 from starlette.requests import Request
 
-from varagity.dagster_client import DagsterError
+from varagity.jobs import DagsterError, Run
+from varagity.jobs.follow import follow
 from varagity_api.errors import ApiError
 from varagity_api.schemas.common import ErrorBody
 
@@ -19,10 +19,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds between keep-alive comments on every stream.
 PING_SECONDS = 15
-#: How often a followed Dagster job (an ingest backfill, a graph build run) is re-read.
+#: How often a followed job (an ingest backfill, a graph build, a backup run) is re-read.
 POLL_SECONDS = 1.0
-
-T = TypeVar("T")
 
 
 def sse_event(name: str, payload: BaseModel) -> ServerSentEvent:
@@ -40,44 +38,48 @@ def close_quietly(events: Generator[Any, None, None]) -> None:
 
 async def follow_job(
     request: Request,
-    first: T,
-    read: Callable[[T], Awaitable[T]],
+    first: Run[Any],
+    read: Callable[[], Awaitable[Run[Any]]],
     *,
-    view: Callable[[T], BaseModel],
-    done: Callable[[T], bool],
+    view: Callable[[Run[Any]], BaseModel],
     failure: Callable[[DagsterError], ApiError],
     what: str,
 ) -> AsyncIterator[ServerSentEvent]:
-    """Follow a Dagster job as SSE: ``progress`` (``view`` of its state) whenever it
-    changes, re-read every :data:`POLL_SECONDS`, then ``done`` once ``done`` says so; a
-    Dagster failure (``failure`` names it) or any other error ends the stream with an
-    ``error`` event, never a torn connection. Stops when the client goes away.
+    """Follow a job as SSE (:func:`varagity.jobs.follow.follow`, re-read every
+    :data:`POLL_SECONDS`): ``progress`` (``view`` of it) whenever it changes, then
+    ``done`` once it is; a Dagster failure (``failure`` names it) or any other error ends
+    the stream with an ``error`` event, never a torn connection. Stops when the client
+    goes away.
 
     Args:
         request: The streaming request (to notice a client that left).
-        first: The job's state when the stream opened.
-        read: The job's next state from its current one.
-        view: The wire form of a state.
-        done: Whether a state is final.
+        first: The job when the stream opened.
+        read: The job as it is now.
+        view: The wire form of the job.
         failure: The HTTP error for a failed Dagster call.
         what: The stream, as the log names it.
     """
-    state, sent = first, ""
+
+    def seen(run: Run[Any]) -> tuple[Run[Any], str]:
+        return run, view(run).model_dump_json()
+
+    async def read_seen() -> tuple[Run[Any], str]:
+        return seen(await read())
+
     try:
-        while True:
-            payload = view(state)
-            if done(state):
-                yield sse_event("done", payload)
+        async for run, text in follow(
+            read_seen,
+            first=seen(first),
+            done=lambda state: state[0].done,
+            key=lambda state: state[1],
+            poll_s=POLL_SECONDS,
+            stop=request.is_disconnected,
+        ):
+            if run.done:
+                yield ServerSentEvent(event="done", data=text)
                 return
-            text = payload.model_dump_json()
-            if text != sent:
-                yield ServerSentEvent(event="progress", data=text)
-                sent = text
-            await asyncio.sleep(POLL_SECONDS)
-            if await request.is_disconnected():
-                log.info("%s: client went away", what)
-                return
-            state = await read(state)
+            yield ServerSentEvent(event="progress", data=text)
+        log.info("%s: client went away", what)
     except DagsterError as exc:
         error = failure(exc)
         yield sse_event("error", ErrorBody(code=error.code, message=error.message))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import shutil
 import signal
 import subprocess
@@ -34,8 +33,8 @@ import httpx
 import psutil
 
 from varagity.config import Settings, load_settings
-from varagity.dagster_client import DagsterClient, DagsterError
 from varagity.doctor import run_doctor
+from varagity.jobs import DagsterClient, DagsterError
 from varagity.stores.bm25.tantivy_store import TantivyBM25Store
 from varagity.stores.postgres import embedded_postgres_pid, ensure_embedded_postgres
 from varagity_bench.ingest import generate_file
@@ -53,18 +52,6 @@ _MARKERS = {
     "embedding": "varagity_stack.embedding_server",
 }
 _STARTUP_S = 900.0
-_STARTED_RUNS = """
-{ runsOrError(filter: {statuses: [STARTED]}, limit: 100) { ... on Runs { results { runId } } } }
-"""
-# the worker's pid is in the run's first engine events ("Executing steps in process (pid: N)")
-_RUN_PIDS = """
-query Pids($runId: ID!) {
-  logsForRun(runId: $runId, limit: 20) {
-    ... on EventConnection { events { ... on MessageEvent { message } } }
-  }
-}
-"""
-_PID = re.compile(r"\(pid: (\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -202,18 +189,14 @@ class ChaosStack:
         concurrency slots."""
         if not self.killed_workers:
             return []
-        runs = client.query(_STARTED_RUNS)["runsOrError"].get("results", [])
         broken = []
-        for run in runs:
-            logs = client.query(_RUN_PIDS, {"runId": run["runId"]})["logsForRun"]
-            pids = {
-                int(m.group(1))
-                for event in logs.get("events", [])
-                if (m := _PID.search(event.get("message") or ""))
-            }
+        # the worker's pid is in the run's first engine events ("Executing steps in
+        # process (pid: N)")
+        for run in client.runs({"statuses": ["STARTED"]}, limit=100):
+            pids = set(client.worker_pids(run.run_id, first=20))
             for pid in sorted(pids & self.killed_workers):
                 broken.append(
-                    f"no_stuck_runs: run {run['runId']}: still STARTED though its worker "
+                    f"no_stuck_runs: run {run.run_id}: still STARTED though its worker "
                     f"(pid {pid}) was killed"
                 )
         return broken

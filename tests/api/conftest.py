@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from varagity.config import Settings, load_settings
-from varagity.dagster_client import DagsterClient
+from varagity.jobs import DagsterClient
 from varagity.stores.postgres import connect, ensure_database
 from varagity.stores.vector_store import PgVectorStore
 from varagity_stack.model_servers import free_port

@@ -16,7 +16,7 @@ from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files, serve
 from varagity.backup.locks import corpus_write_lock, restore_holder
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient
+from varagity.jobs import DagsterClient
 from varagity.services import Services
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

@@ -16,7 +16,7 @@ import pytest
 from tests.support.api_server import index_files
 from tests.support.pipeline import DEFS
 from varagity.config import Settings, settings_env
-from varagity.dagster_client import DagsterClient
+from varagity.jobs import DagsterClient
 from varagity.pipeline import INGEST_JOB
 from varagity_stack.supervisor import dagster_env
 

@@ -26,9 +26,10 @@ from httpx_sse import connect_sse
 from tests.support.api_server import serve
 from tests.support.chatdb import ChatArchive, grow_chat_db, write_chat_db
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient
 from varagity.graph.sources.registry import read_archive
 from varagity.graph.types import ThreadDay
+from varagity.jobs import DagsterClient
+from varagity.jobs.ingest import IngestJobs
 
 # the module's build and the killed-and-resumed one each extract for minutes here
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
@@ -239,7 +240,7 @@ def test_bad_requests_are_refused_with_reasons(
     assert r.status_code == 404
     (dagster_stack.docs_path / "kettle.md").write_text("# Kettle\n\nIt boils.\n")
     client = DagsterClient(dagster_stack.dagster_url)
-    [ingest_run] = client.launch_ingest_runs(["kettle.md"], batch_size=1, source="api")
+    [ingest_run] = IngestJobs(client).launch_runs(["kettle.md"], batch_size=1, source="api")
     r = httpx.get(f"{api}/api/graph/builds/{ingest_run}", timeout=60)
     assert r.status_code == 404 and "not a message-graph build" in r.json()["message"]
 

@@ -21,8 +21,9 @@ from prometheus_client import REGISTRY
 from tests.conftest import SettingsFactory, free_port
 from tests.support.api_server import serve
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient
 from varagity.ingest.discovery import partition_key_for
+from varagity.jobs import DagsterClient
+from varagity.jobs.ingest import IngestJobs
 from varagity.pipeline import (
     BATCH_TAG,
     FILES_TAG,
@@ -235,11 +236,11 @@ def test_unknown_job_is_404(api: str) -> None:
 
 
 def test_client_adds_each_partition_once(dagster_stack: Settings) -> None:
-    client = DagsterClient(dagster_stack.dagster_url)
+    jobs = IngestJobs(DagsterClient(dagster_stack.dagster_url))
     key = "client-check/only-a-partition.md"
-    assert client.add_document_partitions([key, key]) == [key]
-    assert client.add_document_partitions([key]) == []
-    assert key in client.document_partitions()
+    assert jobs.add_partitions([key, key]) == [key]
+    assert jobs.add_partitions([key]) == []
+    assert key in jobs.partitions()
 
 
 def test_a_burst_is_launched_in_the_sensors_runs_the_first_before_the_rest(
@@ -250,9 +251,9 @@ def test_a_burst_is_launched_in_the_sensors_runs_the_first_before_the_rest(
     for name in names:
         _write(dagster_stack, name, f"# Part {name}\n\nFile {name} of a burst.\n")
     keys = [partition_key_for(n) for n in names]
-    run_ids = client.launch_ingest_runs(keys, batch_size=3, source="api")
+    run_ids = IngestJobs(client).launch_runs(keys, batch_size=3, source="api")
     # launched again at once: the runs that cover them are in flight, so nothing is
-    assert client.launch_ingest_runs(keys[:3], batch_size=3, source="api") == []
+    assert IngestJobs(client).launch_runs(keys[:3], batch_size=3, source="api") == []
     runs = [
         client.query(
             "query R($id: ID!) { runOrError(runId: $id) { ... on Run { creationTime "
@@ -286,7 +287,7 @@ def test_a_burst_of_large_files_is_cut_by_bytes_too(dagster_stack: Settings) -> 
         _write(dagster_stack, name, f"# Part {name}\n\nFile {name} of a heavy burst.\n")
     keys = [partition_key_for(n) for n in names]
     sizes = dict(zip(keys, [600, 500, 300, 900, 200], strict=True))
-    run_ids = client.launch_ingest_runs(
+    run_ids = IngestJobs(client).launch_runs(
         keys, batch_size=100, source="api", sizes=sizes, batch_bytes=1000
     )
     tags = [

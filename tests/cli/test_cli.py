@@ -82,7 +82,7 @@ def test_ask_keeps_reasoning_off_stdout_and_notes_a_stopped_loop() -> None:
 
     from tests.support.records import retrieved_chunk
     from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnRetrieval
-    from varagity_cli.main import render_turn
+    from varagity_cli.commands.ask import render_turn
 
     events = [
         TurnRetrieval((retrieved_chunk(1, "27 months"),), "q", None, "bm25", "simple", {}),
@@ -107,7 +107,7 @@ def test_ask_prints_each_quote_under_the_source_it_comes_from() -> None:
     from tests.support.records import retrieved_chunk
     from varagity.chat.turn import TokenDelta, TurnDone, TurnRetrieval
     from varagity.records import Quote
-    from varagity_cli.main import render_turn
+    from varagity_cli.commands.ask import render_turn
 
     chunks = (retrieved_chunk(1, "Intro.\nWarranty: 27\nmonths."), retrieved_chunk(2, "Soup."))
     quote = Quote(1, "Warranty: 27\nmonths.", 7, 27)
@@ -293,8 +293,8 @@ def test_a_benchmark_ended_by_sigterm_stops_what_it_started(tmp_path: Path) -> N
     stopped = tmp_path / "stopped"
     code = (
         "import time\n"
-        "from varagity_cli.main import _exit_on_sigterm\n"
-        "_exit_on_sigterm()\n"
+        "from varagity_cli.common import exit_on_sigterm\n"
+        "exit_on_sigterm()\n"
         "try:\n"
         "    print('started', flush=True)\n"
         "    time.sleep(120)\n"

@@ -16,7 +16,8 @@ from tests.support.records import retrieved_chunk
 from varagity.services import Services
 from varagity.stores.conversation_store import AssistantReply, ConversationStore, new_id
 from varagity.stores.feedback_store import FeedbackStore
-from varagity_cli.main import FeedbackCommand, chat_loop, main, parse_feedback
+from varagity_cli.commands.chat import FeedbackCommand, chat_loop, parse_feedback
+from varagity_cli.main import main
 
 pytestmark = pytest.mark.integration
 

@@ -54,7 +54,8 @@ from tests.support.pdf_files import text_pdf
 from tests.support.previews import wide_pdf
 from tests.support.running_stack import RunningStack, varagity_up
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
-from varagity.dagster_client import FINISHED_STATUSES, DagsterClient
+from varagity.jobs import DagsterClient
+from varagity.jobs.model import FINISHED_STATUSES
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from tests.web.harness import ARTIFACTS, missing_toolchain, run_script, screenshot_names
-from varagity.dagster_client import DagsterClient, DagsterUnavailable
+from varagity.jobs import DagsterClient, DagsterUnavailable
 from varagity_stack.dagster_front import SESSION_COOKIE
 from varagity_stack.model_servers import ManagedProcess, free_port
 

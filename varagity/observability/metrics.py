@@ -24,7 +24,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from varagity.dagster_client import PipelineReading
+from varagity.jobs import PipelineReading
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,7 @@ from varagity_api.routes import (
     chat,
     conversations,
     documents,
+    evaluations,
     feedback,
     graph,
     graph_builds,
@@ -36,6 +37,7 @@ for _module in (
     graph_sources,
     graph_builds,
     backups,
+    evaluations,
 ):
     api_router.include_router(_module.router)
 

@@ -7,16 +7,15 @@ graph_disabled`` while ``GRAPH_ENABLED=false``). The listing reads each zip's di
 and ``bundle.json`` only. Export and restore answer ``202`` with the run, ``409
 corpus_busy`` naming the holder when another writer of the corpus is in flight;
 ``/events`` streams a run as SSE: ``progress`` whenever it changes, then ``done``, or an
-in-band ``error``.
+in-band ``error``. The runs go through :class:`~varagity.jobs.backup.BackupJobs`;
+reading and following one are routes of :func:`~varagity_api.job_routes.add_job_routes`.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 
-from fastapi import APIRouter, Depends, Query, Request
-from sse_starlette.sse import EventSourceResponse
+from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
 from varagity.backup.bundle import (
@@ -28,31 +27,25 @@ from varagity.backup.bundle import (
     resolve_bundle,
 )
 from varagity.config import Settings
-from varagity.dagster_client import (
-    CorpusRun,
-    DagsterClient,
-    DagsterError,
-    RunNotFound,
-)
 from varagity.graph.registry import workdir_for
 from varagity.graph.status import read_graph
+from varagity.jobs import DagsterError
+from varagity.jobs.backup import BackupJobs
 from varagity.services import Services
 from varagity.stores.corpus_queries import corpus_counts
-from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client, require_graph_enabled
 from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
-from varagity_api.graph_runs import run_state, run_url
+from varagity_api.job_routes import Job, add_job_routes
 from varagity_api.schemas.backups import (
     BackupList,
     BackupRunInfo,
     BackupRunList,
     BundleInfo,
-    ReconcileCounts,
     RestoreRequest,
     SettingDrift,
+    run_info,
 )
 from varagity_api.schemas.common import CorpusName, ErrorBody
-from varagity_api.sse import PING_SECONDS, follow_job
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +67,6 @@ router = APIRouter(
 )
 
 _BUSY = {"model": ErrorBody, "description": "Another writer of the corpus is in flight."}
-_NOT_FOUND = {"model": ErrorBody, "description": "No export or restore run has this id."}
 
 
 def dagster_failure(exc: DagsterError) -> ApiError:
@@ -117,43 +109,6 @@ def current_counts(services: Services, corpus: str) -> dict[str, int]:
     }
 
 
-def _when(timestamp: float | None) -> datetime | None:
-    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
-
-
-def run_info(client: DagsterClient, run: CorpusRun, dagster_url: str) -> BackupRunInfo:
-    """The wire form of an export or restore run: its state, progress, last log line
-    and error. Blocking (it reads the run's log)."""
-    run_log = client.backup_run_log(run.run_id)
-    return BackupRunInfo(
-        run_id=run.run_id,
-        corpus="graph" if run.corpus == "graph" else "rag",
-        kind=run.kind,
-        state=run_state(run.status),
-        status=run.status,
-        done=run.done,
-        source=run.source,
-        bundle=run.bundle or run_log.bundle,
-        phase=run_log.phase,
-        processed=run_log.done,
-        total=run_log.total,
-        message=run_log.message,
-        error=client.run_error(run.run_id) if run.status == "FAILURE" else None,
-        reconcile=ReconcileCounts(**run_log.reconcile) if run_log.reconcile else None,
-        created_at=datetime.fromtimestamp(run.created_at, UTC),
-        started_at=_when(run.started_at),
-        ended_at=_when(run.ended_at),
-        dagster_url=run_url(dagster_url, run.run_id),
-    )
-
-
-def _read_run(client: DagsterClient, corpus: str, run_id: str, url: str) -> BackupRunInfo:
-    run = client.backup_run(run_id)
-    if run.corpus != corpus:
-        raise RunNotFound(f"run {run_id!r} is a backup run of the {run.corpus} corpus")
-    return run_info(client, run, url)
-
-
 @router.get("", response_model=BackupList)
 async def list_backups(corpus: CorpusName, services: ServicesDep) -> BackupList:
     """The corpus's bundles, newest first, each with its cheap verdict (refused ones say
@@ -172,17 +127,13 @@ async def list_backups(corpus: CorpusName, services: ServicesDep) -> BackupList:
 
 
 def _launch(settings: Settings, corpus: str, name: str | None) -> BackupRunInfo:
-    """Refuse beside another writer of the corpus, then launch the run. Blocking."""
-    refuse_beside(settings, corpus)
-    client = dagster_client(settings)
-    if name is None:
-        run_id = client.launch_export(corpus, source=BACKUP_SOURCE)
-    else:
-        run_id = client.launch_restore(corpus, name, source=BACKUP_SOURCE)
+    """Launch the run, refused beside another writer of the corpus. Blocking."""
+    jobs = BackupJobs(dagster_client(settings))
+    run_id = jobs.launch(corpus, name, source=BACKUP_SOURCE)
     log.info(
         "%s of the %s corpus launched: run %s", "restore" if name else "export", corpus, run_id
     )
-    return _read_run(client, corpus, run_id, settings.dagster_url)
+    return run_info(jobs.read(run_id, corpus))
 
 
 @router.post(
@@ -251,9 +202,8 @@ async def list_backup_runs(
     """Recent export and restore runs of the corpus, newest first."""
 
     def read() -> BackupRunList:
-        client = dagster_client(settings)
-        runs = client.backup_runs(corpus, limit)
-        return BackupRunList(runs=[run_info(client, run, settings.dagster_url) for run in runs])
+        runs = BackupJobs(dagster_client(settings)).recent(corpus, limit)
+        return BackupRunList(runs=[run_info(run) for run in runs])
 
     try:
         return await run_in_threadpool(read)
@@ -261,54 +211,23 @@ async def list_backup_runs(
         raise dagster_failure(exc) from exc
 
 
-@router.get(
+def _run(corpus: CorpusName, run_id: str, settings: SettingsDep) -> Job:
+    jobs = BackupJobs(dagster_client(settings))
+    return Job(run_id, lambda: jobs.read(run_id, corpus))
+
+
+add_job_routes(
+    router,
     "/runs/{run_id}",
-    response_model=BackupRunInfo,
-    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
-)
-async def backup_run(corpus: CorpusName, run_id: str, settings: SettingsDep) -> BackupRunInfo:
-    """An export or restore run: its state, progress, the bundle, its error if it failed."""
-    try:
-        return await run_in_threadpool(
-            _read_run, dagster_client(settings), corpus, run_id, settings.dagster_url
-        )
-    except DagsterError as exc:
-        raise dagster_failure(exc) from exc
-
-
-@router.get(
-    "/runs/{run_id}/events",
-    response_class=EventSourceResponse,
-    responses={
-        200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
-        404: _NOT_FOUND,
-        502: DAGSTER_FAILED,
-        503: DAGSTER_DOWN,
-    },
-)
-async def backup_run_events(
-    corpus: CorpusName, run_id: str, request: Request, settings: SettingsDep
-) -> EventSourceResponse:
-    """Stream an export or restore: ``progress`` (a BackupRunInfo) whenever it changes,
+    job_of=_run,
+    view=run_info,
+    model=BackupRunInfo,
+    failure=dagster_failure,
+    name="backup_run",
+    what="backup run",
+    not_found="No export or restore run has this id.",
+    read_doc="An export or restore run: its state, progress, the bundle, its error if it failed.",
+    events_doc="""Stream an export or restore: ``progress`` (a BackupRunInfo) whenever it changes,
     then ``done`` with the final state; ``error`` ends the stream if Dagster stops
-    answering."""
-    client = dagster_client(settings)
-    url = settings.dagster_url
-    try:
-        first = await run_in_threadpool(_read_run, client, corpus, run_id, url)
-    except DagsterError as exc:
-        raise dagster_failure(exc) from exc
-
-    async def read(run: BackupRunInfo) -> BackupRunInfo:
-        return await run_in_threadpool(_read_run, client, corpus, run.run_id, url)
-
-    events = follow_job(
-        request,
-        first,
-        read,
-        view=lambda run: run,
-        done=lambda run: run.done,
-        failure=dagster_failure,
-        what=f"backup run events for {run_id}",
-    )
-    return EventSourceResponse(events, ping=PING_SECONDS)
+    answering.""",
+)

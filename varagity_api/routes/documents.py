@@ -19,13 +19,14 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.corpus import delete_documents, list_corpus
 from varagity.ingest.uploads import store_uploads
+from varagity.jobs.launcher import UPLOAD_SOURCE
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
 from varagity.services import Services
 from varagity.uploads import UploadRefused
 from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ServicesDep, SettingsDep
 from varagity_api.errors import ApiError
-from varagity_api.ingest_launch import UPLOAD_SOURCE, ingest_launcher
+from varagity_api.folder_watch import ingest_launcher
 from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.documents import (

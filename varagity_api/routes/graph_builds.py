@@ -5,39 +5,36 @@ A build resumes where a killed or failed one stopped (the engine's document stat
 are the ledger), so *resume* is launching again. Progress is read from the run's log
 (the build's ``graph build: N/M transcripts processed ...`` lines,
 :mod:`varagity.graph.progress`); ``/events`` streams it as SSE: ``progress`` whenever it
-changes, then ``done``, or an in-band ``error``.
+changes, then ``done``, or an in-band ``error``. The launch goes through
+:class:`~varagity.jobs.graph.GraphJobs`; reading, following and killing a build are
+routes of :func:`~varagity_api.job_routes.add_job_routes`.
 """
 
 from __future__ import annotations
 
-import logging
-
-from fastapi import APIRouter, Depends, Query, Request
-from sse_starlette.sse import EventSourceResponse
+from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient, DagsterError
 from varagity.graph.archives import scan_archives
 from varagity.graph.sources.base import UnsupportedArchiveError
 from varagity.graph.sources.registry import is_companion, rejections
 from varagity.ingest.discovery import resolve_in_corpus
+from varagity.jobs import DagsterError
+from varagity.jobs.graph import GraphJobs
 from varagity.records import normalize_relative_path
 from varagity_api.deps import SettingsDep, dagster_client, require_graph_enabled
-from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError
-from varagity_api.graph_runs import (
-    build_of,
-    dagster_failure,
-    launch_builds,
-)
+from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
+from varagity_api.job_routes import Job, add_job_routes
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.graph import (
     GraphBuild,
     GraphBuildList,
     GraphBuildRequest,
     GraphBuildsLaunched,
+    build_from,
+    launched_from,
 )
-from varagity_api.sse import PING_SECONDS, follow_job
 
 router = APIRouter(
     prefix="/graph/builds",
@@ -45,9 +42,11 @@ router = APIRouter(
     dependencies=[Depends(require_graph_enabled)],
     responses={403: {"model": ErrorBody, "description": "GRAPH_ENABLED is false."}},
 )
-log = logging.getLogger(__name__)
 
-_NOT_FOUND = {"model": ErrorBody, "description": "No graph build has this run id."}
+
+def dagster_failure(exc: DagsterError) -> ApiError:
+    """The HTTP error for a failed Dagster call about a graph build."""
+    return dagster_error(exc, not_found="build_not_found", ended="build_ended")
 
 
 def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
@@ -151,10 +150,14 @@ async def launch_graph_builds(
     """Build (or resume building) archives of ``GRAPH_DOCS_PATH``, one run each; an
     archive whose build is already queued or running is reported, not launched again."""
     targets = await run_in_threadpool(build_targets, settings, body.paths)
+    jobs = GraphJobs(dagster_client(settings))
     try:
-        return await run_in_threadpool(launch_builds, settings, targets, source="api")
+        launched = await run_in_threadpool(
+            jobs.launch, settings.graph_docs_path, targets, source="api"
+        )
     except DagsterError as exc:
         raise dagster_failure(exc) from exc
+    return launched_from(launched)
 
 
 @router.get("", response_model=GraphBuildList, responses={502: DAGSTER_FAILED, 503: DAGSTER_DOWN})
@@ -164,9 +167,8 @@ async def list_graph_builds(
     """Recent build and removal runs, newest first."""
 
     def read() -> GraphBuildList:
-        client = dagster_client(settings)
-        runs = client.graph_runs(limit)
-        return GraphBuildList(builds=[build_of(client, run, settings.dagster_url) for run in runs])
+        runs = GraphJobs(dagster_client(settings)).recent(limit)
+        return GraphBuildList(builds=[build_from(run) for run in runs])
 
     try:
         return await run_in_threadpool(read)
@@ -174,82 +176,24 @@ async def list_graph_builds(
         raise dagster_failure(exc) from exc
 
 
-def _read_build(client: DagsterClient, run_id: str, dagster_url: str) -> GraphBuild:
-    return build_of(client, client.graph_run(run_id), dagster_url)
+def _build(run_id: str, settings: SettingsDep) -> Job:
+    jobs = GraphJobs(dagster_client(settings))
+    return Job(run_id, lambda: jobs.read(run_id), lambda: jobs.kill(run_id))
 
 
-@router.get(
+add_job_routes(
+    router,
     "/{run_id}",
-    response_model=GraphBuild,
-    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
+    job_of=_build,
+    view=build_from,
+    model=GraphBuild,
+    failure=dagster_failure,
+    name="graph_build",
+    what="graph build",
+    not_found="No graph build has this run id.",
+    read_doc="A build's state, its days processed so far, and its error if it failed.",
+    events_doc="""Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
+    with the final state; ``error`` ends the stream if Dagster stops answering.""",
+    kill_doc="Stop a queued or running build; launching it again later resumes it.",
+    ended="The build has already ended.",
 )
-async def graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
-    """A build's state, its days processed so far, and its error if it failed."""
-    try:
-        return await run_in_threadpool(
-            _read_build, dagster_client(settings), run_id, settings.dagster_url
-        )
-    except DagsterError as exc:
-        raise dagster_failure(exc) from exc
-
-
-@router.get(
-    "/{run_id}/events",
-    response_class=EventSourceResponse,
-    responses={
-        200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
-        404: _NOT_FOUND,
-        502: DAGSTER_FAILED,
-        503: DAGSTER_DOWN,
-    },
-)
-async def graph_build_events(
-    run_id: str, request: Request, settings: SettingsDep
-) -> EventSourceResponse:
-    """Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
-    with the final state; ``error`` ends the stream if Dagster stops answering."""
-    client = dagster_client(settings)
-    try:
-        first = await run_in_threadpool(_read_build, client, run_id, settings.dagster_url)
-    except DagsterError as exc:
-        raise dagster_failure(exc) from exc
-    url = settings.dagster_url
-
-    async def read(build: GraphBuild) -> GraphBuild:
-        return await run_in_threadpool(_read_build, client, build.run_id, url)
-
-    events = follow_job(
-        request,
-        first,
-        read,
-        view=lambda build: build,
-        done=lambda build: build.done,
-        failure=dagster_failure,
-        what=f"graph build events for {run_id}",
-    )
-    return EventSourceResponse(events, ping=PING_SECONDS)
-
-
-@router.post(
-    "/{run_id}/kill",
-    response_model=GraphBuild,
-    responses={
-        404: _NOT_FOUND,
-        409: {"model": ErrorBody, "description": "The build has already ended."},
-        502: DAGSTER_FAILED,
-        503: DAGSTER_DOWN,
-    },
-)
-async def kill_graph_build(run_id: str, settings: SettingsDep) -> GraphBuild:
-    """Stop a queued or running build; launching it again later resumes it."""
-
-    def kill() -> GraphBuild:
-        client = dagster_client(settings)
-        run = client.terminate_graph_run(run_id)
-        log.info("graph build %s: termination requested (now %s)", run_id, run.status)
-        return build_of(client, run, settings.dagster_url)
-
-    try:
-        return await run_in_threadpool(kill)
-    except DagsterError as exc:
-        raise dagster_failure(exc) from exc

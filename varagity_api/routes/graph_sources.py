@@ -19,7 +19,6 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.dagster_client import DagsterError
 from varagity.graph.folder import (
     SourceNotFound,
     list_sources,
@@ -29,12 +28,13 @@ from varagity.graph.folder import (
 )
 from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import workdir_for
+from varagity.jobs import CorpusBusy, DagsterError
+from varagity.jobs.graph import GraphJobs
 from varagity.observability.metrics import GRAPH_UPLOADED_FILES
 from varagity.uploads import UploadRefused
 from varagity_api.corpus_gate import refuse_while_restoring
-from varagity_api.deps import ServicesDep, SettingsDep, require_graph_enabled
+from varagity_api.deps import ServicesDep, SettingsDep, dagster_client, require_graph_enabled
 from varagity_api.errors import ApiError
-from varagity_api.graph_runs import launch_builds
 from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.graph import (
@@ -44,6 +44,7 @@ from varagity_api.schemas.graph import (
     GraphSourceRemoved,
     GraphUploadResponse,
     GraphUploadResult,
+    launched_from,
 )
 
 log = logging.getLogger(__name__)
@@ -102,8 +103,12 @@ def _launch_builds(settings: Settings, paths: list[str]) -> list[GraphBuild]:
     sensor's next tick; when it cannot be reached the sensor builds them, so the upload
     stands."""
     try:
-        launched = launch_builds(settings, paths, source=UPLOAD_SOURCE)
-    except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy (an export or restore)
+        launched = launched_from(
+            GraphJobs(dagster_client(settings)).launch(
+                settings.graph_docs_path, paths, source=UPLOAD_SOURCE
+            )
+        )
+    except (DagsterError, CorpusBusy) as exc:  # CorpusBusy: an export or restore
         log.warning("uploaded archives wait for the graph-sources sensor: %s", exc)
         return []
     return [*launched.launched, *launched.in_flight]

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.dagster_client import DagsterClient
 from varagity.doctor import stuck_summary
+from varagity.jobs import DagsterClient
 from varagity.services import Services
 from varagity_api.deps import SettingsDep
 from varagity_api.schemas.health import ComponentHealth, HealthResponse
@@ -30,7 +30,7 @@ def _probe(fn: Callable[[], object]) -> ComponentHealth:
 
 
 def _dagster(settings: Settings) -> str:
-    version = DagsterClient.for_settings(settings, timeout=5.0).query("{ version }")["version"]
+    version = DagsterClient.for_settings(settings, timeout=5.0).version()
     return f"dagster {version} at {settings.dagster_url}"
 
 

@@ -1,10 +1,11 @@
 """``/api/ingest``: launch and follow ingest jobs (Dagster backfills) over GraphQL.
 
 No pipeline code runs here: ``POST`` validates the paths against ``DOCS_PATH``, asks
-the Dagster webserver to add any missing ``documents`` partitions and to backfill the
-ingest assets over them, and answers ``202`` with the backfill id. ``GET`` reads the
-backfill's progress back; ``/events`` streams it as SSE (``progress`` whenever it
-changes, then ``done``, or an in-band ``error``).
+the Dagster webserver (:class:`~varagity.jobs.ingest.IngestJobs`) to add any missing
+``documents`` partitions and to backfill the ingest assets over them, and answers
+``202`` with the backfill id. ``GET /{job_id}`` reads the backfill's progress back;
+``/events`` streams it as SSE (``progress`` whenever it changes, then ``done``, or an
+in-band ``error``): both made by :func:`~varagity_api.job_routes.add_job_routes`.
 
 When a route sees a reingest job that completed successfully after the corpus was
 flagged stale, it clears the flag, exactly as the staleness sensor's run does;
@@ -15,25 +16,20 @@ from __future__ import annotations
 
 import logging
 
-from fastapi import APIRouter, Query, Request
-from sse_starlette.sse import EventSourceResponse
+from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.dagster_client import (
-    BackfillProgress,
-    DagsterClient,
-    DagsterError,
-    DagsterUnavailable,
-)
 from varagity.ingest.discovery import partition_key_for, resolve_in_corpus, scan
+from varagity.jobs import CorpusBusy, DagsterError, DagsterUnavailable, Run
+from varagity.jobs.ingest import BackfillProgress, IngestJobs
 from varagity.observability.metrics import INGEST_REQUESTS
 from varagity.records import normalize_relative_path
 from varagity.services import Services
 from varagity.stores.corpus_state import CorpusState
-from varagity_api.corpus_gate import refuse_beside
 from varagity_api.deps import ServicesDep, SettingsDep, dagster_client
 from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
+from varagity_api.job_routes import Job, add_job_routes
 from varagity_api.schemas.common import ErrorBody
 from varagity_api.schemas.ingest import (
     IngestJobList,
@@ -42,16 +38,11 @@ from varagity_api.schemas.ingest import (
     IngestRequest,
     JobKind,
     job_from,
-    job_url,
     progress_from,
 )
-from varagity_api.sse import PING_SECONDS, follow_job
 
 router = APIRouter(tags=["ingest"])
 log = logging.getLogger(__name__)
-
-
-_NOT_FOUND = {"model": ErrorBody, "description": "No job has this id."}
 
 
 def _dagster_failure(exc: DagsterError) -> ApiError:
@@ -123,15 +114,10 @@ def _targets(settings: Settings, paths: list[str] | None, *, reingest: bool) -> 
     return sorted(chosen)
 
 
-def _launch(settings: Settings, targets: list[str], *, reingest: bool) -> str:
+def _launch(jobs: IngestJobs, targets: list[str], *, reingest: bool) -> str:
     """Add the targets' missing partitions and launch the backfill; its id."""
-    refuse_beside(settings, "rag", kinds=("export", "restore"))
-    client = dagster_client(settings)
     keys = [partition_key_for(rel) for rel in targets]
-    if reingest:
-        client.add_document_partitions(keys)
-        return client.launch_reingest(keys, source="api")
-    return client.launch_ingest(keys, source="api")
+    return jobs.launch(keys, reingest=reingest, source="api")
 
 
 @router.post(
@@ -156,10 +142,11 @@ async def launch_ingest(body: IngestRequest, settings: SettingsDep) -> IngestLau
     re-processes them all. Follow the returned job at ``/api/ingest/{job_id}``.
     """
     kind: JobKind = "reingest" if body.reingest else "ingest"
+    jobs = IngestJobs(dagster_client(settings))
     try:
         targets = await run_in_threadpool(_targets, settings, body.paths, reingest=body.reingest)
-        job_id = await run_in_threadpool(_launch, settings, targets, reingest=body.reingest)
-    except ApiError:
+        job_id = await run_in_threadpool(_launch, jobs, targets, reingest=body.reingest)
+    except (ApiError, CorpusBusy):
         INGEST_REQUESTS.labels(kind=kind, outcome="refused").inc()
         raise
     except DagsterError as exc:
@@ -172,7 +159,7 @@ async def launch_ingest(body: IngestRequest, settings: SettingsDep) -> IngestLau
         job_id=job_id,
         kind=kind,
         paths=targets,
-        dagster_url=job_url(settings.dagster_url, job_id),
+        dagster_url=jobs.url(job_id),
     )
 
 
@@ -184,76 +171,47 @@ async def list_ingest_jobs(
 ) -> IngestJobList:
     """Recent ingest and reingest jobs launched through the API or the CLI, newest first."""
     try:
-        jobs = await run_in_threadpool(dagster_client(settings).recent_jobs, limit)
+        jobs = await run_in_threadpool(IngestJobs(dagster_client(settings)).recent, limit)
     except DagsterError as exc:
         raise _dagster_failure(exc) from exc
-    return IngestJobList(jobs=[job_from(j, settings.dagster_url) for j in jobs])
+    return IngestJobList(jobs=[job_from(j) for j in jobs])
 
 
-def _observe(services: Services, progress: BackfillProgress) -> None:
+def _observe(services: Services, job: Run[BackfillProgress]) -> None:
     """Clear the stale flag if this is a successful reingest launched after it was set."""
-    if progress.kind != "reingest" or not progress.succeeded:
+    if job.kind != "reingest" or not job.succeeded:
         return
     corpus = CorpusState(services.pg)
     flag = corpus.stale()
-    if flag is not None and progress.created_at > flag.since.timestamp():
+    if flag is not None and job.created_at > flag.since.timestamp():
         corpus.rebuilt_with(services.settings)
-        log.info("reingest job %s completed: corpus no longer stale", progress.backfill_id)
+        log.info("reingest job %s completed: corpus no longer stale", job.id)
 
 
-async def _progress(client: DagsterClient, services: Services, job_id: str) -> BackfillProgress:
-    progress = await run_in_threadpool(client.backfill_progress, job_id)
-    if progress.done:
-        await run_in_threadpool(_observe, services, progress)
-    return progress
+def _job(job_id: str, services: ServicesDep) -> Job:
+    """The ingest job ``job_id``; reading it done clears the stale flag it lifts."""
+    jobs = IngestJobs(dagster_client(services.settings))
+
+    def read() -> Run[BackfillProgress]:
+        job = jobs.read(job_id)
+        if job.done:
+            _observe(services, job)
+        return job
+
+    return Job(job_id, read)
 
 
-@router.get(
+add_job_routes(
+    router,
     "/ingest/{job_id}",
-    response_model=IngestProgress,
-    responses={404: _NOT_FOUND, 502: DAGSTER_FAILED, 503: DAGSTER_DOWN},
+    job_of=_job,
+    view=progress_from,
+    model=IngestProgress,
+    failure=_dagster_failure,
+    name="ingest_job",
+    what="ingest",
+    not_found="No job has this id.",
+    read_doc="A job's status, file counts per stage, runs, and failed files with their errors.",
+    events_doc="""Stream a job's progress: ``progress`` events as it changes, then ``done`` with the
+    final state; an ``error`` event ends the stream if Dagster stops answering.""",
 )
-async def ingest_job(job_id: str, services: ServicesDep) -> IngestProgress:
-    """A job's status, file counts per stage, runs, and failed files with their errors."""
-    try:
-        progress = await _progress(dagster_client(services.settings), services, job_id)
-    except DagsterError as exc:
-        raise _dagster_failure(exc) from exc
-    return progress_from(progress, services.settings.dagster_url)
-
-
-@router.get(
-    "/ingest/{job_id}/events",
-    response_class=EventSourceResponse,
-    responses={
-        200: {"content": {"text/event-stream": {}}, "description": "SSE stream"},
-        404: _NOT_FOUND,
-        502: DAGSTER_FAILED,
-        503: DAGSTER_DOWN,
-    },
-)
-async def ingest_job_events(
-    job_id: str, request: Request, services: ServicesDep
-) -> EventSourceResponse:
-    """Stream a job's progress: ``progress`` events as it changes, then ``done`` with the
-    final state; an ``error`` event ends the stream if Dagster stops answering."""
-    client = dagster_client(services.settings)
-    try:
-        first = await _progress(client, services, job_id)
-    except DagsterError as exc:
-        raise _dagster_failure(exc) from exc
-    url = services.settings.dagster_url
-
-    async def read(progress: BackfillProgress) -> BackfillProgress:
-        return await _progress(client, services, progress.backfill_id)
-
-    events = follow_job(
-        request,
-        first,
-        read,
-        view=lambda progress: progress_from(progress, url),
-        done=lambda progress: progress.done,
-        failure=_dagster_failure,
-        what=f"ingest events for {job_id}",
-    )
-    return EventSourceResponse(events, ping=PING_SECONDS)

@@ -14,9 +14,9 @@ from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
 from varagity.corpus import DocumentStatus, list_corpus
-from varagity.dagster_client import DagsterClient, DagsterError, pipeline_reading
 from varagity.graph.registry import workdir_for
 from varagity.graph.status import read_graph
+from varagity.jobs import DagsterClient, DagsterError
 from varagity.models.base import RetryingClient
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
@@ -77,7 +77,8 @@ def pipeline_gauges(services: Services | None, settings: Settings) -> FullReadin
         except Exception as exc:  # the other side still reports
             log.warning("corpus gauges unavailable: %s", exc)
     try:
-        dagster = pipeline_reading(DagsterClient.for_settings(settings, timeout=_DAGSTER_TIMEOUT_S))
+        client = DagsterClient.for_settings(settings, timeout=_DAGSTER_TIMEOUT_S)
+        dagster = client.pipeline_reading()
     except DagsterError as exc:
         log.warning("Dagster gauges unavailable: %s", exc)
         dagster = None

@@ -3,10 +3,12 @@ runs (Dagster runs of ``export_bundle`` / ``restore_bundle``) that write and rea
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from varagity.jobs import Run
+from varagity.jobs.backup import BackupProgress
 from varagity_api.schemas.common import CorpusName
 from varagity_api.schemas.graph import BuildState
 
@@ -111,3 +113,33 @@ class RestoreRequest(BaseModel):
     """Which bundle of the corpus's ``varagity-exports/`` folder replaces the corpus."""
 
     name: str = Field(min_length=1, max_length=255, description="The bundle's file name.")
+
+
+def _when(timestamp: float | None) -> datetime | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
+
+
+def run_info(run: Run[BackupProgress]) -> BackupRunInfo:
+    """The wire form of an export or restore run: its state, progress, last log line
+    and error."""
+    progress = run.progress
+    return BackupRunInfo(
+        run_id=run.id,
+        corpus="graph" if run.corpus == "graph" else "rag",
+        kind=run.kind,
+        state=run.state,
+        status=run.status,
+        done=run.done,
+        source=run.source,
+        bundle=progress.bundle,
+        phase=progress.phase,
+        processed=progress.done,
+        total=progress.total,
+        message=progress.message,
+        error=run.error,
+        reconcile=ReconcileCounts(**progress.reconcile) if progress.reconcile else None,
+        created_at=datetime.fromtimestamp(run.created_at, UTC),
+        started_at=_when(run.started_at),
+        ended_at=_when(run.ended_at),
+        dagster_url=run.url,
+    )

@@ -6,11 +6,13 @@ Every ``/api/graph`` route answers ``403 graph_disabled`` while ``GRAPH_ENABLED=
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from varagity.jobs import Run
+from varagity.jobs.graph import GraphProgress, Launched
 from varagity_api.schemas.common import EvidenceEntity, EvidenceRelation
 
 #: Where a build run stands (Dagster's run status, lower-cased into three families).
@@ -219,3 +221,44 @@ class GraphDay(BaseModel):
     text: str = Field(description="The rendered transcript: one line per message.")
     message_guids: list[str]
     status: str = Field(description="The engine's status of the day (processed, failed, ...).")
+
+
+def _when(timestamp: float | None) -> datetime | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
+
+
+def build_from(run: Run[GraphProgress]) -> GraphBuild:
+    """The wire form of a graph run: its state, progress, last log line and error."""
+    progress = run.progress.build
+    return GraphBuild(
+        run_id=run.id,
+        kind="remove" if run.kind == "remove" else "build",
+        path=run.progress.path,
+        state=run.state,
+        status=run.status,
+        done=run.done,
+        source=run.source,
+        created_at=datetime.fromtimestamp(run.created_at, UTC),
+        started_at=_when(run.started_at),
+        ended_at=_when(run.ended_at),
+        progress=None
+        if progress is None or progress.total == 0
+        else GraphBuildProgress(
+            total=progress.total,
+            processed=progress.processed,
+            processing=progress.processing,
+            pending=progress.pending,
+            failed=progress.failed,
+        ),
+        message=run.progress.message,
+        error=run.error,
+        dagster_url=run.url,
+    )
+
+
+def launched_from(launched: Launched) -> GraphBuildsLaunched:
+    """The wire form of a launch of builds."""
+    return GraphBuildsLaunched(
+        launched=[build_from(run) for run in launched.launched],
+        in_flight=[build_from(run) for run in launched.in_flight],
+    )

@@ -12,8 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from varagity.dagster_client import BackfillProgress, BackfillSummary, PartitionCounts
 from varagity.ingest.discovery import relative_path_for
+from varagity.jobs import Run
+from varagity.jobs.ingest import BackfillCounts, BackfillProgress
+from varagity.jobs.model import PartitionCounts
 
 JobKind = Literal["ingest", "reingest"]
 
@@ -128,34 +130,30 @@ def _counts(counts: PartitionCounts) -> FileCounts:
     )
 
 
-def job_url(dagster_url: str, job_id: str) -> str:
-    """The backfill's page in the Dagster UI."""
-    return f"{dagster_url.rstrip('/')}/runs/b/{job_id}"
+def job_from(job: Run[BackfillCounts]) -> IngestJob:
+    """The wire form of a backfill as a listing shows it."""
+    return IngestJob.model_validate(_job_fields(job))
 
 
-def job_from(job: BackfillSummary, dagster_url: str) -> IngestJob:
-    """The wire form of a backfill summary."""
-    return IngestJob.model_validate(_job_fields(job, dagster_url))
-
-
-def _job_fields(job: BackfillSummary, dagster_url: str) -> dict[str, object]:
+def _job_fields(job: Run[BackfillCounts]) -> dict[str, object]:
     return {
-        "job_id": job.backfill_id,
-        "kind": job.kind,
+        "job_id": job.id,
+        "kind": "reingest" if job.kind == "reingest" else "ingest",
         "source": job.source,
         "status": job.status,
         "done": job.done,
         "succeeded": job.succeeded,
-        "title": job.title,
+        "title": job.progress.title,
         "created_at": _when(job.created_at),
         "ended_at": _when(job.ended_at),
-        "files": _counts(job.partitions),
-        "dagster_url": job_url(dagster_url, job.backfill_id),
+        "files": _counts(job.progress.files),
+        "dagster_url": job.url,
     }
 
 
-def progress_from(progress: BackfillProgress, dagster_url: str) -> IngestProgress:
+def progress_from(job: Run[BackfillProgress]) -> IngestProgress:
     """The wire form of a backfill's progress."""
+    progress = job.progress
     runs = [
         IngestRun(
             run_id=r.run_id,
@@ -178,7 +176,7 @@ def progress_from(progress: BackfillProgress, dagster_url: str) -> IngestProgres
     ]
     return IngestProgress.model_validate(
         {
-            **_job_fields(progress, dagster_url),
+            **_job_fields(job),
             "paths": sorted(relative_path_for(k) for k in progress.partition_keys),
             "assets": [
                 AssetCounts(asset=a.asset, **_counts(a.counts).model_dump())
@@ -186,6 +184,6 @@ def progress_from(progress: BackfillProgress, dagster_url: str) -> IngestProgres
             ],
             "runs": runs,
             "failures": failures,
-            "error": progress.error,
+            "error": job.error,
         }
     )

@@ -46,6 +46,7 @@ from varagity.eval.suite import (
     load_thresholds,
 )
 from varagity.files import file_sha256
+from varagity.pipeline import AnswerFigures, answer_figures_line
 from varagity_assets.defs.graph.eval_build import materialize_graph
 from varagity_assets.defs.ingest.assets import indexed_document
 from varagity_assets.resources import VaragityResource
@@ -249,6 +250,16 @@ def answer_eval_results(
         f"{summary.answer_correctness:.3f}, citations {summary.citation_validity:.3f}, "
         f"abstention {summary.abstention_accuracy:.3f}, loops {summary.loops}"
     )
+    figures = AnswerFigures(
+        n=summary.n,
+        answer_correctness=round(summary.answer_correctness, 4),
+        fully_correct=round(summary.fully_correct, 4),
+        citation_validity=round(summary.citation_validity, 4),
+        abstention_accuracy=round(summary.abstention_accuracy, 4),
+        loops=summary.loops,
+        first_token_p50_ms=latency["first_token"]["p50"],
+    )
+    context.log.info(answer_figures_line(figures))  # read by varagity.jobs.evaluation
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -274,7 +285,7 @@ def _feedback_results(
             gate.method,
             gate.k,
             config=f"feedback/{gate.method}",
-            progress=context.log.info,
+            progress=lambda line: context.log.info(f"feedback:{line}"),
             facts_required=False,
         )
     except answers.AnswerError as exc:

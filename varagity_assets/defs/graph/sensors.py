@@ -1,66 +1,47 @@
 """The graph-sources sensor: ``GRAPH_DOCS_PATH`` diffed against its cursor into partition
 changes and run requests. It only reads and requests; the graph is written in runs.
 
+It reads its cursor, the candidate archives (:mod:`.archives`: a database with its
+``-wal``/``-shm`` and the contacts files that name its handles; their stat signature
+and newest ``ctime``), the judgment of those whose signature moved once they have been
+left alone ``_SETTLE_S`` (does a message source read it, and its content hash), the
+``graph_sources`` partitions, the build runs in flight, the builds launched of an
+archive's exact bytes (tagged ``varagity/archive_sha256``; asked only of an archive the
+tick would build) and which folder is the graph's working directory (device and inode,
+:func:`~varagity.graph.swap.workdir_identity`: a restore swaps another in, however it
+was run; the restored manifest is read only then), and leaves the decision to
+:func:`varagity.folder_diff.graph_tick`, whose docstring says what is built and removed
+when, and why; its races with uploads, the build routes, builds in flight and restores
+are unit tests of that function.
+
 The cursor is ``{"archives": {relative_path: {"stat": [[size, mtime_ns], ...],
 "sha256": ..., "waiting": true?, "revision": n?}}, "skipped": {relative_path: {"stat":
-..., "reason": ...}}, "generation": n}``. Each tick:
-
-* every candidate file (an archive with its companions, :mod:`.archives`) whose stat
-  signature moved is judged again: a supported archive is hashed (database, ``-wal``
-  and ``-shm`` together, and the contacts files that name its handles), anything else
-  is reported once, by name and reason;
-* an archive new to the partition set gets its partition and a build run; one whose
-  content hash changed gets a build run (the run key is the archive's content
-  signature, so a re-export with the same bytes requests nothing, and the diff of a
-  grown one re-extracts only its changed days);
-* an archive whose exact bytes a build was launched for since it last changed (an
-  upload, or the build routes, tag the run with the archive's signature, as this
-  sensor does) gets no second one, whether that run is queued, running or done; one
-  that failed or was canceled does not count;
-* an archive whose partition already has a build run in flight without that tag (the
-  Dagster UI launched it) gets no second one either. A run that has not started yet, or
-  that started after the archive's files last changed (their ``ctime``, which no copy
-  tool can set back), reads the archive as it is now, so that content counts as
-  requested; a run that started before the change may have read the older bytes, so
-  the archive is kept ``waiting`` and its build is requested once that run has ended
-  (without hashing it again). An archive never seen here whose partition exists already
-  (the upload route adds it just before it launches the build) is looked at again on
-  the next tick, when that run is in flight;
-* an archive new or changed less than ``_SETTLE_S`` ago (by its newest ``ctime``) is
-  left for a later tick: an upload stores an archive's files and then launches its
-  build, and a tick between the two would request a second build of the same bytes
-  (the first to run extracts the days, the other waits behind it for nothing); a copy
-  still in progress is not hashed half-written either;
-* an archive gone from the folder loses its partition, and a ``remove_graph_sources``
-  run takes its days out of the graph. One that is still there but no longer reads as
-  an archive (caught mid-export, unreadable) keeps its days until it is gone or reads
-  again.
-
-The cursor also names the folder that is the graph's working directory (device and
-inode, :func:`~varagity.graph.swap.workdir_identity`). A restore swaps another folder in,
-whether the API, the CLI, the Dagster job or an offline ``varagity backup restore`` did
-it; when the name changes, every archive is built again (the build diffs its days
-against the restored manifest, so an archive unchanged since the bundle costs a read and
-no extraction) and the archives the restored manifest holds that are gone from the
-folder get a removal run.
-
-Run keys carry the cursor's ``generation``, counted up with every removal, so an
-archive removed and put back is built again, and the archive's ``revision``, counted up
-with every change of its content, so content it had before (a contacts file added and
-removed again, a name changed back) is built again too. A missing ``GRAPH_DOCS_PATH`` removes
-nothing (an unmounted folder must not empty the graph), and ``GRAPH_ENABLED=false``
-skips the tick, saying so, with the cursor left as it was.
+..., "reason": ...}}, "generation": n, "workdir": ...}``. Run keys carry the archive's
+content hash, the cursor's ``generation`` (counted up with every removal, so an archive
+removed and put back is built again) and the archive's ``revision`` (counted up with
+every change of its content, so content it had before is built again). A missing
+``GRAPH_DOCS_PATH`` removes nothing (an unmounted folder must not empty the graph), and
+``GRAPH_ENABLED=false`` skips the tick, saying so, with the cursor left as it was.
 """
 
+import functools
 import hashlib
-import json
 import math
 import time
-from typing import Any
 
 import dagster as dg
 
 from varagity.backup.locks import corpus_restoring
+from varagity.folder_diff import (
+    ArchiveLook,
+    GraphCursor,
+    GraphTick,
+    Judgment,
+    LazyMapping,
+    LazySet,
+    graph_tick,
+    graph_to_judge,
+)
 from varagity.graph.archives import ArchiveFiles, scan_archives
 from varagity.graph.manifest import read_manifest
 from varagity.graph.registry import workdir_for
@@ -76,7 +57,11 @@ from varagity.pipeline import (
 )
 from varagity_assets.defs.graph.assets import graph_removed_sources
 from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
-from varagity_assets.defs.graph.partitions import archive_key, graph_sources_partitions
+from varagity_assets.defs.graph.partitions import (
+    archive_key,
+    archive_path,
+    graph_sources_partitions,
+)
 from varagity_assets.defs.ingest.partitions import IN_FLIGHT
 from varagity_assets.resources import VaragityResource
 
@@ -103,17 +88,14 @@ _NOT_STARTED = {
     dg.DagsterRunStatus.NOT_STARTED,
     dg.DagsterRunStatus.STARTING,
 }
-#: A run must have started this long after an archive's last change to count as
-#: reading it (the run worker's clock against the file system's).
-_CLOCK_MARGIN_S = 1.0
 #: How long an archive must have been left alone before this sensor requests its build
 #: (an upload launches its own within that time; a graph build takes minutes anyway).
 _SETTLE_S = 10.0
 
 
 def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
-    """Partition key -> the latest moment an in-flight build run of it reads its archive
-    from (infinity for a run yet to start, else when it started), for the partitions a
+    """Archive path -> the latest moment an in-flight build run of it reads its archive
+    from (infinity for a run yet to start, else when it started), for the archives a
     build run is queued for or running."""
     records = instance.get_run_records(
         filters=dg.RunsFilter(job_name=GRAPH_BUILD_JOB, statuses=IN_FLIGHT)
@@ -124,7 +106,8 @@ def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
         key = run.tags.get(PARTITION_TAG)
         if key:
             reads_from = math.inf if run.status in _NOT_STARTED else record.start_time or 0.0
-            busy[key] = max(busy.get(key, -math.inf), reads_from)
+            rel = archive_path(key)
+            busy[rel] = max(busy.get(rel, -math.inf), reads_from)
     return busy
 
 
@@ -132,20 +115,23 @@ def builds_in_flight(instance: dg.DagsterInstance) -> dict[str, float]:
 _NOT_BUILT = {dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
-def asked_for(instance: dg.DagsterInstance, key: str, sha256: str, changed_at: float) -> bool:
-    """Whether a build of exactly these bytes (its ``varagity/archive_sha256`` tag) was
-    launched since the archive last changed and has not failed or been canceled: an
-    upload or the build routes launched it, and a second would find nothing to do."""
+def launched_at(instance: dg.DagsterInstance, rel: str, sha256: str) -> float | None:
+    """When the newest build of exactly these bytes of the archive at ``rel`` (its
+    ``varagity/archive_sha256`` tag) that has not failed or been canceled was launched
+    (an upload, the build routes or this sensor tag theirs); ``None`` if none was."""
     records = instance.get_run_records(
         filters=dg.RunsFilter(
-            job_name=GRAPH_BUILD_JOB, tags={PARTITION_TAG: key, ARCHIVE_TAG: sha256}
+            job_name=GRAPH_BUILD_JOB, tags={PARTITION_TAG: archive_key(rel), ARCHIVE_TAG: sha256}
         ),
         limit=10,
     )
-    return any(
-        record.dagster_run.status not in _NOT_BUILT
-        and record.create_timestamp.timestamp() >= changed_at - _CLOCK_MARGIN_S
-        for record in records
+    return max(
+        (
+            record.create_timestamp.timestamp()
+            for record in records
+            if record.dagster_run.status not in _NOT_BUILT
+        ),
+        default=None,
     )
 
 
@@ -192,162 +178,89 @@ def graph_sources_sensor(
             "again once the restore has finished"
         )
     root = settings.graph_docs_path
-    state: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}
-    previous: dict[str, dict[str, Any]] = state.get("archives", {})
-    reported: dict[str, dict[str, Any]] = state.get("skipped", {})
-    generation: int = state.get("generation", 0)
     if not root.is_dir():
         return dg.SkipReason(
             f"GRAPH_DOCS_PATH {root} does not exist; nothing is built or removed until it does"
         )
+    tick = _graph_tick(context, varagity, GraphCursor.loads(context.cursor))
+    for line in tick.warnings:
+        context.log.warning(line)
+    for line in tick.notes:
+        context.log.info(line)
+    run_requests = [
+        _build_request(b.path, b.sha256, tick.generation, b.revision) for b in tick.builds
+    ]
+    if tick.removed:
+        run_requests.append(_remove_request(list(tick.removed), tick.generation))
+    partition_requests: list[
+        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
+    ] = []
+    if tick.add_partitions:
+        keys = [archive_key(rel) for rel in tick.add_partitions]
+        partition_requests.append(graph_sources_partitions.build_add_request(keys))
+    if tick.delete_partitions:
+        keys = [archive_key(rel) for rel in tick.delete_partitions]
+        partition_requests.append(graph_sources_partitions.build_delete_request(keys))
+    cursor = tick.cursor.dumps()
+    if not run_requests and not partition_requests:
+        context.update_cursor(cursor)
+        return dg.SkipReason(tick.summary())
+    return dg.SensorResult(
+        run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
+    )
 
-    # A restore put another graph in place: every archive is judged and built again (its
-    # build diffs the days against the restored manifest, so only what changed since
-    # the bundle is extracted), and archives the restored graph holds that are gone
-    # from the folder are removed.
+
+def _graph_tick(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource, previous: GraphCursor
+) -> GraphTick:
+    """Read what :func:`~varagity.folder_diff.graph_tick` decides from, and call it."""
+    settings = varagity.settings
+    root = settings.graph_docs_path
     workdir = workdir_for(settings)
     identity = workdir_identity(workdir)
-    forced: set[str] = set()
-    orphans: list[str] = []
-    if None not in (identity, state.get("workdir")) and identity != state.get("workdir"):
+    if previous.swapped(identity):
         context.log.info(
             f"another graph was put in place at {workdir} (a restore): every archive is "
             "built again, archives it holds that are gone from the folder are removed"
         )
-        forced = set(previous)
-        previous = {
-            rel: {"stat": [], "sha256": "", "revision": entry.get("revision", 0) + 1}
-            for rel, entry in previous.items()
-        }
-        held = {entry.source for entry in read_manifest(workdir).values()}
-        orphans = sorted(held - {c.relative_path for c in scan_archives(root)} - set(previous))
-
-    archives: dict[str, dict[str, Any]] = {}
-    skipped: dict[str, dict[str, Any]] = {}
-    changed: list[str] = []
     candidates = {c.relative_path: c for c in scan_archives(root)}
+    scan = {rel: _look(context, candidate) for rel, candidate in candidates.items()}
     settled_before = time.time() - _SETTLE_S
-    for rel, candidate in candidates.items():
-        try:
-            stat = candidate.stat_signature()
-        except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
-            context.log.warning(f"cannot read {rel}: {exc}")
-            if rel in previous:
-                archives[rel] = previous[rel]
-            continue
-        before = previous.get(rel)
-        if before is not None and before["stat"] == stat:
-            archives[rel] = before
-            continue
-        if _changed_at(candidate) > settled_before:  # just landed: a later tick judges it
-            if before is not None:
-                archives[rel] = before
-            continue
-        if rel in reported and reported[rel]["stat"] == stat:  # judged already: not one
-            skipped[rel] = reported[rel]
-            if before is not None:
-                archives[rel] = before
-            continue
-        reasons = rejections(candidate.path)
-        if reasons:
-            reason = "; ".join(f"{source}: {why}" for source, why in sorted(reasons.items()))
-            if (reported.get(rel) or {}).get("reason") != reason:  # say it once
-                context.log.warning(f"not building {rel} into the message graph: {reason}")
-            skipped[rel] = {"stat": stat, "reason": reason}
-            if before is not None:  # there, but not readable now: its days stay
-                archives[rel] = before
-            continue
-        try:
-            digest = candidate.content_sha256()
-        except OSError as exc:
-            context.log.warning(f"cannot read {rel}: {exc}")
-            if before is not None:
-                archives[rel] = before
-            continue
-        archives[rel] = {"stat": stat, "sha256": digest}
-        if before is not None and before.get("waiting"):  # still owed a build
-            archives[rel]["waiting"] = True
-        revision = (before or {}).get("revision", 0)
-        if before is not None and before["sha256"] not in ("", digest):
-            revision += 1  # its content may be one it had before (a contacts file removed)
-        if revision:
-            archives[rel]["revision"] = revision
-        if before is None or before["sha256"] != digest:
-            changed.append(rel)
-
-    existing = set(context.instance.get_dynamic_partitions(GRAPH_PARTITIONS))
-    new = sorted(rel for rel in archives if archive_key(rel) not in existing)
-    waiting = {rel for rel, entry in archives.items() if entry.get("waiting")}
-    to_build = sorted(set(changed) | set(new) | waiting)
-    for rel in [
-        r for r in to_build if r in candidates and archives[r].get("sha256") and r not in forced
-    ]:
-        key, digest = archive_key(rel), archives[rel]["sha256"]
-        if asked_for(context.instance, key, digest, _changed_at(candidates[rel])):
-            to_build.remove(rel)
-            archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
-            context.log.info(f"{rel}: a build of these bytes was launched already")
-    busy = builds_in_flight(context.instance) if to_build else {}
-    for rel in [r for r in to_build if archive_key(r) in busy]:
-        to_build.remove(rel)
-        entry = {k: v for k, v in archives[rel].items() if k != "waiting"}
-        if busy[archive_key(rel)] > _changed_at(candidates[rel]) + _CLOCK_MARGIN_S:
-            context.log.info(f"{rel}: a build of it is in flight already; not requesting another")
-        else:
-            entry["waiting"] = True
-            if rel not in waiting:
-                context.log.info(
-                    f"{rel} changed while a build of it runs; its next build is requested "
-                    "once that run has ended"
-                )
-        archives[rel] = entry
-    # never seen here, yet its partition exists: the upload route adds the partition just
-    # before it launches the build, so look again next tick (a placeholder entry: hashed
-    # again then, built unless that run covers it)
-    for rel in [r for r in to_build if r not in previous and archive_key(r) in existing]:
-        to_build.remove(rel)
-        archives[rel] = {"stat": [], "sha256": ""}
-    for rel in to_build:
-        archives[rel] = {k: v for k, v in archives[rel].items() if k != "waiting"}
-    removed = sorted((set(previous) - set(archives)) | set(orphans))
-    to_delete = [archive_key(rel) for rel in removed if archive_key(rel) in existing]
-
-    run_requests = [
-        _build_request(rel, archives[rel]["sha256"], generation, archives[rel].get("revision", 0))
-        for rel in to_build
-    ]
-    if removed:
-        run_requests.append(_remove_request(removed, generation))
-        generation += 1
-        context.log.info(f"removed from GRAPH_DOCS_PATH: {', '.join(removed)}")
-    partition_requests: list[
-        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
-    ] = []
-    if new:
-        partition_requests.append(
-            graph_sources_partitions.build_add_request([archive_key(r) for r in new])
-        )
-    if to_delete:
-        partition_requests.append(graph_sources_partitions.build_delete_request(to_delete))
-    if to_build:
-        context.log.info(
-            f"requesting graph builds of {len(to_build)} archive(s): {', '.join(to_build)}"
-        )
-    cursor = json.dumps(
-        {
-            "archives": archives,
-            "skipped": skipped,
-            "generation": generation,
-            "workdir": identity,
-        },
-        sort_keys=True,
+    todo = graph_to_judge(previous, scan, workdir=identity, settled_before=settled_before)
+    judged = {rel: _judge(context, candidates[rel]) for rel in todo}
+    keys = context.instance.get_dynamic_partitions(GRAPH_PARTITIONS)
+    return graph_tick(
+        previous,
+        scan,
+        judged,
+        {archive_path(key) for key in keys},
+        LazyMapping(lambda: builds_in_flight(context.instance)),
+        functools.partial(launched_at, context.instance),
+        workdir=identity,
+        held=LazySet(lambda: {entry.source for entry in read_manifest(workdir).values()}),
+        settled_before=settled_before,
     )
-    if not run_requests and not partition_requests:
-        context.update_cursor(cursor)
-        return dg.SkipReason(
-            f"{len(archives)} archive(s), nothing changed"
-            + (f"; {len(skipped)} file(s) not supported" if skipped else "")
+
+
+def _look(context: dg.SensorEvaluationContext, candidate: ArchiveFiles) -> ArchiveLook:
+    """A candidate's stat signature and newest ctime (no signature: unreadable now)."""
+    try:
+        stat = candidate.stat_signature()
+    except OSError as exc:  # vanished or unreadable mid-tick: the next tick decides
+        context.log.warning(f"cannot read {candidate.relative_path}: {exc}")
+        return ArchiveLook(None, math.inf)
+    return ArchiveLook(tuple((size, mtime) for size, mtime in stat), _changed_at(candidate))
+
+
+def _judge(context: dg.SensorEvaluationContext, candidate: ArchiveFiles) -> Judgment:
+    """Why no message source reads a candidate, or its content hash."""
+    reasons = rejections(candidate.path)
+    if reasons:
+        return Judgment(
+            reason="; ".join(f"{source}: {why}" for source, why in sorted(reasons.items()))
         )
-    return dg.SensorResult(
-        run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
-    )
+    try:
+        return Judgment(sha256=candidate.content_sha256())
+    except OSError as exc:
+        context.log.warning(f"cannot read {candidate.relative_path}: {exc}")
+        return Judgment()

@@ -1,53 +1,26 @@
 """The sensors of the ingest domain. They only read and request: every write to the
 stores happens in a run they ask for, so it has its logs and lineage in the UI.
 
-``docs_folder_sensor`` diffs ``DOCS_PATH`` against its cursor (``{"files":
-{relative_path: [mtime_ns, size, sha256]}, "purging": {...}, "skipped": {relative_path:
-reason}, "generation": n, ...}``; a file whose mtime and size are unchanged is not
-re-hashed, a skipped file is reported once):
+``docs_folder_sensor`` reads its cursor, the folder (hashing the files whose mtime or
+size moved, but for those that just landed while the API's folder watcher is live: they
+are its to launch), the ``documents`` partitions, the stored versions, and the runs in
+flight and the recorded ingest failures (both asked for only when the decision looks
+into them), and leaves the decision to
+:func:`varagity.folder_diff.docs_tick`, whose docstring says what is asked for when,
+and why; its races with the folder watcher, the upload route and runs in flight are
+unit tests of that function. The sensor turns the answer into runs (new files in
+batches of at most ``INGEST_BATCH_SIZE`` files and ``INGEST_BATCH_BYTES`` bytes, each
+over a contiguous range of the partitions added this tick; a changed file one run; the
+reconcile runs, tagged ``varagity/reconcile``; purge runs of at most
+``INGEST_BATCH_SIZE`` files), partition changes and its next cursor. Run keys are built
+from path + content hash (+ mtime, so a file edited back to an earlier content is
+still re-ingested); a new file's key also carries the cursor's ``generation``, counted
+up with every purge, so a file removed and put back is ingested again.
 
-* new files get a partition and are ingested in batches of ``INGEST_BATCH_SIZE`` files
-  and at most ``INGEST_BATCH_BYTES`` bytes per run (one run over a contiguous range of
-  the partitions added this tick; a larger file gets a run of its own);
-* changed files (new content hash) are re-requested one run each, unless an ingest run
-  covering the file is in flight (the upload route launches one as soon as a file is
-  stored): the file is looked at again after that run, which usually indexed it; a file
-  the cursor has never seen whose partition already exists (the upload route adds it
-  just before launching its run) is looked at again on the next tick;
-* the files of a failed batch run are re-requested: one run each when a step failed
-  (to isolate the bad file), in batches again when the run crashed (worker killed, the
-  run failed by run monitoring), one run each if that recovery run crashes too;
-* removed files become ``purge_documents`` runs (``INGEST_BATCH_SIZE`` files each) and
-  their partitions are deleted. A removed file that an ingest run is still working on
-  waits in ``purging`` until that run ends, so the run cannot write it back after its
-  purge (a blurb run does not hold a purge back: it writes nothing for a document
-  that is gone); a
-  file put back while its purge run is queued or running waits for that run, which
-  keeps what is back in the folder, and is ingested after it.
-
-While the API's folder watcher is live (it holds a Postgres advisory lock saying so,
-:func:`~varagity.corpus_lock.folder_watcher_presence`), it launches each new or changed
-file's run as the file lands, as the upload route does; the sensor then leaves a file
-whose ctime is less than ``_WATCHER_GRACE_NS`` old to it (were both to ask, the file
-could get two runs: the sensor's request and the watcher's launch may cross before
-either run is in flight) and takes it as any other once the grace is over (a file the
-watcher could not launch waits that long).
-
-The cursor is only what this sensor has seen; every tick also diffs the folder against
-the stores (:mod:`varagity.ingest.reconcile`: one query of paths and ``doc_id``s, the
-digests from the cursor), so what moved the stores without it (a restore of last week's
-bundle, a crash between a cursor and a store, a hand edit of the database) is put
-right by runs tagged ``varagity/reconcile``: a file whose current version is not
-stored is ingested again (unless an ingest run is on it, or its last ingest failed: an
-``ingest_failures`` row says why), the documents of a file gone from the folder are
-purged. The cursor's ``reconciling`` remembers what was asked for, so each version is
-asked for once, not on every tick while its run waits or if it cannot be fixed.
-
-Run keys are built from path + content hash (+ mtime, so a file edited back to an
-earlier content is still re-ingested); a new file's key also carries the cursor's
-``generation``, counted up with every purge, so a file removed and put back is
-ingested again. A file whose exact version is already in the store (e.g. after the
-instance was reset) is not requested at all.
+The files of a failed batch run are re-requested (from the instance's failed runs): one
+run each when a step failed (to isolate the bad file), in batches again when the run
+crashed (worker killed, the run failed by run monitoring), one run each if that
+recovery run crashes too.
 
 ``chunk_contexts_sensor`` reads the stores (which documents have chunks without a blurb)
 and the instance (which blurb runs are in flight) and requests runs for the difference.
@@ -57,11 +30,11 @@ with, and the stale flag with the completed reingest backfills, and requests a
 ``refresh_corpus_staleness`` run when the flag may have to change.
 """
 
-import functools
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import replace
 from typing import Any
 
 import dagster as dg
@@ -69,7 +42,20 @@ import dagster as dg
 from varagity.backup.locks import corpus_restoring
 from varagity.corpus_lock import folder_watcher_live
 from varagity.files import file_sha256
-from varagity.folder_diff import FolderDiff, diff_versions
+from varagity.folder_diff import (
+    RECONCILE_PURGE,
+    WATCHER_GRACE_NS,
+    ChangedFile,
+    DocsCursor,
+    DocsTick,
+    FileStat,
+    InFlight,
+    LazyMapping,
+    LazySet,
+    docs_tick,
+    docs_to_hash,
+    just_landed,
+)
 from varagity.ingest.discovery import partition_key_for, relative_path_for, scan
 from varagity.pipeline import (
     BATCH_TAG,
@@ -83,10 +69,8 @@ from varagity.pipeline import (
     RECOVERED_TAG,
     STALENESS_JOB,
     contiguous_groups,
-    ingest_batches,
     range_request_tags,
 )
-from varagity.records import doc_id_for
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 from varagity.stores.ingest_failures import failures_by_path
 from varagity_assets.defs.ingest.jobs import (
@@ -130,8 +114,10 @@ def _paths_being_purged(context: dg.SensorEvaluationContext) -> set[str]:
     return paths
 
 
-def _batch_request(items: Sequence[tuple[str, str]], generation: int) -> dg.RunRequest:
-    """One ingest run over a contiguous range of freshly added partitions."""
+def _batch_request(run: Sequence[tuple[str, str]], generation: int) -> dg.RunRequest:
+    """One ingest run over a contiguous range of freshly added partitions (``run``: each
+    file's path and sha256)."""
+    items = [(partition_key_for(rel), sha256) for rel, sha256 in run]
     digest = hashlib.sha256("\n".join(f"{k}:{h}" for k, h in items).encode()).hexdigest()[:20]
     first, last = items[0][0], items[-1][0]
     if len(items) == 1:
@@ -148,14 +134,14 @@ def _batch_request(items: Sequence[tuple[str, str]], generation: int) -> dg.RunR
 
 
 def _purge_request(
-    paths: Sequence[str], generation: int, *, reconcile: Sequence[str] = ()
+    paths: Sequence[str], generation: int, *, reconcile: Set[str] = frozenset()
 ) -> dg.RunRequest:
     """One purge run over files removed from the folder (tagged a reconcile when some of
     them were found in the stores only)."""
     digest = hashlib.sha256("\n".join(paths).encode()).hexdigest()[:20]
     tags = {FILES_TAG: str(len(paths))}
-    if set(paths) & set(reconcile):
-        tags[RECONCILE_TAG] = _PURGE
+    if any(path in reconcile for path in paths):
+        tags[RECONCILE_TAG] = RECONCILE_PURGE
     return dg.RunRequest(
         job_name=purge_documents_job.name,
         run_key=f"purge:{digest}:g{generation}",
@@ -164,39 +150,12 @@ def _purge_request(
     )
 
 
-#: The ``reconciling`` mark of a path whose stored documents are being purged (a path
-#: being ingested again is marked with the ``doc_id`` asked for).
-_PURGE = "purge"
-
-
-def _store_diff(
-    varagity: VaragityResource, current: dict[str, list], present: set[str]
-) -> FolderDiff:
-    """The folder (as this tick read it) against the stores. A file whose digest is not
-    known this tick (just landed, deferred) counts as present, neither missing nor gone."""
-    pg = varagity.services.pg
-    known = {rel: doc_id_for(rel, entry[2]) for rel, entry in current.items() if entry[2]}
-    unknown = present | {rel for rel, entry in current.items() if not entry[2]}
-    stored = pg.stored_versions()
-    found = diff_versions(known, stored, {}, present=unknown)
-    if found.to_ingest:  # a file whose last ingest failed is not asked for again
-        failures = {rel: row.summary for rel, row in failures_by_path(pg).items()}
-        found = diff_versions(known, stored, failures, present=unknown)
-    return found
-
-
-def _reconcile_requests(
-    context: dg.SensorEvaluationContext, paths: Sequence[str], batch_size: int
-) -> list[dg.RunRequest]:
-    """Ingest runs over files the stores lack: contiguous partitions share a run."""
-    if not paths:
-        return []
-    keys = documents_partitions.get_partition_keys(dynamic_partitions_store=context.instance)
-    position = {key: i for i, key in enumerate(keys)}
+def _reconcile_requests(groups: Sequence[Sequence[str]]) -> list[dg.RunRequest]:
+    """Ingest runs over files the stores lack (each group: contiguous partitions)."""
     stamp = time.time_ns()  # a restore can lose the same version again: never deduplicated
     requests = []
-    keys_wanted = sorted((partition_key_for(rel) for rel in paths), key=position.__getitem__)
-    for group in contiguous_groups(keys_wanted, position, batch_size):
+    for paths in groups:
+        group = [partition_key_for(rel) for rel in paths]
         tags = {RECONCILE_TAG: "ingest", FILES_TAG: str(len(group))}
         digest = hashlib.sha256("\n".join(group).encode()).hexdigest()[:20]
         run_key = f"reconcile:{digest}:{stamp}"
@@ -294,18 +253,16 @@ def _requests_for_failed_batches(
     return requests, kept
 
 
-def _covers_present_file(request: dg.RunRequest, current: dict[str, list]) -> bool:
+def _covers_present_file(request: dg.RunRequest, current: Mapping[str, object]) -> bool:
     """Whether a retry still has its file: a one-file run's file may have been removed
     since (a range run skips what is gone)."""
     key = request.partition_key
     return key is None or relative_path_for(key) in current
 
 
-#: How long a file that landed (its ctime) is left to the API's folder watcher, while one
-#: is live, before the sensor takes it as any other: the watcher launches within a second
-#: or two of a landing (a thousand files at once take it a few seconds); a file it did not
-#: launch (Dagster unreachable, a backup running) waits this long for the sensor.
-_WATCHER_GRACE_NS = 15 * 1_000_000_000
+#: How long a file that landed (its ctime) is left to the API's folder watcher while one
+#: is live (:data:`~varagity.folder_diff.WATCHER_GRACE_NS`).
+_WATCHER_GRACE_NS = WATCHER_GRACE_NS
 
 
 def _watcher_live(varagity: VaragityResource) -> bool:
@@ -331,7 +288,8 @@ _FOLDER_SENSOR_INTERVAL_S = 4
 def docs_folder_sensor(
     context: dg.SensorEvaluationContext, varagity: VaragityResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Turn folder changes into partition changes and run requests."""
+    """Read the folder, the instance and the stores; :func:`~varagity.folder_diff.docs_tick`
+    decides; turn its answer into run requests, partition changes and the cursor."""
     settings = varagity.settings
     restoring = corpus_restoring(settings, "rag")
     if restoring is not None:  # its runs would only fail on the corpus lock
@@ -339,214 +297,97 @@ def docs_folder_sensor(
             f"the documents are being restored ({restoring}): the folder is looked at again "
             "once the restore has finished"
         )
-    state = json.loads(context.cursor) if context.cursor else {}
-    waiting: dict[str, list] = state.get("purging", {})
-    previous: dict[str, list] = {**waiting, **state.get("files", {})}
-    reported: dict[str, str] = state.get("skipped", {})
-    generation: int = state.get("generation", 0)
+    previous = DocsCursor.loads(context.cursor)
     retry_requests, handled = _requests_for_failed_batches(
-        context, state.get("failed_batches", []), settings.INGEST_BATCH_SIZE
+        context, list(previous.failed_batches), settings.INGEST_BATCH_SIZE
     )
-    files, skipped = scan(settings.docs_path)
-    for item in skipped:
-        if reported.get(item.relative_path) != item.reason:  # say it once, not every tick
-            context.log.warning(f"not ingesting {item.relative_path}: {item.reason}")
-
-    current: dict[str, list] = {}
-    candidates: list[tuple[str, str, int]] = []  # (relative_path, sha256, mtime_ns)
-    # while the API's folder watcher is live it launches each file as it lands: a file
-    # that landed moments ago is its to launch (asked for here too, it could get a second
-    # run before the watcher's is in flight); it is looked at once the grace is over
-    # (asked of Postgres only once a file needs a look, not on every idle tick)
-    watcher_live = functools.cache(lambda: _watcher_live(varagity))
-    fresh_after = time.time_ns() - _WATCHER_GRACE_NS
-    fresh: set[str] = set()
-    for f in files:
-        before = previous.get(f.relative_path)
-        if before and before[0] == f.mtime_ns and before[1] == f.size:
-            digest = before[2]
-        elif f.ctime_ns > fresh_after and watcher_live():
-            # kept in the cursor (unhashed if new), so its removal is still a removal
-            current[f.relative_path] = before or [0, 0, ""]
-            fresh.add(f.relative_path)
-            continue
-        else:
-            try:
-                digest = file_sha256(f.path)
-            except OSError as exc:  # vanished or unreadable mid-tick: next tick decides
-                context.log.warning(f"cannot read {f.relative_path}: {exc}")
-                if before:
-                    current[f.relative_path] = before
-                continue
-        current[f.relative_path] = [f.mtime_ns, f.size, digest]
-        if before is None or before[2] != digest:
-            candidates.append((f.relative_path, digest, f.mtime_ns))
-    # a file that is there but now skipped (unreadable, link turned outside) keeps its
-    # indexed version: only a file gone from the folder is purged
-    for item in skipped:
-        if item.relative_path in previous and item.relative_path not in current:
-            current[item.relative_path] = previous[item.relative_path]
-    existing = set(context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS))
-    # Removed: a file the cursor had that is gone, and a file with a partition that is
-    # gone though this sensor never saw it (the watcher or an upload launched its run
-    # and it went again between two ticks). A file seen only while it was the watcher's
-    # that is gone without a partition was never ingested: nothing to purge.
-    there = current.keys() | {item.relative_path for item in skipped}
-    gone = {rel for rel in previous.keys() - there if previous[rel][2]} | {
-        rel for rel in map(relative_path_for, existing) if rel not in there
-    }
-    # The stores' side (what this cursor cannot see: a restore, a crash between the
-    # cursor and a store, a hand edit of the database): documents of files that are
-    # gone are purged, files whose current version is not stored are ingested again.
-    # Each is asked for once per version (``reconciling``), so a run that cannot fix it
-    # is not requested on every tick; `varagity doctor` names what is left.
-    reconciling: dict[str, str] = state.get("reconciling", {})
-    store_diff = _store_diff(varagity, current, there - current.keys())
-    orphans = [
-        rel for rel in store_diff.to_purge if rel not in gone and reconciling.get(rel) != _PURGE
-    ]
-    if orphans:
-        orphans = [rel for rel in orphans if rel not in _paths_being_purged(context)]
-    if orphans:
-        context.log.info(
-            f"the stores hold {len(orphans)} file(s) that are gone from the folder: "
-            f"{', '.join(orphans)}; purging them"
-        )
-    removed = sorted(gone | set(orphans))
-    # the partitions in-flight ingest runs cover: looked up once a tick, and only if needed
-    ingesting = functools.cache(lambda: _in_flight_partitions(context, ingest_documents_job.name))
-    # a removed file an ingest run still works on is purged once that run ends (a blurb
-    # run cannot write a purged document back: it re-checks the document before every
-    # write, so it does not hold a purge back)
-    busy = ingesting() if removed else set()
-    purging = {
-        rel: previous.get(rel, [0, 0, ""]) for rel in removed if partition_key_for(rel) in busy
-    }
-    for rel in purging.keys() - waiting.keys():
-        context.log.info(f"{rel} was removed; it is purged once the ingest run on it ends")
-    purge_now = [rel for rel in removed if rel not in purging]
-
-    # every file gets a partition; files new to the instance are ingested in batches
-    new_items = [
-        (partition_key_for(rel), file_state[2])
-        for rel, file_state in current.items()
-        if partition_key_for(rel) not in existing and rel not in fresh
-    ]
-    # a file put back while its purge run is queued or running waits for that run
-    held = _paths_being_purged(context) if new_items else set()
-    for rel in sorted(held & {relative_path_for(k) for k, _ in new_items}):
-        context.log.info(f"{rel} is back; it is ingested once its purge run has ended")
-    new_items = [(k, h) for k, h in new_items if relative_path_for(k) not in held]
-    changed = [
-        (partition_key_for(rel), digest, mtime)
-        for rel, digest, mtime in candidates
-        if partition_key_for(rel) in existing
-    ]
-    to_delete = [k for k in (partition_key_for(r) for r in purge_now) if k in existing]
-    # a changed file whose new version is stored already (the upload route's run, or a
-    # restore) is not asked for again
-    unstored = {*store_diff.to_ingest, *store_diff.failed}
-    changed = [c for c in changed if relative_path_for(c[0]) in unstored]
-    deferred: set[str] = set()
-    if changed:
-        # A file a run already works on (the upload route launches one right away) is
-        # looked at again once that run has ended: asked for now, it would run twice.
-        # A file this sensor has never seen whose partition exists is looked at again
-        # next tick: the upload route adds the partition just before it launches the run.
-        deferred = {key for key, _, _ in changed if key in ingesting()}
-        deferred |= {key for key, _, _ in changed if relative_path_for(key) not in previous}
-        for key in deferred:
-            rel = relative_path_for(key)
-            # no digest: the next tick hashes the file again and decides
-            current[rel] = previous.get(rel) or [0, 0, ""]
-        changed = [c for c in changed if c[0] not in deferred]
-
-    # files the stores lack a current version of, that nothing this tick asks for
-    requested = {k for k, _ in new_items} | {k for k, _, _ in changed} | deferred
-    missing = {
-        rel: doc_id_for(rel, current[rel][2])
-        for rel in store_diff.to_ingest
-        if rel not in fresh
-        and partition_key_for(rel) in existing
-        and partition_key_for(rel) not in requested
-        and reconciling.get(rel) != doc_id_for(rel, current[rel][2])
-    }
-    if retry_requests:  # a failed batch's files are re-run first
-        missing = {}
-    elif missing:
-        busy_keys = ingesting()
-        missing = {r: d for r, d in missing.items() if partition_key_for(r) not in busy_keys}
-    reconcile_requests = _reconcile_requests(context, sorted(missing), settings.INGEST_BATCH_SIZE)
-    if missing:
-        context.log.info(
-            f"the stores lack the current version of {len(missing)} file(s): "
-            f"{', '.join(sorted(missing))}; ingesting them"
-        )
-    kept = {
-        rel: mark
-        for rel, mark in reconciling.items()
-        if (mark == _PURGE and rel in store_diff.to_purge)
-        or (mark != _PURGE and rel in store_diff.to_ingest)
-    }
-    reconciling = {**kept, **missing, **dict.fromkeys(orphans, _PURGE)}
-
-    size = settings.INGEST_BATCH_SIZE
-    run_requests = [
-        _batch_request(batch, generation)
-        for batch in ingest_batches(
-            new_items,
-            size,
-            weight=lambda item: current[relative_path_for(item[0])][1],
-            max_weight=settings.INGEST_BATCH_BYTES,
-        )
-    ]
+    tick = _docs_tick(context, varagity, previous, retrying=bool(retry_requests))
+    for line in tick.warnings:
+        context.log.warning(line)
+    for line in tick.notes:
+        context.log.info(line)
+    run_requests = [_batch_request(run, tick.generation) for run in tick.new]
+    run_requests += [_changed_request(c) for c in tick.changed]
+    run_requests += [r for r in retry_requests if _covers_present_file(r, tick.cursor.files)]
+    run_requests += _reconcile_requests(tick.reconcile)
     run_requests += [
-        dg.RunRequest(job_name=INGEST_JOB, run_key=f"{key}:{digest}:{mtime}", partition_key=key)
-        for key, digest, mtime in changed
+        _purge_request(run, tick.generation, reconcile=tick.orphans) for run in tick.purges
     ]
-    run_requests += [r for r in retry_requests if _covers_present_file(r, current)]
-    run_requests += reconcile_requests
-    if purge_now:
-        run_requests += [
-            _purge_request(purge_now[i : i + size], generation, reconcile=orphans)
-            for i in range(0, len(purge_now), size)
-        ]
-        generation += 1
     partition_requests: list[
         dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
     ] = []
-    if new_items:
-        partition_requests.append(documents_partitions.build_add_request([k for k, _ in new_items]))
-    if to_delete:
-        partition_requests.append(documents_partitions.build_delete_request(to_delete))
-    if purge_now:
-        context.log.info(f"removed from the folder, to purge: {', '.join(purge_now)}")
-    if new_items or changed:
-        context.log.info(
-            f"requesting ingest of {len(new_items)} new and {len(changed)} changed file(s)"
-        )
-    cursor = json.dumps(
-        {
-            "files": current,
-            "purging": purging,
-            "skipped": {s.relative_path: s.reason for s in skipped},
-            "failed_batches": handled,
-            "generation": generation,
-            "reconciling": reconciling,
-        },
-        sort_keys=True,
-    )
+    if tick.add_partitions:
+        keys = [partition_key_for(rel) for rel in tick.add_partitions]
+        partition_requests.append(documents_partitions.build_add_request(keys))
+    if tick.delete_partitions:
+        keys = [partition_key_for(rel) for rel in tick.delete_partitions]
+        partition_requests.append(documents_partitions.build_delete_request(keys))
+    cursor = replace(tick.cursor, failed_batches=tuple(handled)).dumps()
     if not run_requests and not partition_requests:
         context.update_cursor(cursor)
-        return dg.SkipReason(
-            f"{len(current)} file(s), nothing changed"
-            + (f"; {len(purging)} removed file(s) wait for their runs" if purging else "")
-            + (f"; {len(fresh)} file(s) that just landed are the folder watcher's" if fresh else "")
-        )
+        return dg.SkipReason(tick.summary())
     return dg.SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=partition_requests,
         cursor=cursor,
+    )
+
+
+def _docs_tick(
+    context: dg.SensorEvaluationContext,
+    varagity: VaragityResource,
+    previous: DocsCursor,
+    *,
+    retrying: bool,
+) -> DocsTick:
+    """Read what :func:`~varagity.folder_diff.docs_tick` decides from, and call it."""
+    settings = varagity.settings
+    found, skipped = scan(settings.docs_path)
+    files = {f.relative_path: FileStat(f.mtime_ns, f.size, f.ctime_ns) for f in found}
+    # while the API's folder watcher is live it launches each file as it lands: a file
+    # that landed moments ago is its to launch (Postgres is asked whether one is live
+    # only when such a file is there, not on every idle tick)
+    since = time.time_ns() - _WATCHER_GRACE_NS
+    live = bool(just_landed(previous, files, since_ns=since)) and _watcher_live(varagity)
+    watcher_since = since if live else None
+    paths = {f.relative_path: f.path for f in found}
+    digests: dict[str, str] = {}
+    for rel in docs_to_hash(previous, files, watcher_since_ns=watcher_since):
+        try:
+            digests[rel] = file_sha256(paths[rel])
+        except OSError as exc:  # vanished or unreadable mid-tick: the next tick decides
+            context.log.warning(f"cannot read {rel}: {exc}")
+    keys = context.instance.get_dynamic_partitions(DOCUMENTS_PARTITIONS)
+    pg = varagity.services.pg
+    in_flight = InFlight(
+        ingesting=LazySet(
+            lambda: map(relative_path_for, _in_flight_partitions(context, INGEST_JOB))
+        ),
+        purging=LazySet(lambda: _paths_being_purged(context)),
+    )
+    return docs_tick(
+        previous,
+        files,
+        {item.relative_path: item.reason for item in skipped},
+        digests,
+        [relative_path_for(key) for key in keys],
+        in_flight,
+        pg.stored_versions(),
+        LazyMapping(lambda: {rel: row.summary for rel, row in failures_by_path(pg).items()}),
+        batch_size=settings.INGEST_BATCH_SIZE,
+        batch_bytes=settings.INGEST_BATCH_BYTES,
+        watcher_since_ns=watcher_since,
+        retrying=retrying,
+    )
+
+
+def _changed_request(changed: ChangedFile) -> dg.RunRequest:
+    """A changed file's run (keyed by content and mtime: edited back, it runs again)."""
+    key = partition_key_for(changed.path)
+    return dg.RunRequest(
+        job_name=INGEST_JOB,
+        run_key=f"{key}:{changed.sha256}:{changed.mtime_ns}",
+        partition_key=key,
     )
 
 

@@ -311,6 +311,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Evaluations
+         * @description Recent answer evaluations, newest first.
+         */
+        get: operations["list_evaluations_api_evaluations_get"];
+        put?: never;
+        /**
+         * Launch Evaluation
+         * @description Answer a suite (the shipped golden suite by default) on the live index and check
+         *     its answer gates; follow the run at ``/api/evaluations/{run_id}/events``.
+         */
+        post: operations["launch_evaluation_api_evaluations_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Evaluation
+         * @description An evaluation's state, questions answered, figures once scored, error if failed.
+         */
+        get: operations["evaluation_api_evaluations__run_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Evaluation Events
+         * @description Stream an evaluation: ``progress`` (an EvaluationRun) whenever it changes,
+         *     then ``done`` with the final state; ``error`` ends the stream if Dagster stops
+         *     answering.
+         */
+        get: operations["evaluation_events_api_evaluations__run_id__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/evaluations/{run_id}/kill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kill Evaluation
+         * @description Stop a queued or running evaluation.
+         */
+        post: operations["kill_evaluation_api_evaluations__run_id__kill_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/feedback": {
         parameters: {
             query?: never;
@@ -873,6 +960,38 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AnswerFigures
+         * @description The suite's figures, once every question is answered and scored (shares 0..1).
+         */
+        AnswerFigures: {
+            /** Abstention Accuracy */
+            abstention_accuracy: number;
+            /**
+             * Answer Correctness
+             * @description Mean share of key facts stated.
+             */
+            answer_correctness: number;
+            /** Citation Validity */
+            citation_validity: number;
+            /** First Token P50 Ms */
+            first_token_p50_ms: number;
+            /**
+             * Fully Correct
+             * @description Share of answers stating every key fact.
+             */
+            fully_correct: number;
+            /**
+             * Loops
+             * @description Answers stopped by the repetition guard.
+             */
+            loops: number;
+            /**
+             * N
+             * @description Questions answered.
+             */
+            n: number;
+        };
         /**
          * AnswerQuote
          * @description A quote of the answer, with the source number its sentence cites.
@@ -1591,6 +1710,92 @@ export interface components {
             code: string;
             /** Message */
             message: string;
+        };
+        /**
+         * EvaluationList
+         * @description Recent answer evaluations, newest first.
+         */
+        EvaluationList: {
+            /** Runs */
+            runs: components["schemas"]["EvaluationRun"][];
+        };
+        /**
+         * EvaluationRequest
+         * @description Which suite to answer.
+         */
+        EvaluationRequest: {
+            /**
+             * Suite
+             * @description A suite folder on the server (queries.jsonl, suite.json or corpus/, optionally thresholds.json; eval_suites/README.md); the shipped golden suite (eval_suites/sample) when absent.
+             */
+            suite?: string | null;
+        };
+        /**
+         * EvaluationRun
+         * @description An answer evaluation, where it stands and what it reported.
+         */
+        EvaluationRun: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dagster Url
+             * @description The run's page in the Dagster UI.
+             */
+            dagster_url: string;
+            /** Done */
+            done: boolean;
+            /** Ended At */
+            ended_at: string | null;
+            /**
+             * Error
+             * @description Why the run failed (a gate that missed, an error).
+             */
+            error: string | null;
+            /** @description Once the suite is scored. */
+            figures: components["schemas"]["AnswerFigures"] | null;
+            /**
+             * Question
+             * @description The last answered question's verdict line.
+             */
+            question: string | null;
+            /**
+             * Questions Done
+             * @description Questions answered so far.
+             */
+            questions_done: number;
+            /**
+             * Questions Total
+             * @description The suite's questions (0 until one is answered).
+             */
+            questions_total: number;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Source
+             * @description Who launched it: api, cli.
+             */
+            source: string | null;
+            /** Started At */
+            started_at: string | null;
+            /**
+             * State
+             * @description failed also when a gate missed its threshold.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            /**
+             * Status
+             * @description Dagster's run status.
+             */
+            status: string;
+            /**
+             * Suite
+             * @description The suite folder; null: the shipped golden suite.
+             */
+            suite: string | null;
         };
         /**
          * EvidenceEntity
@@ -4222,6 +4427,343 @@ export interface operations {
                 };
             };
             /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_evaluations_api_evaluations_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationList"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    launch_evaluation_api_evaluations_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequest"] | null;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationRun"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A restore of the documents is in flight. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The path is not an answer suite. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    evaluation_api_evaluations__run_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationRun"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No answer evaluation has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    evaluation_events_api_evaluations__run_id__events_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SSE stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No answer evaluation has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    kill_evaluation_api_evaluations__run_id__kill_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationRun"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No answer evaluation has this run id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The evaluation has already ended. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
             503: {
                 headers: {
                     [name: string]: unknown;

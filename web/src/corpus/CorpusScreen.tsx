@@ -8,9 +8,12 @@ import { buildTree, resolveSelection, toggle, TRANSITIONAL, type TreeNode } from
 import { useDocuments } from "./useDocuments";
 import { useBackups } from "../backups/useBackups";
 import { BackupPanel } from "../backups/BackupPanel";
+import { useJob } from "../jobs/useJob";
 import { DocumentTree } from "./DocumentTree";
 import { ConfirmDialog } from "../shared/Modal";
 import { UploadPanel } from "./UploadPanel";
+import { EvaluationPanel } from "./EvaluationPanel";
+import { evaluations } from "./evaluation";
 
 const SHOWN_PATHS = 8;
 
@@ -48,6 +51,11 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
     "rag",
     useCallback(() => setChanges((c) => c + 1), []),
   );
+
+  const evaluation = useJob(evaluations, {
+    lost: "Lost the evaluation's progress",
+    notKilled: "The evaluation was not killed",
+  });
 
   const docs = useMemo(() => documents.list?.documents ?? [], [documents.list]);
   const tree = useMemo(() => buildTree(docs), [docs]);
@@ -146,6 +154,7 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
         )}
       </section>
       <BackupPanel backups={backups} />
+      <EvaluationPanel evaluation={evaluation} />
       <ConfirmDialog
         open={confirming}
         title={`Delete ${chosen.docIds.length} document${chosen.docIds.length === 1 ? "" : "s"}?`}

@@ -5,30 +5,28 @@ folder by anything else (told by :class:`~varagity.ingest.watch.FolderWatcher`).
 Launches go one at a time, so the second of two that name the same file finds the
 first's run in flight and leaves the file to it; the watcher's hand-over waits for
 uploads in progress, so an uploaded file's run is the upload's (tagged
-``varagity/source=upload``), not a second one. A launch that fails only logs: the folder
-sensor ingests the files as any other that lands in the folder.
+``varagity/source=upload``), not a second one. What the watcher launches is decided by
+:func:`~varagity.folder_diff.watcher_launches`, beside the folder sensor's own decision:
+a file that landed longer ago than the watcher launches is the sensor's, so the two
+never both launch it. A launch that fails only logs: the folder sensor ingests the
+files as any other that lands in the folder.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
-import psycopg
-from fastapi import FastAPI
-
 from varagity.config import Settings
-from varagity.corpus_lock import folder_watcher_presence
-from varagity.dagster_client import DagsterError
+from varagity.folder_diff import FileStat, watcher_launches
 from varagity.ingest.discovery import partition_key_for
-from varagity.ingest.watch import FolderWatcher
-from varagity.stores.postgres import database_url
-from varagity_api.corpus_gate import refuse_beside
-from varagity_api.deps import app_settings, dagster_client
-from varagity_api.errors import ApiError
+from varagity.jobs.gate import CorpusBusy
+from varagity.jobs.ingest import IngestJobs
+from varagity.jobs.transport import DagsterClient, DagsterError
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +47,12 @@ class IngestLauncher:
     """Launches the ingest runs of landed files, one launch at a time.
 
     ``settings`` is called for the settings in force at each launch (the API's can
-    change at run time).
+    change at run time); ``timeout`` bounds each answer Dagster gives.
     """
 
-    def __init__(self, settings: Callable[[], Settings]) -> None:
+    def __init__(self, settings: Callable[[], Settings], *, timeout: float = 30.0) -> None:
         self._settings = settings
+        self._timeout = timeout
         self._launching = threading.Lock()
         self._uploads = 0
         self._uploads_done = threading.Condition()
@@ -83,8 +82,8 @@ class IngestLauncher:
         docs = settings.docs_path
         with self._launching:
             try:
-                refuse_beside(settings, "rag", kinds=("export", "restore"))
-                dagster_client(settings).launch_ingest_runs(
+                jobs = IngestJobs(DagsterClient.for_settings(settings, timeout=self._timeout))
+                jobs.launch_runs(
                     [partition_key_for(p) for p in relative_paths],
                     batch_size=settings.INGEST_BATCH_SIZE,
                     source=source,
@@ -92,7 +91,7 @@ class IngestLauncher:
                     sizes={partition_key_for(p): _size(docs / p) for p in relative_paths},
                     batch_bytes=settings.INGEST_BATCH_BYTES,
                 )
-            except (DagsterError, ApiError) as exc:  # ApiError: corpus_busy
+            except (DagsterError, CorpusBusy) as exc:
                 log.warning(
                     "%d %s file(s) wait for the folder sensor: %s",
                     len(relative_paths),
@@ -107,12 +106,13 @@ class IngestLauncher:
 
     def landed(self, relative_paths: list[str]) -> None:
         """The folder watcher's hand-over: once no upload is in progress, launch what
-        an upload has not launched already."""
+        an upload has not launched already and the folder sensor does not take."""
         with self._uploads_done:
             self._uploads_done.wait_for(lambda: self._uploads == 0, timeout=_UPLOAD_WAIT_S)
         docs = self._settings().docs_path
         with self._launching:
-            todo = [p for p in relative_paths if self._uploaded.get(p) != _version(docs / p)]
+            landed = {p: _stat(docs / p) for p in relative_paths}
+            todo = watcher_launches(landed, self._uploaded, now_ns=time.time_ns())
         if todo:
             self.launch(todo, source=FOLDER_SOURCE)
 
@@ -126,45 +126,15 @@ def _version(path: Path) -> tuple[int, int]:
     return (stat.st_mtime_ns, stat.st_size)
 
 
+def _stat(path: Path) -> FileStat | None:
+    """The file as it is now; ``None`` if it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return FileStat(stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns)
+
+
 def _size(path: Path) -> int:
     """The file's size in bytes; 0 if it is gone."""
     return max(0, _version(path)[1])
-
-
-def ingest_launcher(app: FastAPI) -> IngestLauncher:
-    """The app's launcher, made on first use (an app served without its lifespan has
-    one too)."""
-    launcher: IngestLauncher | None = getattr(app.state, "ingest_launcher", None)
-    if launcher is None:
-        launcher = app.state.ingest_launcher = IngestLauncher(lambda: app_settings(app))
-    return launcher
-
-
-def watch_folder(
-    settings: Settings, launcher: IngestLauncher
-) -> tuple[ExitStack, FolderWatcher | None]:
-    """Start the folder watcher (``FOLDER_WATCH``) handing landed files to ``launcher``,
-    and tell the folder sensor so through Postgres
-    (:func:`~varagity.corpus_lock.folder_watcher_presence`): while a watcher is live the
-    sensor leaves a file that just landed to it instead of asking for a second run.
-    Closing the returned stack stops both; no watcher when it cannot run (the sensor
-    then takes every file, as it always can)."""
-    stack = ExitStack()
-    if not settings.FOLDER_WATCH:
-        return stack, None
-    try:
-        stack.enter_context(folder_watcher_presence(database_url(settings)))
-    except (psycopg.Error, OSError, RuntimeError) as exc:
-        log.warning(
-            "not watching %s: Postgres cannot be reached (%s); new files wait for the "
-            "folder sensor",
-            settings.docs_path,
-            exc,
-        )
-        return stack, None
-    watcher = FolderWatcher(settings.docs_path, launcher.landed)
-    if not watcher.start():
-        stack.close()
-        return ExitStack(), None
-    stack.callback(watcher.stop)
-    return stack, watcher

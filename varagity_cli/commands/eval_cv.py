@@ -7,12 +7,15 @@ suite's questions into halves, chooses on one and reports on the other.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from varagity.config import get_settings
+from varagity_cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from varagity_cli.common import Subparsers
 
 
 def _csv(text: str) -> list[str]:
@@ -22,7 +25,22 @@ def _csv(text: str) -> list[str]:
     return values
 
 
-def cmd_eval_cv(args: argparse.Namespace) -> int:
+def cmd_eval_cv(
+    *,
+    suite_folders: list[str] | None,
+    from_report: list[str] | None,
+    seed: int,
+    k: int,
+    k_max: int,
+    chunks: str,
+    weights: str,
+    rrf: str,
+    arms: str,
+    methods: str,
+    tolerance: int,
+    top: int,
+    out: str | None,
+) -> int:
     """Cross-validate a grid of retrieval settings over one or more suites."""
     import json
 
@@ -32,29 +50,27 @@ def cmd_eval_cv(args: argparse.Namespace) -> int:
     from varagity_stack.model_servers import local_model_servers
 
     try:
-        chunks = tuple(
-            (int(size), int(overlap)) for size, overlap in (c.split("/") for c in _csv(args.chunks))
+        pairs = tuple(
+            (int(size), int(overlap)) for size, overlap in (c.split("/") for c in _csv(chunks))
         )
         grid = eval_configs.Grid(
-            chunks=chunks,
-            semantic_weights=tuple(float(w) for w in _csv(args.weights)),
-            rrf_ks=tuple(int(k) for k in _csv(args.rrf)),
-            arm_candidates=tuple(int(n) for n in _csv(args.arms)),
-            methods=tuple(_csv(args.methods)),
+            chunks=pairs,
+            semantic_weights=tuple(float(w) for w in _csv(weights)),
+            rrf_ks=tuple(int(n) for n in _csv(rrf)),
+            arm_candidates=tuple(int(n) for n in _csv(arms)),
+            methods=tuple(_csv(methods)),
         )
     except ValueError as exc:
-        print(f"error: bad grid: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"bad grid: {exc}", EXIT_USAGE)
     bad = set(grid.methods) - set(runner.GRID_METHODS)
     if bad:
-        print(f"error: --methods takes {', '.join(runner.GRID_METHODS)}", file=sys.stderr)
-        return 2
+        return fail(f"--methods takes {', '.join(runner.GRID_METHODS)}", EXIT_USAGE)
     prefer = eval_configs.default_grid_name()
     settings = get_settings().model_copy(update={"CONTEXTUALIZE": False})
     # rows of earlier reports (--from), by suite folder; a run adds to them
     paths: dict[str, str] = {}
     rows: dict[str, dict[str, dict[str, Any]]] = {}
-    for earlier in args.from_report or []:
+    for earlier in from_report or []:
         saved = json.loads(Path(earlier).read_text(encoding="utf-8"))
         for name, found in saved.get("results", {}).items():
             folder = saved.get("suites", {}).get(name)
@@ -62,43 +78,41 @@ def cmd_eval_cv(args: argparse.Namespace) -> int:
                 paths.setdefault(name, folder)
             for row in found:
                 rows.setdefault(name, {})[row["config"]] = row
-    for folder in args.suite or []:
+    for folder in suite_folders or []:
         paths[load_suite(folder).name] = str(Path(folder).resolve())
     if not paths:
-        print("error: give --suite (or --from a report that names its suites)", file=sys.stderr)
-        return 2
+        return fail("give --suite (or --from a report that names its suites)", EXIT_USAGE)
     suites = [load_suite(folder) for folder in paths.values()]
     missing = [name for name in rows if name not in paths]
     if missing:
-        print(f"error: give --suite for {', '.join(missing)}", file=sys.stderr)
-        return 2
-    out = (
-        Path(args.out)
-        if args.out
+        return fail(f"give --suite for {', '.join(missing)}", EXIT_USAGE)
+    report_path = (
+        Path(out)
+        if out
         else settings.home
         / "eval"
         / "results"
         / f"cv-{runner.default_report_path(settings, suites[0]).name}"
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
+    report_path.parent.mkdir(parents=True, exist_ok=True)
 
     def save(report: cv.CvReport | None) -> None:
         payload = {
-            "seed": args.seed,
+            "seed": seed,
             "suites": {s.name: paths[s.name] for s in suites},
             "splits": {
                 s.name: {"A": list(sp.a), "B": list(sp.b)}
                 for s in suites
-                for sp in [cv.split_halves(s.answerable, seed=args.seed)]
+                for sp in [cv.split_halves(s.answerable, seed=seed)]
             },
             "report": cv.report_to_dict(report) if report else None,
             "results": {name: list(by_config.values()) for name, by_config in rows.items()},
         }
-        out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        report_path.write_text(json.dumps(payload, indent=2), encoding="utf-8")
 
-    if not args.from_report:
+    if not from_report:
         configs = eval_configs.grid_configs(grid)
-        ks = sorted({args.k, args.k_max, 5, 10, 20})
+        ks = sorted({k, k_max, 5, 10, 20})
         print(
             f"{len(configs)} configuration(s) x {len(suites)} suite(s), "
             f"{len(grid.chunks)} ingest(s) per suite; defaults: {prefer}"
@@ -120,23 +134,20 @@ def cmd_eval_cv(args: argparse.Namespace) -> int:
     for suite in suites:
         scores = cv.scores_from_rows(rows.get(suite.name, {}).values())
         if not scores:
-            print(f"error: nothing was scored on suite {suite.name}", file=sys.stderr)
-            return 1
-        split = cv.split_halves(suite.answerable, seed=args.seed)
+            return fail(f"nothing was scored on suite {suite.name}", EXIT_FAILED)
+        split = cv.split_halves(suite.answerable, seed=seed)
         print(f"suite {suite.name}: halves of {len(split.a)} and {len(split.b)} questions")
         data.append(cv.SuiteScores(suite.name, split, scores))
-    report = cv.cross_validate(
-        data, k=args.k, k_max=args.k_max, prefer=prefer, rank_tolerance=args.tolerance
-    )
+    report = cv.cross_validate(data, k=k, k_max=k_max, prefer=prefer, rank_tolerance=tolerance)
     print()
-    print(cv.format_report(report, top=args.top))
+    print(cv.format_report(report, top=top))
     save(report)
-    print(f"\nreport: {out}")
-    return 0
+    print(f"\nreport: {report_path}")
+    return EXIT_OK
 
 
-def add_eval_cv_parser(sub: Any) -> None:
-    """Register ``eval-cv`` on the ``varagity`` subparsers."""
+def register(sub: Subparsers) -> None:
+    """Add ``eval-cv``."""
     cvp = sub.add_parser(
         "eval-cv",
         help="cross-validate a grid of retrieval settings (chunks, fusion) over suites: "
@@ -172,4 +183,20 @@ def add_eval_cv_parser(sub: Any) -> None:
     )
     cvp.add_argument("--top", type=int, default=15, help="rows of the final standings shown")
     cvp.add_argument("--out", help="JSON report path (default VARAGITY_HOME/eval/results/cv-...)")
-    cvp.set_defaults(func=cmd_eval_cv)
+    cvp.set_defaults(
+        func=lambda a: cmd_eval_cv(
+            suite_folders=a.suite,
+            from_report=a.from_report,
+            seed=a.seed,
+            k=a.k,
+            k_max=a.k_max,
+            chunks=a.chunks,
+            weights=a.weights,
+            rrf=a.rrf,
+            arms=a.arms,
+            methods=a.methods,
+            tolerance=a.tolerance,
+            top=a.top,
+            out=a.out,
+        )
+    )

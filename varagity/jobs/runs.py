@@ -1,0 +1,141 @@
+"""What every kind whose jobs are single Dagster runs shares (graph builds, backups,
+purges, and the writers the gate looks at): a :class:`~varagity.jobs.transport.RunNode`
+read into a :class:`~varagity.jobs.model.Run`, and :class:`RunJobs`, the base of their
+adapters: read one run of the kind, list some, kill one, and read each run's log on
+from where the last read stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, ClassVar, Generic, TypeVar
+
+from varagity.jobs.model import ENDED_RUN_STATUSES, Run, run_kind, run_url
+from varagity.jobs.transport import (
+    DagsterClient,
+    RunEnded,
+    RunNode,
+    RunNotFound,
+    TerminateFailed,
+)
+from varagity.pipeline import SOURCE_TAG, corpus_of_run
+
+P = TypeVar("P")
+
+# An ended run's progress and error never change: read them once per process.
+_ENDED_KEPT = 500
+_ended: OrderedDict[tuple[str, str, str], tuple[Any, str | None]] = OrderedDict()
+_ended_lock = threading.Lock()
+
+
+def run_of(node: RunNode, dagster_url: str, progress: P, error: str | None = None) -> Run[P]:
+    """The :class:`Run` of a Dagster run, with its kind's ``progress``."""
+    return Run(
+        id=node.run_id,
+        kind=run_kind(node.job, node.assets),
+        corpus=corpus_of_run(node.job, node.tags, node.assets),
+        job=node.job,
+        status=node.status,
+        done=node.status in ENDED_RUN_STATUSES,
+        succeeded=node.status == "SUCCESS",
+        created_at=node.created_at,
+        started_at=node.started_at,
+        ended_at=node.ended_at,
+        source=node.tags.get(SOURCE_TAG),
+        error=error,
+        url=run_url(dagster_url, node.run_id),
+        progress=progress,
+        tags=node.tags,
+    )
+
+
+class RunJobs(Generic[P]):
+    """The adapter of a kind of single-run jobs over one client: :meth:`read`,
+    :meth:`kill` and the listing helper. A subclass says which runs are its own
+    (:meth:`_owns`), what a read calls one (:attr:`what`) and reads its progress
+    (:meth:`_progress`, from the one it read before and :meth:`_new_log_messages`). An
+    adapter keeps where it stopped reading each run's log: follow a run with one."""
+
+    what: ClassVar[str]
+    """The kind's run as an error names it (``a backup``)."""
+
+    def __init__(self, client: DagsterClient) -> None:
+        """Read and launch through ``client``."""
+        self.client = client
+        self._log_cursors: dict[str, str | None] = {}
+        self._seen: dict[str, P] = {}
+
+    def _owns(self, node: RunNode) -> bool:
+        """Whether ``node`` is a run of this kind."""
+        raise NotImplementedError
+
+    def _progress(self, node: RunNode, seen: P | None) -> P:
+        """The run's progress as its tags and log say it now (``seen``: what the last
+        read of it said, None at the first)."""
+        raise NotImplementedError
+
+    def _new_log_messages(self, run_id: str) -> list[str]:
+        """The run's log messages this adapter has not read yet."""
+        messages, cursor = self.client.log_messages(run_id, self._log_cursors.get(run_id))
+        self._log_cursors[run_id] = cursor
+        return messages
+
+    def _node(self, run_id: str) -> RunNode:
+        node = self.client.run(run_id)
+        if not self._owns(node):
+            raise RunNotFound(f"run {run_id!r} is a {node.job} run, not {self.what}")
+        return node
+
+    def _run(self, node: RunNode) -> Run[P]:
+        """``node`` as a :class:`Run`, its progress read and, when it failed, why (both
+        kept per process once it has ended). Blocking (it reads the run's log)."""
+        key = (type(self).__name__, self.client.url, node.run_id)
+        with _ended_lock:
+            cached = _ended.get(key)
+        if cached is not None:
+            progress, error = cached
+        else:
+            progress = self._progress(node, self._seen.get(node.run_id))
+            self._seen[node.run_id] = progress
+            error = self.client.run_error(node.run_id) if node.status == "FAILURE" else None
+            if node.status in ENDED_RUN_STATUSES:
+                with _ended_lock:
+                    _ended[key] = (progress, error)
+                    while len(_ended) > _ENDED_KEPT:
+                        _ended.popitem(last=False)
+        return run_of(node, self.client.url, progress, error)
+
+    def _runs(self, nodes: list[RunNode], limit: int | None = None) -> list[Run[P]]:
+        """Those of ``nodes`` that are this kind's, newest first (at most ``limit``)."""
+        mine = sorted((n for n in nodes if self._owns(n)), key=lambda n: -n.created_at)
+        return [self._run(node) for node in mine[:limit]]
+
+    def read(self, run_id: str) -> Run[P]:
+        """One run of this kind.
+
+        Raises:
+            RunNotFound: No run has this id, or it is not of this kind.
+        """
+        return self._run(self._node(run_id))
+
+    def kill(self, run_id: str) -> Run[P]:
+        """Stop a run of this kind: a started one is terminated (its worker is
+        interrupted), a queued one is canceled before it starts. Returns the run as it
+        stands after the request.
+
+        Raises:
+            RunNotFound: No run of this kind has this id.
+            RunEnded: The run had already ended.
+        """
+        node = self._node(run_id)
+        if node.status in ENDED_RUN_STATUSES:
+            raise RunEnded(f"run {run_id} has already ended ({node.status})")
+        try:
+            self.client.terminate(run_id)
+        except TerminateFailed as exc:
+            now = self._node(run_id)
+            if now.status in ENDED_RUN_STATUSES:
+                raise RunEnded(f"run {run_id} has already ended ({now.status})") from exc
+            raise
+        return self.read(run_id)
