@@ -55,6 +55,7 @@ from varagity.pipeline import (
     PARTITION_TAG,
     SOURCE_TAG,
 )
+from varagity_assets import dynamic_partitions
 from varagity_assets.defs.graph.assets import graph_removed_sources
 from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
 from varagity_assets.defs.graph.partitions import (
@@ -192,15 +193,9 @@ def graph_sources_sensor(
     ]
     if tick.removed:
         run_requests.append(_remove_request(list(tick.removed), tick.generation))
-    partition_requests: list[
-        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
-    ] = []
-    if tick.add_partitions:
-        keys = [archive_key(rel) for rel in tick.add_partitions]
-        partition_requests.append(graph_sources_partitions.build_add_request(keys))
-    if tick.delete_partitions:
-        keys = [archive_key(rel) for rel in tick.delete_partitions]
-        partition_requests.append(graph_sources_partitions.build_delete_request(keys))
+    partition_requests = dynamic_partitions.partition_requests(
+        graph_sources_partitions, archive_key, tick.add_partitions, tick.delete_partitions
+    )
     cursor = tick.cursor.dumps()
     if not run_requests and not partition_requests:
         context.update_cursor(cursor)

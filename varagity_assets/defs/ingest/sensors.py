@@ -73,6 +73,7 @@ from varagity.pipeline import (
 )
 from varagity.stores.corpus_state import CorpusState, ingest_settings
 from varagity.stores.ingest_failures import failures_by_path
+from varagity_assets import dynamic_partitions
 from varagity_assets.defs.ingest.jobs import (
     contextualize_documents_job,
     ingest_documents_job,
@@ -313,15 +314,9 @@ def docs_folder_sensor(
     run_requests += [
         _purge_request(run, tick.generation, reconcile=tick.orphans) for run in tick.purges
     ]
-    partition_requests: list[
-        dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
-    ] = []
-    if tick.add_partitions:
-        keys = [partition_key_for(rel) for rel in tick.add_partitions]
-        partition_requests.append(documents_partitions.build_add_request(keys))
-    if tick.delete_partitions:
-        keys = [partition_key_for(rel) for rel in tick.delete_partitions]
-        partition_requests.append(documents_partitions.build_delete_request(keys))
+    partition_requests = dynamic_partitions.partition_requests(
+        documents_partitions, partition_key_for, tick.add_partitions, tick.delete_partitions
+    )
     cursor = replace(tick.cursor, failed_batches=tuple(handled)).dumps()
     if not run_requests and not partition_requests:
         context.update_cursor(cursor)
