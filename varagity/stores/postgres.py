@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
+import warnings
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import psycopg
@@ -33,9 +35,19 @@ def embedded_pgdata(settings: Settings) -> Path:
     return settings.home / "pg"
 
 
+def _pgserver() -> ModuleType:
+    """The pgserver package, imported without its one warning: at import it asks
+    platformdirs for a runtime folder it never uses here, which warns on every command
+    where ``XDG_RUNTIME_DIR`` is unset (containers, CI, ``su`` shells)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        import pgserver
+    return pgserver
+
+
 def ensure_embedded_postgres(settings: Settings) -> str:
     """Start (or attach to) the embedded server and return its libpq URL."""
-    import pgserver
+    pgserver = _pgserver()
 
     pgdata = embedded_pgdata(settings)
     pgdata.parent.mkdir(parents=True, exist_ok=True)
@@ -52,6 +64,7 @@ def ensure_embedded_postgres(settings: Settings) -> str:
 
 def embedded_postgres_pid(settings: Settings) -> int | None:
     """The pid of the embedded server's postmaster while it runs, else None."""
+    _pgserver()
     from pgserver.utils import PostmasterInfo
 
     try:
@@ -67,14 +80,14 @@ def restart_embedded_postgres(settings: Settings) -> str:
     pgserver caches the server object of each data directory in-process; a cached
     object whose postmaster is gone would be handed back as if it were running.
     """
-    import pgserver
-
+    pgserver = _pgserver()
     pgserver.PostgresServer._instances.pop(embedded_pgdata(settings).expanduser().resolve(), None)
     return ensure_embedded_postgres(settings)
 
 
 def stop_embedded_postgres(settings: Settings) -> None:
     """Stop the embedded server if it runs (fast shutdown, data kept)."""
+    _pgserver()
     from pgserver._commands import POSTGRES_BIN_PATH
 
     pgdata = embedded_pgdata(settings)
