@@ -89,9 +89,7 @@ class BackupJobs(RunJobs[BackupProgress]):
     def recent(self, corpus: str, limit: int = 20) -> list[Run[BackupProgress]]:
         """The newest export and restore runs of ``corpus``, newest first (exports
         launched from the Dagster UI carry no corpus tag and are not listed)."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        return self._runs(self.client.runs({"tags": [{"key": CORPUS_TAG, "value": corpus}]}, limit))
+        return self._recent({"tags": [{"key": CORPUS_TAG, "value": corpus}]}, limit)
 
     def launch(self, corpus: str, name: str | None = None, *, source: str) -> str:
         """Launch an export of ``corpus`` (``name`` None: a run of its ``backup_bundle``

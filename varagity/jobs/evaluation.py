@@ -68,9 +68,7 @@ class EvaluationJobs(RunJobs[EvaluationProgress]):
 
     def recent(self, limit: int = 20) -> list[Run[EvaluationProgress]]:
         """The newest answer evaluations, newest first."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        return self._runs(self.client.runs({"pipelineName": ANSWER_EVAL_JOB}, limit), limit)
+        return self._recent({"pipelineName": ANSWER_EVAL_JOB}, limit)
 
     def launch(self, suite_path: str | None, *, source: str) -> str:
         """Launch an answer evaluation of the suite folder ``suite_path`` (an absolute

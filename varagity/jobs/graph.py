@@ -78,10 +78,7 @@ class GraphJobs(RunJobs[GraphProgress]):
 
     def recent(self, limit: int = 20) -> list[Run[GraphProgress]]:
         """The newest runs of the graph jobs (builds and removals), newest first."""
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        nodes = self.client.runs({"tags": [{"key": STAGE_TAG, "value": STAGE_GRAPH}]}, limit)
-        return self._runs(nodes, limit)
+        return self._recent({"tags": [{"key": STAGE_TAG, "value": STAGE_GRAPH}]}, limit)
 
     def in_flight(self) -> list[Run[GraphProgress]]:
         """The builds queued, starting or started now (at most one per archive is

@@ -106,8 +106,12 @@ class RunJobs(Generic[P]):
                         _ended.popitem(last=False)
         return run_of(node, self.client.url, progress, error)
 
-    def _runs(self, nodes: list[RunNode], limit: int | None = None) -> list[Run[P]]:
-        """Those of ``nodes`` that are this kind's, newest first (at most ``limit``)."""
+    def _recent(self, run_filter: dict[str, Any], limit: int) -> list[Run[P]]:
+        """The newest ``limit`` runs of this kind that ``run_filter`` matches, newest
+        first (what each kind's listing asks of Dagster)."""
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        nodes = self.client.runs(run_filter, limit)
         mine = sorted((n for n in nodes if self._owns(n)), key=lambda n: -n.created_at)
         return [self._run(node) for node in mine[:limit]]
 
