@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from varagity.eval.answer_scoring import AnswerScore, AnswerSummary, score_answer, summarize
 from varagity.eval.scoring import fixed_width, percentile
-from varagity.eval.suite import AnswerThresholds, EvalQuery, Suite, SuiteError
+from varagity.eval.suite import AnswerThresholds, EvalQuery, Suite, SuiteError, load_suite
 from varagity.services import Services
 
 if TYPE_CHECKING:
@@ -123,6 +123,19 @@ def require_facts(suite: Suite) -> None:
             f'suite {suite.name}: answer scoring needs key facts; add a "facts" list to '
             f"{len(missing)} answerable question(s): {shown}"
         )
+
+
+def answer_suite_root(path: str) -> str:
+    """The absolute folder of the answer suite at ``path``, checked as an answer
+    evaluation run will read it (it loads, its answerable questions have key facts).
+
+    Raises:
+        SuiteError: It is not a suite, or one without key facts.
+        OSError: It cannot be read.
+    """
+    suite = load_suite(path)
+    require_facts(suite)
+    return str(suite.root)
 
 
 class AnswerError(RuntimeError):

@@ -15,8 +15,7 @@ import logging
 from fastapi import APIRouter, Query
 from starlette.concurrency import run_in_threadpool
 
-from varagity.eval.answers import require_facts
-from varagity.eval.suite import load_suite
+from varagity.eval.answers import answer_suite_root
 from varagity.jobs import DagsterError
 from varagity.jobs.evaluation import EvaluationJobs
 from varagity_api.deps import SettingsDep, dagster_client
@@ -47,11 +46,9 @@ def checked_suite(path: str) -> str:
         ApiError: 422 ``invalid_suite`` saying why it is not one.
     """
     try:
-        suite = load_suite(path)
-        require_facts(suite)
+        return answer_suite_root(path)
     except (ValueError, OSError) as exc:  # a SuiteError is a ValueError
         raise ApiError(422, "invalid_suite", f"{path!r} is not an answer suite: {exc}") from exc
-    return str(suite.root)
 
 
 @router.post(

@@ -38,19 +38,16 @@ def _figures(run: Run[EvaluationProgress]) -> str:
 def cmd_launch(*, suite: str | None, wait: bool) -> int:
     """Launch an answer evaluation; with ``wait`` print each question as it is answered
     and the figures, 0 when the run succeeded."""
-    from varagity.eval.answers import require_facts
-    from varagity.eval.suite import load_suite
+    from varagity.eval.answers import answer_suite_root
     from varagity.jobs import CorpusBusy
     from varagity.jobs.follow import follow_blocking
 
     path = None
     if suite is not None:
         try:
-            loaded = load_suite(suite)
-            require_facts(loaded)
+            path = answer_suite_root(suite)
         except (ValueError, OSError) as exc:  # a SuiteError is a ValueError
             return fail(f"invalid_suite: {exc}", EXIT_USAGE)
-        path = str(loaded.root)
     jobs = _jobs()
     try:  # refused while a restore of the documents is in flight (varagity.jobs.gate)
         run_id = jobs.launch(path, source="cli")
