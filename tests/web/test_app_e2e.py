@@ -26,7 +26,7 @@ sentence the answer quotes) beside the passage, zoomable; the second PDF is then
 deleted and the reloaded answer's card falls back to the passage's text with the
 reason; screenshots in ``tests/.artifacts/web/previews/``.
 
-Last, ``test_the_dagster_ui_through_its_guarded_front``: ``web/e2e/dagster.mjs`` opens the
+Next, ``test_the_dagster_ui_through_its_guarded_front``: ``web/e2e/dagster.mjs`` opens the
 Dagster UI at the stack's guarded address (``DAGSTER_URL``, the front of
 ``varagity_stack/dagster_front.py``; the webserver itself listens on loopback elsewhere),
 materializes the ``rag`` partition of ``backup_bundle`` from the asset page's launch dialog
@@ -34,6 +34,12 @@ and launches a backfill of all its partitions, each followed to its end; the run
 backfill and the bundle written are then checked through the front, and the bug
 report's ``GET /graphql?query=mutation{...}`` and a rebinding Host are refused there;
 screenshots in ``tests/.artifacts/web/dagster/``.
+
+Then ``test_the_codebase_map_and_the_palette_in_the_browser``: ``web/e2e/map.mjs`` opens
+``#/map`` (Cytoscape's cards in their groups), spotlights a card and reads its source
+reference and relations, finds ``manuals/kettle.md`` with the Ctrl-K palette and opens it
+in the corpus tree, and checks that developer mode off hides the Map link and the map
+cards; screenshots in ``tests/.artifacts/web/map/``.
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ GRAPH_DAYS = 1
 GRAPH_QUESTION = "When is the flight to Lisbon?"
 PREVIEWS_OUT = ARTIFACTS / "previews"
 DAGSTER_OUT = ARTIFACTS / "dagster"
+MAP_OUT = ARTIFACTS / "map"
 PREVIEW_FILES = {
     "pdf": "harbour/report.pdf",
     "deck": "harbour/deck.pptx",
@@ -406,3 +413,25 @@ def test_the_dagster_ui_through_its_guarded_front(stack: Stack) -> None:
     port = state["ports"]["dagster_webserver"]
     assert web["argv"][1:5] == ["-h", "127.0.0.1", "-p", str(port)]
     assert str(port) not in dagster
+
+
+def test_the_codebase_map_and_the_palette_in_the_browser(stack: Stack) -> None:
+    report = run_script(
+        "map.mjs",
+        MAP_OUT,
+        {"VARAGITY_URL": stack.api, "E2E_DOCUMENT": "manuals/kettle.md"},
+        timeout=300,
+    )
+    # the script asserts what it saw; the report carries it for the reader
+    assert report["screens"] == ["Chat", "Corpus", "Graph", "Map"]
+    assert report["screensWithoutDeveloperMode"] == ["Chat", "Corpus", "Graph"]
+    assert report["cards"] >= 40
+    assert "reranked composes a base retriever" in report["spotlight"]
+    assert report["focused"] == "manuals/kettle.md", "the palette opened the document"
+    assert screenshot_names(report) == {
+        "map.png",
+        "map-spotlight.png",
+        "palette.png",
+        "palette-document.png",
+        "map-narrow.png",
+    }

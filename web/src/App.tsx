@@ -1,12 +1,15 @@
 /**
  * The app shell: the header with the screens and tools, the corpus status (stale
- * banner, ingest progress), the conversations sidebar, the open screen (chat, corpus
- * or message graph) and the settings drawer. The URL's hash names the screen.
+ * banner, ingest progress), the conversations sidebar, the open screen (chat, corpus,
+ * message graph or codebase map), the settings drawer and the ⌘K palette. The URL's
+ * hash names the screen. Developer mode (kept in this browser, on by default) shows the
+ * map in the header and the palette; its address works either way.
  */
 import { useCallback, useEffect, useState, type MouseEvent } from "react";
 
 import { describeError } from "./api/client";
 import { getConversation } from "./api/resources";
+import { useDeveloperMode } from "./app/developerMode";
 import { HealthStatus } from "./app/HealthStatus";
 import { routeHash, type Route } from "./app/route";
 import { useRoute } from "./app/useRoute";
@@ -19,10 +22,14 @@ import { GraphScreen } from "./graph/GraphScreen";
 import { useGraphStatus } from "./graph/useGraph";
 import { CorpusStatus } from "./ingest/CorpusStatus";
 import { useIngestJob } from "./ingest/useIngestJob";
+import { MapScreen } from "./map/MapScreen";
+import { Palette } from "./palette/Palette";
 import { SettingsDrawer } from "./settings/SettingsDrawer";
 import { useSettings } from "./settings/useSettings";
 
 const SIDEBAR_ID = "conversations";
+/** The palette's shortcut is shown as ⌘K on Apple systems, Ctrl K elsewhere (both work everywhere). */
+const APPLE = typeof navigator !== "undefined" && /Mac|iPhone|iPad/.test(navigator.userAgent);
 const MAIN_ID = "main";
 
 /** Moves focus to an element by id (skip links must not touch the hash: it is the route). */
@@ -38,6 +45,9 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
   const [history, setHistory] = useState<HistoryState>({ state: "ready" });
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const [settingsFocus, setSettingsFocus] = useState<string | null>(null);
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const developerMode = useDeveloperMode();
   const [corpusVersion, setCorpusVersion] = useState(0);
   const settings = useSettings();
   const graph = useGraphStatus();
@@ -96,6 +106,15 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
   const finished = state.turns.filter((t) => t.status === "done").length;
   const onChat = route.view === "chat";
   const current = (view: Route["view"]) => (route.view === view ? "page" : undefined);
+  const skipText: Record<Exclude<Route["view"], "chat">, string> = {
+    corpus: "Skip to the corpus",
+    graph: "Skip to the message graph",
+    map: "Skip to the codebase map",
+  };
+  const openSettings = useCallback((name: string | null) => {
+    setSettingsFocus(name);
+    setSettingsOpen(true);
+  }, []);
 
   return (
     <div
@@ -117,7 +136,7 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
         </a>
       ) : (
         <a className="skip-link" href={`#${MAIN_ID}`} onClick={(e) => focusById(e, MAIN_ID)}>
-          {route.view === "graph" ? "Skip to the message graph" : "Skip to the corpus"}
+          {skipText[route.view]}
         </a>
       )}
       <header className="topbar">
@@ -149,10 +168,26 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
                 Graph
               </a>
             </li>
+            {developerMode.on && (
+              <li>
+                <a href={routeHash({ view: "map", card: null })} aria-current={current("map")}>
+                  Map
+                </a>
+              </li>
+            )}
           </ul>
         </nav>
-        <button type="button" className="settings-button" onClick={() => setSettingsOpen(true)}>
+        <button type="button" className="settings-button" onClick={() => openSettings(null)}>
           Settings
+        </button>
+        <button
+          type="button"
+          className="palette-button"
+          aria-keyshortcuts="Meta+K Control+K"
+          title="Jump to a screen, conversation, document, archive, setting or map card (\u2318K or Ctrl-K)"
+          onClick={() => setPaletteOpen(true)}
+        >
+          Jump to{"\u2026"} <kbd>{APPLE ? "\u2318K" : "Ctrl K"}</kbd>
         </button>
         <nav aria-label="Tools" className="tools">
           <ul>
@@ -192,24 +227,43 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
               graph={graph.availability}
             />
           )}
-          {route.view === "corpus" && <CorpusScreen version={corpusVersion} />}
+          {route.view === "corpus" && <CorpusScreen version={corpusVersion} focusPath={route.path ?? null} />}
           {route.view === "graph" && (
             <GraphScreen
               graph={graph.availability}
               onChanged={graph.reload}
               entity={route.entity}
               day={route.day}
+              archive={route.archive ?? null}
               onNavigate={(entity, day) => navigate({ view: "graph", entity, day })}
             />
+          )}
+          {route.view === "map" && (
+            <MapScreen card={route.card} onSelect={(card) => navigate({ view: "map", card }, true)} />
           )}
         </main>
       </div>
       <SettingsDrawer
         open={settingsOpen}
-        onClose={() => setSettingsOpen(false)}
+        onClose={() => {
+          setSettingsOpen(false);
+          setSettingsFocus(null);
+        }}
         settings={settings.settings}
         loadError={settings.error}
         onSaved={settings.replace}
+        focusSetting={settingsFocus}
+        developerMode={developerMode}
+      />
+      <Palette
+        open={paletteOpen}
+        onOpenChange={setPaletteOpen}
+        developerMode={developerMode.on}
+        settings={settings.settings}
+        graphEnabled={graph.availability.state === "enabled"}
+        navigate={navigate}
+        openSettings={openSettings}
+        setDeveloperMode={developerMode.set}
       />
     </div>
   );

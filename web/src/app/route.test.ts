@@ -35,4 +35,27 @@ describe("routes", () => {
     expect(routeHash({ view: "graph", entity: null, day: null })).toBe("#/graph");
     expect(routeHash({ view: "graph", entity: "A&B", day: null })).toBe("#/graph?entity=A%26B");
   });
+
+  it("reads and writes one document of the corpus and one archive of the graph", () => {
+    expect(parseRoute("#/corpus?path=manuals%2Fkettle.md")).toEqual({
+      view: "corpus",
+      path: "manuals/kettle.md",
+    });
+    expect(routeHash({ view: "corpus", path: "a b/c&d.md" })).toBe("#/corpus?path=a+b%2Fc%26d.md");
+    expect(parseRoute(routeHash({ view: "corpus", path: "a b/c&d.md" }))).toEqual({
+      view: "corpus",
+      path: "a b/c&d.md",
+    });
+    expect(routeHash({ view: "corpus", path: null })).toBe("#/corpus");
+    const archive = { view: "graph" as const, entity: null, day: null, archive: "phones/chat.db" };
+    expect(routeHash(archive)).toBe("#/graph?archive=phones%2Fchat.db");
+    expect(parseRoute(routeHash(archive))).toEqual(archive);
+  });
+
+  it("reads and writes the codebase map with its spotlit card", () => {
+    expect(parseRoute("#/map")).toEqual({ view: "map", card: null });
+    expect(parseRoute("#/map?card=turn-runner")).toEqual({ view: "map", card: "turn-runner" });
+    expect(routeHash({ view: "map", card: null })).toBe("#/map");
+    expect(routeHash({ view: "map", card: "turn-runner" })).toBe("#/map?card=turn-runner");
+  });
 });

@@ -37,9 +37,11 @@ function deletedLine(result: DeleteResponse): string {
 interface CorpusScreenProps {
   /** Changes when something outside re-shaped the corpus (a finished ingest job). */
   version: number;
+  /** A document the URL names (`#/corpus?path=`): shown and focused in the tree. */
+  focusPath?: string | null;
 }
 
-export function CorpusScreen({ version }: CorpusScreenProps) {
+export function CorpusScreen({ version, focusPath = null }: CorpusScreenProps) {
   const [changes, setChanges] = useState(0);
   const documents = useDocuments(version + changes);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -147,10 +149,15 @@ export function CorpusScreen({ version }: CorpusScreenProps) {
             )}
           </div>
         )}
+        {focusPath && documents.list !== null && !docs.some((d) => d.relative_path === focusPath) && (
+          <p className="notice" role="status">
+            No document is at <code>{focusPath}</code> any more.
+          </p>
+        )}
         {documents.list !== null && docs.length === 0 ? (
           <p className="muted">The corpus folder is empty: upload files or a folder above.</p>
         ) : (
-          <DocumentTree root={tree} selected={chosen.paths} onToggle={onToggle} />
+          <DocumentTree root={tree} selected={chosen.paths} onToggle={onToggle} focusPath={focusPath} />
         )}
       </section>
       <BackupPanel backups={backups} />

@@ -55,4 +55,14 @@ describe("DocumentTree", () => {
       /status-indexed[^>]*>indexed<\/span><span class="ctx-progress muted"[^>]*> contextualized 1\/3<\/span>/,
     );
   });
+
+  it("marks the document an address names (the palette went to it)", () => {
+    const page = html(
+      <DocumentTree root={tree} selected={new Set()} onToggle={() => {}} focusPath="a/two.md" />,
+    );
+    expect(page).toContain(
+      '<tr class="file-row is-spotlit" data-path="a/two.md" data-status="pending" aria-current="true" tabindex="-1">',
+    );
+    expect(page).toContain('<tr class="file-row" data-path="a/one.md" data-status="indexed">');
+  });
 });

@@ -73,17 +73,56 @@ interface DocumentTreeProps {
   root: FolderNode;
   selected: ReadonlySet<string>;
   onToggle: (node: TreeNode) => void;
+  /** A document to show (the ⌘K palette went to it): its folders open, its row in view and focused. */
+  focusPath?: string | null;
 }
 
-export function DocumentTree({ root, selected, onToggle }: DocumentTreeProps) {
+/** The folders above a `/`-separated path, outermost first: `a/b/c.md` -> `a`, `a/b`. */
+function foldersAbove(path: string): string[] {
+  const parts = path.split("/").slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
+export function DocumentTree({ root, selected, onToggle, focusPath = null }: DocumentTreeProps) {
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(new Set());
+  const table = useRef<HTMLTableElement>(null);
+  const shown = useRef<string | null>(null);
   const rows: ReactNode[] = [];
+
+  // open the folders above the document the URL names
+  useEffect(() => {
+    if (!focusPath) return;
+    const above = foldersAbove(focusPath);
+    setCollapsed((prev) =>
+      above.some((f) => prev.has(f)) ? new Set([...prev].filter((f) => !above.includes(f))) : prev,
+    );
+  }, [focusPath]);
+
+  // bring its row into view and focus it, once per address (the list is re-read while files are pending)
+  useEffect(() => {
+    if (!focusPath || shown.current === focusPath) return;
+    const row = [...(table.current?.querySelectorAll<HTMLElement>("tr.file-row") ?? [])].find(
+      (r) => r.dataset.path === focusPath,
+    );
+    if (row === undefined) return;
+    shown.current = focusPath;
+    row.scrollIntoView?.({ block: "center" });
+    row.focus();
+  });
 
   const fileRow = (file: FileNode, depth: number) => {
     const doc = file.doc;
     const progress = contextualizationProgress(doc);
+    const spotlit = file.path === focusPath;
     rows.push(
-      <tr key={`f:${file.path}`} className="file-row" data-path={file.path} data-status={doc.status}>
+      <tr
+        key={`f:${file.path}`}
+        className={spotlit ? "file-row is-spotlit" : "file-row"}
+        data-path={file.path}
+        data-status={doc.status}
+        aria-current={spotlit ? "true" : undefined}
+        tabIndex={spotlit ? -1 : undefined}
+      >
         <td className="select">
           <TriCheckbox node={file} selected={selected} label={`Select ${file.path}`} onToggle={onToggle} />
         </td>
@@ -173,7 +212,7 @@ export function DocumentTree({ root, selected, onToggle }: DocumentTreeProps) {
 
   return (
     <div className="table-scroll">
-      <table className="corpus-tree">
+      <table className="corpus-tree" ref={table}>
         <caption className="visually-hidden">
           Documents by folder. A folder&apos;s checkbox selects every indexed document below it.
         </caption>

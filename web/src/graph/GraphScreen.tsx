@@ -45,10 +45,12 @@ interface GraphScreenProps {
   onChanged: () => void;
   entity: string | null;
   day: string | null;
+  /** An archive to show in the list (`#/graph?archive=`). */
+  archive?: string | null;
   onNavigate: (entity: string | null, day: string | null) => void;
 }
 
-export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: GraphScreenProps) {
+export function GraphScreen({ graph, onChanged, entity, day, archive = null, onNavigate }: GraphScreenProps) {
   const [sources, setSources] = useState<GraphSourceList | null>(null);
   const [sourcesError, setSourcesError] = useState<string | null>(null);
   const [builds, setBuilds] = useState<GraphBuildList | null>(null);
@@ -167,7 +169,7 @@ export function GraphScreen({ graph, onChanged, entity, day, onNavigate }: Graph
       )}
       {enabled && (
         <>
-          <GraphSources list={sources} error={sourcesError} onChanged={uploaded} />
+          <GraphSources list={sources} error={sourcesError} onChanged={uploaded} focusPath={archive} />
           <GraphBuilds list={builds} error={buildsError} controller={controller} canBuild={canBuild} />
           <BackupPanel backups={backups} />
           <GraphExplorer

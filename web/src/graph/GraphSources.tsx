@@ -2,7 +2,7 @@
  * The message archives in GRAPH_DOCS_PATH: upload a chat.db with its -wal/-shm (each
  * file's outcome, refusals with their reason), what the graph holds of each, delete.
  */
-import { useState, type ChangeEvent } from "react";
+import { useEffect, useRef, useState, type ChangeEvent } from "react";
 
 import { describeError } from "../api/client";
 import { deleteGraphSource, uploadGraphSources } from "../api/resources";
@@ -17,6 +17,8 @@ interface GraphSourcesProps {
   error: string | null;
   /** Files landed (or an archive left): read the lists again; follow any build launched. */
   onChanged: (upload: GraphUploadResponse | null) => void;
+  /** An archive the URL names (`#/graph?archive=`): its row in view and focused. */
+  focusPath?: string | null;
 }
 
 function daysText(source: GraphSourceInfo): string {
@@ -32,7 +34,9 @@ function removedText(removed: GraphSourceRemoved): string {
   return `Removed ${removed.removed_files.join(", ")}; ${days} the graph in the removal run the sensor starts.`;
 }
 
-export function GraphSources({ list, error, onChanged }: GraphSourcesProps) {
+export function GraphSources({ list, error, onChanged, focusPath = null }: GraphSourcesProps) {
+  const table = useRef<HTMLTableElement>(null);
+  const shown = useRef<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [result, setResult] = useState<GraphUploadResponse | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -72,6 +76,18 @@ export function GraphSources({ list, error, onChanged }: GraphSourcesProps) {
       onChanged(null);
     }
   };
+
+  // bring the archive the URL names into view, once per address (the list is re-read during builds)
+  useEffect(() => {
+    if (!focusPath || shown.current === focusPath) return;
+    const row = [...(table.current?.querySelectorAll<HTMLElement>("tbody tr") ?? [])].find(
+      (r) => r.dataset.path === focusPath,
+    );
+    if (row === undefined) return;
+    shown.current = focusPath;
+    row.scrollIntoView?.({ block: "center" });
+    row.focus();
+  });
 
   const sources = list?.sources ?? [];
   return (
@@ -123,7 +139,7 @@ export function GraphSources({ list, error, onChanged }: GraphSourcesProps) {
         <p className="muted">No archive yet: upload one above, or drop it into the folder.</p>
       ) : (
         <div className="table-scroll">
-          <table className="graph-source-table">
+          <table className="graph-source-table" ref={table}>
             <caption className="visually-hidden">Message archives</caption>
             <thead>
               <tr>
@@ -141,7 +157,17 @@ export function GraphSources({ list, error, onChanged }: GraphSourcesProps) {
             </thead>
             <tbody>
               {sources.map((s) => (
-                <tr key={s.path} data-path={s.path} className={s.supported ? undefined : "unsupported"}>
+                <tr
+                  key={s.path}
+                  data-path={s.path}
+                  className={
+                    [s.supported ? "" : "unsupported", s.path === focusPath ? "is-spotlit" : ""]
+                      .join(" ")
+                      .trim() || undefined
+                  }
+                  aria-current={s.path === focusPath ? "true" : undefined}
+                  tabIndex={s.path === focusPath ? -1 : undefined}
+                >
                   <td>
                     <code>{s.path}</code>
                     {s.companions.length > 0 && (

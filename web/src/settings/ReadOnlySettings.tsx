@@ -2,9 +2,16 @@
 import type { SettingField } from "../api/types";
 import { showValue } from "./form";
 
-export function ReadOnlySettings({ fields }: { fields: SettingField[] }) {
+export function ReadOnlySettings({
+  fields,
+  spotlit = null,
+}: {
+  fields: SettingField[];
+  spotlit?: string | null;
+}) {
+  const open = spotlit !== null && fields.some((f) => f.name === spotlit);
   return (
-    <details className="read-only-settings">
+    <details className="read-only-settings" open={open || undefined}>
       <summary>Settings that need a restart ({fields.length})</summary>
       <p className="hint">
         These decide which stores, model servers and folders a process uses. Set them in the environment or{" "}
@@ -12,7 +19,12 @@ export function ReadOnlySettings({ fields }: { fields: SettingField[] }) {
       </p>
       <dl>
         {fields.map((field) => (
-          <div key={field.name}>
+          <div
+            key={field.name}
+            data-setting={field.name}
+            tabIndex={-1}
+            className={field.name === spotlit ? "is-spotlit" : undefined}
+          >
             <dt>
               <code>{field.name}</code> <span className="tag">needs a restart</span>
             </dt>

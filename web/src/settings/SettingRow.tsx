@@ -44,11 +44,14 @@ export function SettingRow({
   draft,
   errors,
   onChange,
+  spotlit = false,
 }: {
   field: SettingField;
   draft: Draft;
   errors: string[];
   onChange: (draft: Draft) => void;
+  /** The palette opened the drawer at this setting. */
+  spotlit?: boolean;
 }) {
   const id = fieldId(field.name);
   const helpId = `${id}-help`;
@@ -65,7 +68,10 @@ export function SettingRow({
     />
   );
   return (
-    <div className={`setting${errors.length > 0 ? " has-error" : ""}`} data-setting={field.name}>
+    <div
+      className={`setting${errors.length > 0 ? " has-error" : ""}${spotlit ? " is-spotlit" : ""}`}
+      data-setting={field.name}
+    >
       <div className="setting-head">
         {field.type === "boolean" ? (
           <span className="checkbox-label">

@@ -69,4 +69,28 @@ describe("SettingsDrawer", () => {
     );
     expect(page).toContain("Re-ingest it from the banner");
   });
+
+  it("opens at a setting the palette chose, and offers developer mode", () => {
+    const at = (name: string) =>
+      html(
+        <SettingsDrawer
+          open
+          onClose={() => {}}
+          settings={SETTINGS}
+          loadError={null}
+          onSaved={() => {}}
+          focusSetting={name}
+          developerMode={{ on: true, set: () => {} }}
+        />,
+      );
+    expect(at("CHUNK_SIZE")).toContain('<div class="setting is-spotlit" data-setting="CHUNK_SIZE">');
+    // a restart-only setting: its list opens at it
+    expect(at("API_PORT")).toMatch(
+      /<details class="read-only-settings" open="">[\s\S]*<div data-setting="API_PORT" tabindex="-1" class="is-spotlit">/,
+    );
+    expect(at("CHUNK_SIZE")).toMatch(
+      /<input type="checkbox" id="developer-mode" checked=""\/>Developer mode/,
+    );
+    expect(page).not.toContain("developer-mode");
+  });
 });

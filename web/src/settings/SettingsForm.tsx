@@ -39,9 +39,12 @@ function SettingsNotices({ settings }: { settings: SettingsResponse }) {
 export function SettingsForm({
   settings,
   onSaved,
+  spotlit = null,
 }: {
   settings: SettingsResponse;
   onSaved: (settings: SettingsResponse) => void;
+  /** The setting the palette opened the drawer at. */
+  spotlit?: string | null;
 }) {
   const { form, editable, drafts, fieldErrors, general, notice, saving, changes, change, save } =
     useSettingsForm(settings, onSaved);
@@ -61,10 +64,11 @@ export function SettingsForm({
             draft={drafts[field.name] ?? { kind: "edit", raw: controlValue(field, field.value) }}
             errors={fieldErrors[field.name] ?? []}
             onChange={(draft) => change(field.name, draft)}
+            spotlit={field.name === spotlit}
           />
         ))}
       </div>
-      <ReadOnlySettings fields={settings.settings.filter((f) => !f.runtime_editable)} />
+      <ReadOnlySettings fields={settings.settings.filter((f) => !f.runtime_editable)} spotlit={spotlit} />
       <SaveBar
         errorCount={Object.keys(fieldErrors).length}
         general={general}

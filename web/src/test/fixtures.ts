@@ -3,6 +3,7 @@ import type {
   BackupRunInfo,
   BundleInfo,
   DaySource,
+  DocumentInfo,
   DoneEvent,
   GraphBuild,
   GraphEvidence,
@@ -160,6 +161,27 @@ export function backupRun(overrides: Partial<BackupRunInfo> = {}): BackupRunInfo
     started_at: "2026-11-08T13:12:01Z",
     ended_at: null,
     dagster_url: "http://127.0.0.1:3000/runs/9e1b",
+    ...overrides,
+  };
+}
+
+/** A corpus document as `GET /api/documents` lists it (indexed, two chunks). */
+export function documentInfo(relative_path: string, overrides: Partial<DocumentInfo> = {}): DocumentInfo {
+  return {
+    doc_id: `id:${relative_path}`,
+    relative_path,
+    file_name: relative_path.split("/").pop() ?? relative_path,
+    file_type: "md",
+    status: "indexed",
+    n_chunks: 2,
+    n_contextualized: 2,
+    contextualizing: false,
+    extractions: ["text"],
+    content_hash: "h",
+    size_bytes: 10,
+    file_created_at: null,
+    file_modified_at: null,
+    ingested_at: null,
     ...overrides,
   };
 }
