@@ -680,3 +680,31 @@ def test_how_much_is_answered_by_an_amount() -> None:
         "How much does the repair cost?", ["[09:02] Kofi: The repair is free, I pay it."]
     )
     assert free.quote("The repair is free.")
+
+
+def test_a_detail_the_model_added_is_trimmed_off_a_sentence_whose_head_is_quoted() -> None:
+    question = "What time do Noor and Tomas meet at the bridge?"
+    answer = "Tomas and Noor meet at the bridge at 9:00 on Monday, April 6."
+    stream = QuotedAnswerStream(question, _DAYS, [], ABSTENTION)
+    shown = stream.feed(answer) + stream.finish()
+    assert shown == stream.text == "Tomas and Noor meet at the bridge at 9:00 [2]."
+    assert stream.quotes[0].text.startswith("[18:02] Tomas Reyes: 9:00 at the bridge.")
+    assert stream.dropped == ["on Monday, April 6."]
+    # a head that only repeats the question answers nothing: the whole answer abstains
+    stream = QuotedAnswerStream(question, _DAYS, [], ABSTENTION)
+    stream.feed("Noor and Tomas meet at the bridge on Monday, April 6.")
+    assert is_abstention(stream.finish())
+    assert stream.sentences == 0
+
+
+def test_a_clock_time_is_one_value_however_its_am_or_pm_is_written() -> None:
+    outage = (
+        "Messages in Adam Smith on Monday 2026-05-04:\n"
+        "[09:00] Adam Smith: Heads up, the power outage in our street is from 2 PM to 3 P.M."
+    )
+    # a power outage asks for no figure in watts
+    checker = QuoteChecker("When is the power outage in the street?", [outage])
+    assert values_of("It is from 2 PM to 3 p.m.") == {"2 pm", "3 pm"}
+    assert checker.quote("The power outage is from 2pm to 3pm.")
+    assert checker.quote("The power outage is from 2 p.m. to 3 PM.")
+    assert checker.quote("The power outage is from 4pm to 5pm.") == []

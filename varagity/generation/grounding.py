@@ -10,7 +10,9 @@ The text rules, shared with the answer scorer (:mod:`varagity.eval.answer_scorin
 
 * **Normal form** (:func:`normalize`): NFKC, case-folded; dashes and hyphens become
   spaces, thousands separators between digits go (``38,000`` is ``38000``), ``°``
-  sticks to its number, Markdown emphasis marks go, whitespace collapses.
+  sticks to its number, a clock's ``am``/``pm`` is a word of its own (``2pm``, ``2 PM``
+  and ``2 p.m.`` are ``2 pm``), a day written ``20260604`` is ``2026 06 04`` as
+  ``2026-06-04`` is, Markdown emphasis marks go, whitespace collapses.
 * **Content words** (:func:`content_words`): the normalised words of two or more
   characters that are not :data:`STOPWORDS`, numbers (``1.7``, ``02:00``) included, a
   trailing plural ``s`` dropped.
@@ -52,6 +54,9 @@ _DASHES = re.compile(r"[\u2010-\u2015\u2212\-]")
 _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u2009](?=\d{3}(?!\d))")
 _DEGREES = re.compile(r"(\d)\s*°\s*")
 _EMPHASIS = re.compile(r"[*`]+")
+_COMPACT_DATE = re.compile(r"(?<!\d)(20\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?!\d)")
+_DOTTED_MERIDIEM = re.compile(r"\b([ap])\.m\.")
+_MERIDIEM = re.compile(r"(\d)\s*([ap]m)\b")
 _WS = re.compile(r"\s+")
 _APOSTROPHES = re.compile(r"[\u2018\u2019\u02bc]")
 _WORD = re.compile(r"[a-z0-9]+(?:[.:][0-9]+)*")
@@ -92,7 +97,9 @@ def normalize(text: str) -> str:
     text = _EMPHASIS.sub("", text)
     text = _THOUSANDS.sub("", text)
     text = _DASHES.sub(" ", text)
+    text = _COMPACT_DATE.sub(r"\1 \2 \3", text)
     text = _DEGREES.sub(r"\1 °", text)
+    text = _MERIDIEM.sub(r"\1 \2", _DOTTED_MERIDIEM.sub(r"\1m", text))
     return _WS.sub(" ", text).strip()
 
 

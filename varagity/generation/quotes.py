@@ -90,11 +90,16 @@ _stemmers = threading.local()
 
 def _content(normalized_text: str) -> set[str]:
     """The content words of a normalised text, stemmed (Snowball English): "assemble"
-    and "assembly point", "evacuated" and "evacuation" share a word."""
+    and "assembly point", "evacuated" and "evacuation" share a word; a one-digit number
+    is one too (the "2" and "3" of "2 pm to 3 pm" are what the sentence states)."""
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:  # a PyStemmer object is not to be shared between threads
         stemmer = _stemmers.english = Stemmer.Stemmer("english")
-    return set(stemmer.stemWords(sorted(content_words(normalized_text))))
+    words = set(stemmer.stemWords(sorted(content_words(normalized_text))))
+    return words | set(_DIGIT.findall(normalized_text))
+
+
+_DIGIT = re.compile(r"(?<![\w.:,])\d(?![\w:]|[.,]\d)")
 
 
 #: Least weighted share of a sentence's content words its quote must hold.
@@ -115,7 +120,7 @@ QUOTE_RELEVANCE = 1 / 3
 #: first message names the topic the rest speak of)
 CONVERSATION_GAP = 30
 #: Fewest letters of a name matched written joined or spaced (:func:`_holds`).
-JOINED_NAME = 6
+JOINED_NAME = 5
 #: Least weighted share of the question's words (those the passages use) a unit must
 #: hold to be offered as the closest passage when no answer sentence had a quote.
 EXTRACT_COVERAGE = 0.5
@@ -123,6 +128,13 @@ EXTRACT_COVERAGE = 0.5
 EXTRACT_LEAD = "I could not find a checked answer to this in the documents."
 #: Units of context kept before and after each selected unit of a passage.
 NEIGHBOURS = 1
+#: Fewest words a trimmed head of an answer sentence keeps (:meth:`QuoteChecker.trimmed`).
+TRIMMED_WORDS = 4
+# where a phrase or clause begins inside a sentence: a head cut there is a sentence
+_PHRASE_BREAK = re.compile(
+    r"[,;:]\s|\s\(|\s(?:and|but|because|since|so|which|while|whereas|as|on|at|in|with|"
+    r"for|from|by|during|after|before|until|to|of)\s"
+)
 
 # a list item, a numbered step, a heading, a table row, or a transcript line
 # ("[09:14] Maya: ...", as the message graph renders a day)
@@ -149,6 +161,23 @@ _ABBREVIATION = re.compile(
     r"|(?<![\w.])[A-Z])\.[\"')\]]*\s+$",
     re.I,
 )
+# a person's own view in a question: "LiHua's favorite superhero", "Jake's first tip",
+# "What does Emily Burnett think ...", "How does LiHua feel ..."
+_VIEWS = (
+    r"(?:favou?rites?|faves?|response|reply|opinion|feedback|views?|thoughts?|"
+    r"suggestions?|advice|tips?|ideas?|plans?|recommendations?|reactions?|feelings?|"
+    r"preferences?|impressions?)"
+)
+_PERSON = r"([A-Z][\w-]*(?: [A-Z][\w-]*)?)"
+_HELD_BY = re.compile(_PERSON + r"['’]s\s+(?:[\w-]+\s+){0,2}?" + _VIEWS + r"\b")
+_HELD_VIEW = re.compile(
+    r"\b(?:does|do|did)\s+"
+    + _PERSON
+    + r"\s+(?:think|feel|like|love|enjoy|prefer|appreciate|find|consider|suggest|recommend"
+    r"|propose)\b"
+)
+_WHO_QUESTION = re.compile(r"^\W*(?:who|whom|with whom)\b")
+_MERIDIEM = re.compile(r"(\d)\s*([AaPp])\.?[Mm]\b\.?")
 _DIGIT_TOKEN = re.compile(r"[A-Za-z0-9€$£¥%][\w.,:/€$£¥%+-]*")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*[A-Za-z0-9]|\b[A-Z]\b")
 # capitalised words that are no claim of their own
@@ -281,7 +310,8 @@ def _trim(text: str, unit: Unit) -> Unit:
 
 def values_of(sentence: str) -> set[str]:
     """The values ``sentence`` states, normalised (see the module doc)."""
-    text = strip_markers(sentence).strip()
+    # a clock's "PM" is part of its time, no name: "2 PM" and "3 p.m." are "2pm", "3pm"
+    text = _MERIDIEM.sub(r"\1\2m", strip_markers(sentence).strip())
     found: set[str] = set()
     for token in _DIGIT_TOKEN.findall(text):
         token = token.strip(".,:;/+-€$£¥%")
@@ -402,7 +432,8 @@ class QuoteChecker:
             for sent in self._sent
             if sent
             for parts in [normalize(sent.group(1)).split()]
-            if len(parts) > 1 and self.asked.intersection(parts)
+            # ... or names joined ("LiHua": "Li" and "Hua")
+            if len(parts) > 1 and (self.asked.intersection(parts) or "".join(parts) in self.asked)
             for part in parts
         } - self.asked
         # a question asked of one side of a date ("before the April 2025 change")
@@ -440,6 +471,17 @@ class QuoteChecker:
         # which units may carry an answer to this question at all (the same for every
         # sentence of the answer)
         self._on_topic = [self._relevant(i) and self._about(i) for i in range(len(self.units))]
+        # a person's own view ("LiHua's favorite", "What does Emily think ..."): a message
+        # of someone else's speaks for that person only when it names them
+        people = {normalize(w) for ws in self._writers.values() for w in ws}
+        held = {
+            normalize(m)
+            for m in _HELD_BY.findall(question) + _HELD_VIEW.findall(question)
+            if any(_holds(p, normalize(m)) for p in people)
+        }
+        self._theirs = [self._by_or_naming(i, held) for i in range(len(self.units))]
+        # "who ...?" asked of a chat is answered by a person the question does not name
+        self._asks_person = bool(_WHO_QUESTION.match(self.question)) and any(self._sent)
         # the messages on the question's subject only with their conversation's opening
         self._leaning = [
             on and i in self._close_scope and not self._about(i, opening=False)
@@ -448,6 +490,16 @@ class QuoteChecker:
 
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
+
+    def _by_or_naming(self, i: int, people: set[str]) -> bool:
+        """Whether message ``i`` was written by, or names, each of ``people`` (anything
+        that is no message does)."""
+        sent = self._sent[i]
+        if not sent or not people:
+            return True
+        writer = normalize(sent.group(1))
+        text = self._norm[i]
+        return all(_holds(writer, p) or _holds(text, p) for p in people)
 
     def _owners(self, i: int) -> list[int]:
         """The units that say what unit ``i`` is about (:func:`_owners`) and, for a list
@@ -875,11 +927,18 @@ class QuoteChecker:
         # ... and a message on the subject only by its conversation's opening has
         # every word the sentence repeats of the question's ask in that conversation:
         # "awarded" is nowhere in a talk of the Harbor proposal and "45,000 euros"
-        repeated = words & self._question_words
+        # ("proposes", "suggested": how it was written, which a message never says)
+        repeated = {w for w in words & self._question_words if not _SPEECH_ACT.match(w)}
         about = [
-            on and not {t for t in lacks if t <= said} and self._talks_of(i, repeated)
+            on
+            and not {t for t in lacks if t <= said}
+            and self._talks_of(i, repeated)
+            and self._theirs[i]
             for i, (on, lacks) in enumerate(zip(self._on_topic, self._lacks, strict=True))
         ]
+        # "who ...?" of a chat: the sentence names the person
+        if self._asks_person and not owners:
+            return []
         full = [i for i in range(len(self.units)) if about[i] and holds(i) == values]
         single = max(full, key=share, default=None)
         follows = [
@@ -918,6 +977,33 @@ class QuoteChecker:
         if both is not None and share(*both) >= QUOTE_SUPPORT:
             return [self._quote(both[0], both[0]), self._quote(both[1], both[1])]
         return []
+
+    def trimmed(self, sentence: str) -> tuple[str, list[Quote]] | None:
+        """``sentence`` without the detail no passage holds, with its quotes: the
+        longest head of it, cut where a phrase or clause begins (:data:`_PHRASE_BREAK`),
+        that leaves out every value no unit on the question's subject holds, if that
+        head has a quote (and keeps at least :data:`TRIMMED_WORDS` words); else None.
+
+        A small model that reads the answer right often adds a value of its own ("4 AM
+        on Wednesday, May 27" where the message gives no day): what it wrote before that
+        detail is what the passage says, and :meth:`quote` checks the head as any
+        sentence (a head that says nothing the question did not answers nothing). Only
+        the one head is tried: a sentence whose every value is held, or whose head has
+        no quote, is dropped whole.
+        """
+        body = sentence.rstrip().rstrip(".!?:;,")
+        held = [self._norm[i] for i in range(len(self.units)) if self._on_topic[i]]
+        unheld = {v for v in self.stated(body) if not any(_holds(text, v) for text in held)}
+        if not unheld:
+            return None
+        for cut in reversed(list(_PHRASE_BREAK.finditer(body))):
+            head = body[: cut.start()].rstrip(" ,;:")
+            if len(head.split()) < TRIMMED_WORDS:
+                return None
+            if not values_of(head) & unheld:
+                quotes = self.quote(head)
+                return (head, quotes) if quotes else None
+        return None
 
     def extract(self) -> tuple[Quote, str] | None:
         """The unit closest to answering the question by itself, and its text as an
@@ -1081,9 +1167,13 @@ class QuotedAnswerStream:
             return ""
         quotes = self.checker.quote(body)
         if not quotes:
-            self.dropped.append(body)
-            self._dropped_in_a_row += 1
-            return ""
+            head = self.checker.trimmed(body)
+            if head is None:
+                self.dropped.append(body)
+                self._dropped_in_a_row += 1
+                return ""
+            self.dropped.append(body[len(head[0]) :].strip())
+            body, quotes = head
         self._dropped_in_a_row = 0
         stripped = body.rstrip(".!?:;,")
         punct = body[len(stripped) :] or "."
@@ -1570,7 +1660,12 @@ _MEASURES = (
         ),
     ),
     (
-        re.compile(r"\b(?:power|wattage)\b"),
+        # "power" as a measure, not the power of a "power outage", "power bank", ...
+        re.compile(
+            r"\bwattage\b|\bpower\b(?!\s+(?:outages?|cuts?|failures?|banks?|suppl(?:y|ies)|"
+            r"strips?|plugs?|sockets?|cords?|cables?|lines?|grids?|stations?|plants?|tools?|"
+            r"naps?|buttons?|users?|couples?)\b)"
+        ),
         re.compile(
             _MEASURE_NUMBER + r"(?:w|kw|mw|gw|watts?|kilowatts?|megawatts?|hp|horsepower)\b"
         ),
