@@ -708,3 +708,46 @@ def test_a_clock_time_is_one_value_however_its_am_or_pm_is_written() -> None:
     assert checker.quote("The power outage is from 2pm to 3pm.")
     assert checker.quote("The power outage is from 2 p.m. to 3 PM.")
     assert checker.quote("The power outage is from 4pm to 5pm.") == []
+
+
+_SHOW = (
+    "Messages in Emily Burnett on Tuesday 2026-06-02:\n"
+    "[12:05] Li Hua: The episode where they all dress up as superheroes is a classic!\n"
+    "[12:06] Emily Burnett: I think Leonard really stands out for me! Who's yours?\n"
+    "[12:07] Li Hua: Spider-Man, always. The web-slinging never gets old.\n"
+)
+_HOBBY = (
+    "Messages in Wolfgang Schulz on Thursday 2026-07-30:\n"
+    "[18:00] Wolfgang Schulz: Hey Li Hua! We could pick up a new hobby together. "
+    "How about pottery or painting?\n"
+    "[18:01] Li Hua: Pottery sounds fun, let's try it on 20260808!\n"
+)
+
+
+def test_a_persons_view_is_their_own_message_or_one_naming_them() -> None:
+    checker = QuoteChecker("What is LiHua's favorite superhero?", [_SHOW])
+    # "LiHua" is the "Li Hua" who wrote the message; Emily's pick is hers
+    assert checker.quote("LiHua's favorite superhero is Spider-Man.")
+    assert checker.quote("LiHua's favorite superhero is Leonard.") == []
+    thinks = QuoteChecker("Which character does Emily Burnett think stands out?", [_SHOW])
+    assert thinks.quote("Emily Burnett thinks Leonard stands out.")
+    assert thinks.quote("Emily Burnett thinks Spider-Man stands out.") == []
+
+
+def test_how_a_message_was_written_is_no_word_its_conversation_must_hold() -> None:
+    # "proposes" is the question's word for "How about ...?"
+    checker = QuoteChecker("What new hobbies does Wolfgang Schulz propose to Li Hua?", [_HOBBY])
+    assert checker.quote("Wolfgang Schulz proposes to Li Hua to try pottery or painting.")
+
+
+def test_who_asked_of_a_chat_is_answered_by_a_person() -> None:
+    checker = QuoteChecker("Who suggests a new hobby to LiHua?", [_HOBBY])
+    assert checker.quote("Wolfgang Schulz suggests a new hobby to LiHua.")
+    # naming only the one the question names answers nothing
+    assert checker.quote("Li Hua is suggested a new hobby: pottery or painting.") == []
+
+
+def test_a_day_written_without_dashes_is_the_same_day() -> None:
+    checker = QuoteChecker("When does Li Hua plan to try pottery?", [_HOBBY])
+    assert checker.quote("Li Hua plans to try pottery on 2026-08-08.")
+    assert checker.quote("Li Hua plans to try pottery on 2026-08-09.") == []

@@ -44,6 +44,14 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   (not the words the question uses but no passage does: those are what an
   unanswerable question asks for, "colour", "payload"). No model is asked: the check
   is a string match.
+* **Chats.** A question after a person's own view ("LiHua's favorite ...", "What
+  does Emily think ...") is answered by that person's message, or one naming them; a
+  "who" question of a chat by a sentence naming a person the question does not; the
+  question's words for how a message was written ("proposes", "suggested") need not
+  be in the conversation. A sentence whose quote fails only for a value the model
+  added, one no unit on the subject holds ("4 AM on Wednesday, May 27"), is kept
+  without it when its head, cut where that phrase begins, has a quote
+  (:meth:`QuoteChecker.trimmed`).
 * A sentence without a quote is **dropped**. An answer left with no checked sentence
   becomes an abstention (the model's own abstention too). It offers the passage
   closest to answering the question when one is close enough
