@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from varagity.graph.day_rank import DayIndex, rank_days, with_message_days
+from varagity.graph.day_rank import DayIndex, rank_days, with_message_days, with_named_days
 from varagity.graph.types import DayCard, GraphRetrieval
 
 
@@ -76,3 +76,19 @@ def test_a_day_the_engine_found_is_not_added_twice() -> None:
     index = DayIndex(DAYS)
     found = GraphRetrieval(days=DAYS)
     assert with_message_days(found, index, "Wi-Fi password", 4) == found
+
+
+def test_a_day_the_question_names_comes_first_whatever_the_rankings_say() -> None:
+    index = DayIndex(DAYS)
+    found = GraphRetrieval(days=DAYS[:2])
+    # the rent day's messages hold nothing of the question, and no ranking found it
+    question = "Why does Adam reach out to Li Hua on 20260109?"
+    named = with_named_days(found, index, question, 2)
+    assert [d.span for d in named.days] == ["2026-01-09", "2026-01-05"]
+    assert (
+        with_named_days(found, index, "What did Adam say on January 9, 2026?", 3).days[0]
+        == (DAYS[2])
+    )
+    # a question naming no day, or a day the archive does not hold, leaves it as it was
+    assert with_named_days(found, index, question.replace("20260109", "today"), 2) == found
+    assert with_named_days(found, index, "What happened on 20260301?", 2) == found

@@ -6,7 +6,12 @@ from datetime import date
 
 import pytest
 
-from varagity.graph.relative_dates import annotate_line, annotate_transcript, as_written
+from varagity.graph.relative_dates import (
+    annotate_line,
+    annotate_transcript,
+    as_written,
+    named_dates,
+)
 
 WEDNESDAY = date(2026, 3, 4)
 
@@ -89,3 +94,16 @@ def test_a_quote_of_the_annotated_transcript_maps_back_to_the_messages_as_writte
     a, b = as_written(annotated, day, 0, cut)
     assert day[a:b] == day[: day.index("tomorrow evening") + len("tomorrow")]
     assert as_written(day, day, 3, 9) == (3, 9)
+
+
+def test_the_days_a_question_names_in_full_are_read_in_each_way_they_are_written() -> None:
+    assert named_dates("What did Jennifer say on 20261022, and on 2026-04-28 at 5 PM?") == (
+        date(2026, 10, 22),
+        date(2026, 4, 28),
+    )
+    assert named_dates("groceries on April 15, 2026 or 3rd of May 2026") == (
+        date(2026, 4, 15),
+        date(2026, 5, 3),
+    )
+    # no year, no valid date, or an order number: no day
+    assert named_dates("on April 15, order 20261341, invoice 12345678") == ()

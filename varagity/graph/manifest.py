@@ -251,6 +251,15 @@ def update_after_apply(workdir: Path, diff: GraphDiff, report: ApplyReport) -> M
     return updated
 
 
+def day_span(manifest: Mapping[str, ManifestEntry]) -> tuple[str, str] | None:
+    """The first and last day (``YYYY-MM-DD``) of the days ``manifest`` records; ``None``
+    when it records none."""
+    if not manifest:
+        return None
+    spans = [entry.span for entry in manifest.values()]
+    return min(s.split("..")[0] for s in spans), max(s.split("..")[-1] for s in spans)
+
+
 def provenance(workdir: Path, doc_key: str) -> ManifestEntry | None:
     """The thread, span and message guids behind a cited doc_key (``None`` when the
     manifest does not know it)."""

@@ -198,3 +198,38 @@ def as_written(annotated: str, original: str, start: int, end: int) -> tuple[int
         return mapped
 
     return back(start), back(end)
+
+
+_FULL_DATE = re.compile(
+    rf"""(?<![\d-])(?:
+        (?P<iso_y>\d{{4}})-(?P<iso_m>\d{{2}})-(?P<iso_d>\d{{2}})
+      | (?P<c_y>20\d{{2}})(?P<c_m>\d{{2}})(?P<c_d>\d{{2}})
+      | (?P<md_month>{_MONTH})\.?\s+(?P<md_day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<md_year>\d{{4}})
+      | (?P<dm_day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm_month>{_MONTH}),?\s+
+        (?P<dm_year>\d{{4}})
+    )(?![\d-])""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def named_dates(text: str) -> tuple[date, ...]:
+    """The calendar days ``text`` names in full, with their year, in order: ISO
+    (``2026-04-28``), compact (``20260428``, as a stamp writes it), ``April 28, 2026``
+    or ``28 April 2026``; a digit run that is no valid date names none."""
+    found: list[date] = []
+    for m in _FULL_DATE.finditer(text):
+        if m["iso_y"]:
+            parts = (m["iso_y"], m["iso_m"], m["iso_d"])
+        elif m["c_y"]:
+            parts = (m["c_y"], m["c_m"], m["c_d"])
+        elif m["md_year"]:
+            parts = (m["md_year"], str(_MONTHS[m["md_month"].casefold()]), m["md_day"])
+        else:
+            parts = (m["dm_year"], str(_MONTHS[m["dm_month"].casefold()]), m["dm_day"])
+        try:
+            day = date(*(int(p) for p in parts))
+        except ValueError:
+            continue
+        if day not in found:
+            found.append(day)
+    return tuple(found)

@@ -45,7 +45,7 @@ from varagity.graph.base import (
     GraphEngineClosed,
     Neighbourhood,
 )
-from varagity.graph.day_rank import DayIndex, rank_days, with_message_days
+from varagity.graph.day_rank import DayIndex, rank_days, with_message_days, with_named_days
 from varagity.graph.manifest import read_manifest
 from varagity.graph.order import with_order
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
@@ -246,6 +246,7 @@ class GraphService:
         found = with_message_days(found, index, question, candidates)
         found = with_skeleton(found, skeleton, question)
         found = replace(found, days=rank_days(question, found.days, keep, index))
+        found = with_named_days(found, index, question, keep)
         found = with_order(found, question, index, skeleton, keep)
         if self._describe is None:
             return found

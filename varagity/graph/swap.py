@@ -42,6 +42,20 @@ def workdir_identity(workdir: Path) -> str | None:
     return f"{st.st_dev}:{st.st_ino}"
 
 
+def debris(workdir: Path) -> list[Path]:
+    """The folders a restore (killed or not) left beside ``workdir``, by name."""
+    try:
+        siblings = sorted(workdir.parent.iterdir())
+    except FileNotFoundError:
+        return []
+    found = []
+    for path in siblings:
+        match = _DEBRIS.match(path.name)
+        if match is not None and match["name"] == workdir.name:
+            found.append(path)
+    return found
+
+
 def staged_dir(workdir: Path, run: str) -> Path:
     """Where a restore extracts the new working directory."""
     return workdir.with_name(f"{workdir.name}.restore-{run}")
