@@ -3,7 +3,9 @@
  * never downloads it). Clicking a node re-centres the view on it; the same nodes are
  * listed as buttons for the keyboard and screen readers, since a canvas is neither.
  */
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
+
+import { useCytoscape } from "../shared/useCytoscape";
 
 import { typeColour, type GraphElements } from "./elements";
 
@@ -16,104 +18,68 @@ interface EntityGraphProps {
 export function EntityGraph({ elements, center, onSelect }: EntityGraphProps) {
   const container = useRef<HTMLDivElement>(null);
   const select = useRef(onSelect);
-  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     select.current = onSelect;
   }, [onSelect]);
 
-  useEffect(() => {
-    const el = container.current;
-    if (el === null) return;
-    let destroyed = false;
-    let destroy = () => {};
-    import("cytoscape").then(
-      ({ default: cytoscape }) => {
-        if (destroyed) return;
-        const cy = cytoscape({
-          container: el,
-          elements: [
-            ...elements.nodes.map((n) => ({
-              data: { ...n, colour: typeColour(n.type), size: n.level === 0 ? 38 : 24 },
-            })),
-            ...elements.edges.map((e) => ({ data: e })),
-          ],
-          style: [
-            {
-              selector: "node",
-              style: {
-                "background-color": "data(colour)",
-                label: "data(label)",
-                width: "data(size)",
-                height: "data(size)",
-                "font-size": 11,
-                color: "#1b1d21",
-                "text-valign": "bottom",
-                "text-margin-y": 4,
-                "text-wrap": "ellipsis",
-                "text-max-width": "120px",
-                "text-background-color": "#ffffff",
-                "text-background-opacity": 0.8,
-                "text-background-padding": "1px",
-              },
+  const { error } = useCytoscape(
+    container,
+    {
+      options: {
+        elements: [
+          ...elements.nodes.map((n) => ({
+            data: { ...n, colour: typeColour(n.type), size: n.level === 0 ? 38 : 24 },
+          })),
+          ...elements.edges.map((e) => ({ data: e })),
+        ],
+        style: [
+          {
+            selector: "node",
+            style: {
+              "background-color": "data(colour)",
+              label: "data(label)",
+              width: "data(size)",
+              height: "data(size)",
+              "font-size": 11,
+              color: "#1b1d21",
+              "text-valign": "bottom",
+              "text-margin-y": 4,
+              "text-wrap": "ellipsis",
+              "text-max-width": "120px",
+              "text-background-color": "#ffffff",
+              "text-background-opacity": 0.8,
+              "text-background-padding": "1px",
             },
-            {
-              selector: `node[level = 0]`,
-              style: { "border-width": 3, "border-color": "#0b57d0", "font-weight": "bold" },
-            },
-            {
-              selector: "edge",
-              style: { width: 1.5, "line-color": "#b8bec8", "curve-style": "bezier" },
-            },
-          ],
-          layout: {
-            name: "concentric",
-            concentric: (node) => 10 - Number(node.data("level")),
-            levelWidth: () => 1,
-            minNodeSpacing: 36,
-            padding: 30,
-            animate: false,
           },
-          // a neighbourhood of two or three nodes must not be blown up to fill the canvas
-          minZoom: 0.3,
-          maxZoom: 1.3,
-        });
-        cy.on("tap", "node", (event) => select.current(String(event.target.id())));
-        // where each node is drawn, for tests that click one (pixels inside the container)
-        const publish = () =>
-          el.setAttribute(
-            "data-nodes",
-            JSON.stringify(
-              cy.nodes().map((n) => ({
-                id: n.id(),
-                x: Math.round(n.renderedPosition().x),
-                y: Math.round(n.renderedPosition().y),
-              })),
-            ),
-          );
-        cy.on("render viewport resize", publish);
-        publish();
-        // a narrower window (or the side panel folding under) re-fits the drawing
-        const resized = new ResizeObserver(() => {
-          cy.resize();
-          cy.fit(undefined, 30);
-        });
-        resized.observe(el);
-        el.setAttribute("data-ready", "true");
-        destroy = () => {
-          resized.disconnect();
-          cy.destroy();
-        };
+          {
+            selector: `node[level = 0]`,
+            style: { "border-width": 3, "border-color": "#0b57d0", "font-weight": "bold" },
+          },
+          {
+            selector: "edge",
+            style: { width: 1.5, "line-color": "#b8bec8", "curve-style": "bezier" },
+          },
+        ],
+        layout: {
+          name: "concentric",
+          concentric: (node) => 10 - Number(node.data("level")),
+          levelWidth: () => 1,
+          minNodeSpacing: 36,
+          padding: 30,
+          animate: false,
+        },
+        // a neighbourhood of two or three nodes must not be blown up to fill the canvas
+        minZoom: 0.3,
+        maxZoom: 1.3,
       },
-      (exc: unknown) => {
-        if (!destroyed) setError(`Cannot load the graph view: ${String(exc)}`);
-      },
-    );
-    return () => {
-      destroyed = true;
-      el.removeAttribute("data-ready");
-      destroy();
-    };
-  }, [elements]);
+      published: "node",
+      wire: (cy) => cy.on("tap", "node", (event) => select.current(String(event.target.id()))),
+      // a narrower window (or the side panel folding under) re-fits the drawing
+      refit: (cy) => cy.fit(undefined, 30),
+      what: "graph view",
+    },
+    [elements],
+  );
 
   return (
     <div className="entity-graph">

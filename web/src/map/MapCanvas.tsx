@@ -5,8 +5,9 @@
  * the card and what runs downstream of it are lit, the rest dims, and the view fits the
  * lit part. A tap on the background clears the spotlight.
  */
-import { useEffect, useRef, useState } from "react";
-import type { Core } from "cytoscape";
+import { useEffect, useRef } from "react";
+
+import { useCytoscape } from "../shared/useCytoscape";
 
 import { CARD_HEIGHT, CARD_WIDTH, downstreamOf, mapElements, type CodebaseMap } from "./model";
 
@@ -20,162 +21,123 @@ const FIT_PADDING = 30;
 
 export function MapCanvas({ map, selected, onSelect }: MapCanvasProps) {
   const container = useRef<HTMLDivElement>(null);
-  const cyRef = useRef<Core | null>(null);
   const select = useRef(onSelect);
-  const [ready, setReady] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     select.current = onSelect;
   }, [onSelect]);
 
-  useEffect(() => {
-    const el = container.current;
-    if (el === null) return;
-    let destroyed = false;
-    let destroy = () => {};
-    import("cytoscape").then(
-      ({ default: cytoscape }) => {
-        if (destroyed) return;
-        const cy = cytoscape({
-          container: el,
-          elements: mapElements(map),
-          layout: { name: "preset", fit: true, padding: FIT_PADDING },
-          style: [
-            {
-              selector: "node.card",
-              style: {
-                shape: "round-rectangle",
-                width: CARD_WIDTH,
-                height: CARD_HEIGHT,
-                "background-color": "#ffffff",
-                "border-width": 2,
-                "border-color": "data(colour)",
-                label: "data(label)",
-                "text-wrap": "wrap",
-                "text-max-width": `${CARD_WIDTH - 14}px`,
-                "text-valign": "center",
-                "text-halign": "center",
-                "font-size": 16,
-                "font-weight": 600,
-                "line-height": 1.15,
-                color: "#1b1d21",
-              },
+  const { cy, error } = useCytoscape(
+    container,
+    {
+      options: {
+        elements: mapElements(map),
+        layout: { name: "preset", fit: true, padding: FIT_PADDING },
+        style: [
+          {
+            selector: "node.card",
+            style: {
+              shape: "round-rectangle",
+              width: CARD_WIDTH,
+              height: CARD_HEIGHT,
+              "background-color": "#ffffff",
+              "border-width": 2,
+              "border-color": "data(colour)",
+              label: "data(label)",
+              "text-wrap": "wrap",
+              "text-max-width": `${CARD_WIDTH - 14}px`,
+              "text-valign": "center",
+              "text-halign": "center",
+              "font-size": 16,
+              "font-weight": 600,
+              "line-height": 1.15,
+              color: "#1b1d21",
             },
-            {
-              selector: "node.group",
-              style: {
-                shape: "round-rectangle",
-                "background-color": "#eef1f6",
-                "background-opacity": 0.7,
-                "border-width": 1,
-                "border-color": "#b8bec8",
-                label: "data(label)",
-                "text-valign": "top",
-                "text-halign": "center",
-                "text-margin-y": -8,
-                "font-size": 22,
-                "font-weight": "bold",
-                color: "#1b1d21",
-                padding: "18px",
-              },
+          },
+          {
+            selector: "node.group",
+            style: {
+              shape: "round-rectangle",
+              "background-color": "#eef1f6",
+              "background-opacity": 0.7,
+              "border-width": 1,
+              "border-color": "#b8bec8",
+              label: "data(label)",
+              "text-valign": "top",
+              "text-halign": "center",
+              "text-margin-y": -8,
+              "font-size": 22,
+              "font-weight": "bold",
+              color: "#1b1d21",
+              padding: "18px",
             },
-            {
-              selector: "edge",
-              style: {
-                width: 1.2,
-                "line-color": "#aab1bd",
-                "target-arrow-shape": "triangle",
-                "target-arrow-color": "#aab1bd",
-                "arrow-scale": 0.9,
-                "curve-style": "bezier",
-                label: "data(label)",
-                "font-size": 9,
-                // edge labels only when zoomed in far enough to read them, or lit
-                "min-zoomed-font-size": 12,
-                "text-rotation": "autorotate",
-                "text-background-color": "#ffffff",
-                "text-background-opacity": 0.85,
-                "text-background-padding": "1px",
-                color: "#3f4451",
-              },
+          },
+          {
+            selector: "edge",
+            style: {
+              width: 1.2,
+              "line-color": "#aab1bd",
+              "target-arrow-shape": "triangle",
+              "target-arrow-color": "#aab1bd",
+              "arrow-scale": 0.9,
+              "curve-style": "bezier",
+              label: "data(label)",
+              "font-size": 9,
+              // edge labels only when zoomed in far enough to read them, or lit
+              "min-zoomed-font-size": 12,
+              "text-rotation": "autorotate",
+              "text-background-color": "#ffffff",
+              "text-background-opacity": 0.85,
+              "text-background-padding": "1px",
+              color: "#3f4451",
             },
-            { selector: ".dimmed", style: { opacity: 0.18 } },
-            { selector: "edge.dimmed", style: { opacity: 0.07 } },
-            {
-              selector: "node.card.downstream",
-              style: { "background-color": "#fff4cc", "border-width": 3 },
+          },
+          { selector: ".dimmed", style: { opacity: 0.18 } },
+          { selector: "edge.dimmed", style: { opacity: 0.07 } },
+          {
+            selector: "node.card.downstream",
+            style: { "background-color": "#fff4cc", "border-width": 3 },
+          },
+          {
+            selector: "node.card.chosen",
+            style: { "background-color": "#e6eefc", "border-width": 4, "border-color": "#0b57d0" },
+          },
+          {
+            selector: "edge.lit",
+            style: {
+              width: 2,
+              "line-color": "#1f5fd6",
+              "target-arrow-color": "#1f5fd6",
+              "font-size": 11,
+              "min-zoomed-font-size": 7,
+              "z-index": 10,
             },
-            {
-              selector: "node.card.chosen",
-              style: { "background-color": "#e6eefc", "border-width": 4, "border-color": "#0b57d0" },
-            },
-            {
-              selector: "edge.lit",
-              style: {
-                width: 2,
-                "line-color": "#1f5fd6",
-                "target-arrow-color": "#1f5fd6",
-                "font-size": 11,
-                "min-zoomed-font-size": 7,
-                "z-index": 10,
-              },
-            },
-          ],
-          minZoom: 0.2,
-          maxZoom: 2.5,
-          autoungrabify: true,
-          boxSelectionEnabled: false,
-        });
-        cy.on("tap", "node.card", (event) => select.current(String(event.target.id())));
-        cy.on("tap", (event) => {
-          if (event.target === cy) select.current(null);
-        });
-        // where each card is drawn, for tests that click one (pixels inside the container)
-        const publish = () =>
-          el.setAttribute(
-            "data-nodes",
-            JSON.stringify(
-              cy.nodes(".card").map((n) => ({
-                id: n.id(),
-                x: Math.round(n.renderedPosition().x),
-                y: Math.round(n.renderedPosition().y),
-              })),
-            ),
-          );
-        cy.on("render viewport resize", publish);
-        publish();
-        // a resized canvas (the window, the side panel folding under) fits again what is shown
-        const resized = new ResizeObserver(() => {
-          cy.resize();
-          const lit = cy.nodes(".chosen, .downstream");
-          cy.fit(lit.empty() ? undefined : lit, FIT_PADDING);
-        });
-        resized.observe(el);
-        cyRef.current = cy;
-        el.setAttribute("data-ready", "true");
-        setReady(true);
-        destroy = () => {
-          resized.disconnect();
-          cyRef.current = null;
-          cy.destroy();
-        };
+          },
+        ],
+        minZoom: 0.2,
+        maxZoom: 2.5,
+        autoungrabify: true,
+        boxSelectionEnabled: false,
       },
-      (exc: unknown) => {
-        if (!destroyed) setError(`Cannot load the map view: ${String(exc)}`);
+      published: ".card",
+      wire: (drawn) => {
+        drawn.on("tap", "node.card", (event) => select.current(String(event.target.id())));
+        drawn.on("tap", (event) => {
+          if (event.target === drawn) select.current(null);
+        });
       },
-    );
-    return () => {
-      destroyed = true;
-      el.removeAttribute("data-ready");
-      setReady(false);
-      destroy();
-    };
-  }, [map]);
+      // a resized canvas (the window, the side panel folding under) fits again what is shown
+      refit: (drawn) => {
+        const lit = drawn.nodes(".chosen, .downstream");
+        drawn.fit(lit.empty() ? undefined : lit, FIT_PADDING);
+      },
+      what: "map view",
+    },
+    [map],
+  );
 
   // the spotlight: the chosen card and what runs downstream of it lit, the rest dimmed
   useEffect(() => {
-    const cy = cyRef.current;
-    if (!ready || cy === null) return;
+    if (cy === null) return;
     const chosen = selected === null ? null : cy.getElementById(selected);
     cy.batch(() => {
       cy.elements().removeClass("dimmed downstream chosen lit");
@@ -195,7 +157,7 @@ export function MapCanvas({ map, selected, onSelect }: MapCanvasProps) {
     const still = window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
     cy.stop();
     cy.animate({ fit: { eles: shown, padding: FIT_PADDING } }, { duration: still ? 0 : 250 });
-  }, [map, selected, ready]);
+  }, [map, selected, cy]);
 
   return (
     <>
