@@ -1,7 +1,9 @@
 """``varagity eval``: a golden suite scored. Retrieval (and with ``--answers``, answers)
 over named configs; ``--feedback``, the live corpus's feedback suite as the answer gate
 answers it; ``--graph``, a graph suite answered from a message graph of its own;
-``--rejudge``, a graph eval report's answers scored again by a model judge.
+``--rejudge``, a graph eval report's answers scored again by a model judge; ``--ocr``,
+every OCR engine's character and word error rates on an OCR suite
+(:mod:`varagity.eval.ocr`).
 
 A graph suite's graph is built (or reused) through the real graph assets
 (:func:`varagity_assets.defs.graph.eval_build.materialize_graph`); the answers, the
@@ -21,6 +23,8 @@ from varagity_cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, open_ser
 
 if TYPE_CHECKING:
     from varagity_cli.common import Subparsers
+
+DEFAULT_OCR_SUITE = Path(__file__).resolve().parents[2] / "eval_suites" / "ocr"
 
 
 def cmd_eval(
@@ -44,6 +48,7 @@ def cmd_eval(
     judge_key_env: str | None,
     months: str | None,
     out: str | None,
+    ocr: bool,
 ) -> int:
     """Score retrieval (and with --answers, answers) on a golden suite; print, write JSON."""
     from varagity.eval import answers as eval_answers
@@ -60,6 +65,8 @@ def cmd_eval(
         return fail(f"--k must be comma-separated integers, got {k!r}", EXIT_USAGE)
     if not ks or ks[0] <= 0:
         return fail("--k needs positive integers", EXIT_USAGE)
+    if ocr:
+        return _eval_ocr(suite_folder=suite_folder, limit=limit, out=out)
     if feedback:
         return _eval_feedback(suite_folder=suite_folder, answer_k=answer_k, limit=limit, out=out)
     if graph:
@@ -189,6 +196,30 @@ def _eval_feedback(
         report.write_text(json.dumps(result.to_dict(), indent=2) + "\n", encoding="utf-8")
         print(f"report: {report}")
     return EXIT_OK if summary.pass_rate >= minimum else EXIT_FAILED
+
+
+def _eval_ocr(*, suite_folder: str | None, limit: int | None, out: str | None) -> int:
+    """Read every page of an OCR suite with every OCR engine; print CER, WER and seconds
+    per page per degradation kind, write the JSON report (exit 2 on a bad suite or image,
+    1 when no engine could run)."""
+    from varagity.eval import ocr as eval_ocr
+
+    settings = get_settings()
+    try:
+        suite = eval_ocr.load_ocr_suite(suite_folder or DEFAULT_OCR_SUITE).limited(limit)
+        print(f"OCR suite {suite.name}: {len(suite.pages)} page(s)", flush=True)
+        # a bad image is refused before any engine runs
+        report = eval_ocr.run_ocr_eval(suite, settings, progress=lambda s: print(s, flush=True))
+    except eval_ocr.OcrSuiteError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    print()
+    print(eval_ocr.format_table(report))
+    print()
+    print(eval_ocr.format_pages(report))
+    print(f"\nnormalisation: {eval_ocr.NORMALISATION}")
+    path = Path(out) if out else eval_ocr.default_report_path(settings, suite)
+    print(f"report: {eval_ocr.write_report(path, report)}")
+    return EXIT_OK if report.ok else EXIT_FAILED
 
 
 def _eval_graph(
@@ -354,6 +385,13 @@ def register(sub: Subparsers) -> None:
         "scale (+1 right, 0 no information, -1 wrong) through any OpenAI-compatible "
         "endpoint (--judge-url, --judge-model); written to --out, else beside the report",
     )
+    which.add_argument(
+        "--ocr",
+        action="store_true",
+        help="an OCR suite (default eval_suites/ocr): every OCR engine's character and word "
+        "error rates and seconds per page, per degradation kind; an engine not installed "
+        "is listed as such",
+    )
     ev.add_argument("--judge-url", help="with --rejudge: the judge's base URL, ending in /v1")
     ev.add_argument("--judge-model", help="with --rejudge: the model name to ask for")
     ev.add_argument(
@@ -389,5 +427,6 @@ def register(sub: Subparsers) -> None:
             judge_key_env=a.judge_key_env,
             months=a.months,
             out=a.out,
+            ocr=a.ocr,
         )
     )
