@@ -7,6 +7,7 @@ tolerant: a page passes when at least two of its expected words come back.
 from __future__ import annotations
 
 import importlib.util
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -381,6 +382,27 @@ def test_boxes_on_one_row_join_left_to_right_and_rows_top_to_bottom() -> None:
     ]
     assert lines_in_reading_order(boxes) == "left middle right\nsecond"
     assert lines_in_reading_order([]) == ""
+
+
+def test_the_rows_of_a_tilted_page_are_found_on_the_page_turned_straight() -> None:
+    # a timetable scanned 3 degrees crooked: each row's right end sits lower than its
+    # left by more than half a line, level with the next row's left end
+    tilt = math.radians(3)
+
+    def box(x: float, y: float, w: float = 120, h: float = 16) -> list[list[float]]:
+        corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
+        return [
+            [cx * math.cos(tilt) - cy * math.sin(tilt), cx * math.sin(tilt) + cy * math.cos(tilt)]
+            for cx, cy in corners
+        ]
+
+    rows = [("Tuesday", "07:15", "MV Puffin"), ("Wednesday", "10:30", "MV Guillemot")]
+    boxes = [
+        (box(x, 100 + 24 * n), word)
+        for n, row in enumerate(rows)
+        for x, word in zip((20, 400, 800), row, strict=True)
+    ]
+    assert lines_in_reading_order(boxes) == "Tuesday 07:15 MV Puffin\nWednesday 10:30 MV Guillemot"
 
 
 def test_prepare_image_flattens_transparency_onto_white() -> None:
