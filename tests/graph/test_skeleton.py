@@ -161,5 +161,7 @@ def test_a_person_named_by_a_handle_written_as_one_word() -> None:
     )
     assert skeleton.named_in("Who does JakeWatson consider the best defender?") == ["Jake Watson"]
     assert skeleton.named_in("When is ChaeSong-hwa hosting the lecture?") == ["Chae Song-hwa"]
-    # LiHua is short of a joined name's letters; "Li" and "Hua" are no words of it
-    assert skeleton.named_in("What does LiHua want?") == []
+    # five letters make a joined name ("LiHua"); fewer do not ("Li" and "Hu" are no words
+    # of "LiHu")
+    assert skeleton.named_in("What does LiHua want?") == ["Li Hua"]
+    assert skeleton.named_in("What does LiHu want?") == []

@@ -278,3 +278,20 @@ def test_an_answer_evaluation_waits_for_a_restore_of_the_documents_only() -> Non
     beside = FakeDagster([dagster.nodes[run_id]])
     BackupJobs(beside).launch("rag", source="api")
     assert [job for job, _tags in beside.launched] == [BACKUP_JOB]
+
+
+def test_a_run_still_starting_is_killed_once_it_has_started() -> None:
+    dagster = FakeDagster([_node("r1", GRAPH_BUILD_JOB, "STARTING")])
+    refused: list[str] = []
+    terminate = dagster.terminate
+
+    def starting_then_started(run_id: str) -> None:
+        if dagster.nodes[run_id].status == "STARTING":
+            refused.append(run_id)
+            dagster.nodes[run_id] = _node(run_id, GRAPH_BUILD_JOB, "STARTED")
+            raise TerminateFailed(run_id, "could not be terminated due to having status STARTING")
+        terminate(run_id)
+
+    dagster.terminate = starting_then_started  # type: ignore[method-assign]
+    assert GraphJobs(dagster).kill("r1").status == "CANCELING"
+    assert refused == ["r1"]

@@ -8,6 +8,7 @@ from where the last read stopped.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -48,6 +49,12 @@ def run_of(node: RunNode, dagster_url: str, progress: P, error: str | None = Non
         progress=progress,
         tags=node.tags,
     )
+
+
+#: How long a kill waits for a run that Dagster is still starting (it cannot be
+#: interrupted until its worker runs), and how often it asks again.
+STARTING_WAIT = 60.0
+STARTING_POLL = 0.5
 
 
 class RunJobs(Generic[P]):
@@ -135,11 +142,20 @@ class RunJobs(Generic[P]):
         node = self._node(run_id)
         if node.status in ENDED_RUN_STATUSES:
             raise RunEnded(f"run {run_id} has already ended ({node.status})")
-        try:
-            self.client.terminate(run_id)
-        except TerminateFailed as exc:
-            now = self._node(run_id)
-            if now.status in ENDED_RUN_STATUSES:
-                raise RunEnded(f"run {run_id} has already ended ({now.status})") from exc
-            raise
+        deadline = time.monotonic() + STARTING_WAIT
+        while True:
+            try:
+                self.client.terminate(run_id)
+                break
+            except TerminateFailed as exc:
+                was, node = node, self._node(run_id)
+                if node.status in ENDED_RUN_STATUSES:
+                    raise RunEnded(f"run {run_id} has already ended ({node.status})") from exc
+                # Dagster cannot interrupt a run whose worker is being started: ask again
+                # once it has started
+                starting = "STARTING" in (was.status, node.status)
+                if not starting or time.monotonic() >= deadline:
+                    raise
+                if node.status == "STARTING":
+                    time.sleep(STARTING_POLL)
         return self.read(run_id)
