@@ -40,7 +40,17 @@ ALERTS_FILE = ROOT / "deploy" / "prometheus" / "alerts.yml"
 GRAFANA_DIR = ROOT / "deploy" / "grafana"
 README = ROOT / "README.md"
 
-PROJECT_SERVICES = ("dagster-code", "dagster-webserver", "dagster-ui", "dagster-daemon", "api")
+PROJECT_SERVICES = (
+    "dagster-code",
+    "dagster-webserver",
+    "dagster-ui",
+    "dagster-daemon",
+    "api",
+    "app",
+)
+# Services that run one command and exit (`docker compose run --rm app varagity ...`), not
+# servers: nothing waits for them, so they have no healthcheck, and `up` leaves them out.
+ONE_OFF_SERVICES = {"app": "cli"}
 GPU_DEVICE_IDS = {"llm": ["0"], "embeddings": ["1"]}
 DAGSTER_YAML = ROOT / "dagster_home" / "dagster.yaml"
 # Environment names a project-image service may set that are not varagity settings:
@@ -415,7 +425,11 @@ def test_depends_on_waits_for_health_where_a_healthcheck_exists(
 
 
 def test_every_service_has_a_healthcheck(compose: dict[str, Any]) -> None:
-    missing = [name for name, svc in compose["services"].items() if not _has_healthcheck(svc)]
+    missing = [
+        name
+        for name, svc in compose["services"].items()
+        if not _has_healthcheck(svc) and name not in ONE_OFF_SERVICES
+    ]
     assert not missing
 
 
@@ -571,55 +585,60 @@ class SharedPlace:
 
 SHARED_PLACES = {
     # the API's uploads and deletes write the corpus; the folder sensor and ingest runs read
-    # it (and the API's folder watcher, page previews and reingest)
+    # it (and the API's folder watcher, page previews and reingest; the command line's
+    # `backup list` and `doctor`)
     "DOCS_PATH": SharedPlace(
         ("DOCS_PATH",),
         lambda s, _: s.docs_path,
         frozenset({"api"}),
-        frozenset({"api", "dagster-code"}),
+        frozenset({"api", "dagster-code", "app"}),
     ),
-    # export runs write the documents' bundles; the API lists, verifies and restores them
+    # export runs write the documents' bundles (and `varagity backup export` run in the
+    # command line's container when Dagster is down); the API lists, verifies and
+    # restores them
     "DOCS_PATH/varagity-exports": SharedPlace(
         ("DOCS_PATH",),
         lambda s, _: exports_dir(s, "rag"),
-        frozenset({"dagster-code"}),
-        frozenset({"api", "dagster-code"}),
+        frozenset({"dagster-code", "app"}),
+        frozenset({"api", "dagster-code", "app"}),
     ),
-    # archive uploads and deletes (API); the graph sensor and build runs read them
+    # archive uploads and deletes (API); the graph sensor and build runs read them, and
+    # the command line's `graph build` (which archives to build)
     "GRAPH_DOCS_PATH": SharedPlace(
         ("GRAPH_DOCS_PATH",),
         lambda s, _: s.graph_docs_path,
         frozenset({"api"}),
-        frozenset({"api", "dagster-code"}),
+        frozenset({"api", "dagster-code", "app"}),
     ),
     "GRAPH_DOCS_PATH/varagity-exports": SharedPlace(
         ("GRAPH_DOCS_PATH",),
         lambda s, _: exports_dir(s, "graph"),
-        frozenset({"dagster-code"}),
-        frozenset({"api", "dagster-code"}),
+        frozenset({"dagster-code", "app"}),
+        frozenset({"api", "dagster-code", "app"}),
     ),
     # graph build and restore runs write the engine's working directory and the restore
-    # lock; the API's graph turns and its corpus_restoring check read them
+    # lock; the API's graph turns and its corpus_restoring check read them, and the
+    # command line's (`ask --corpus graph`, `graph status`)
     "GRAPH_STORAGE_PATH": SharedPlace(
         ("GRAPH_STORAGE_PATH", "VARAGITY_HOME"),
         lambda s, _: s.graph_storage_path,
         frozenset({"dagster-code"}),
-        frozenset({"api"}),
+        frozenset({"api", "app"}),
     ),
     # the runs' state (artifacts, the graph); the API reports the folder's free disk
     "VARAGITY_HOME": SharedPlace(
         ("VARAGITY_HOME",),
         lambda s, _: s.home,
         frozenset({"dagster-code"}),
-        frozenset({"api"}),
+        frozenset({"api", "app"}),
     ),
     # the embedded BM25 index (only without ELASTICSEARCH_URL): ingest runs write, the API
-    # searches it
+    # and the command line search it
     "BM25_INDEX_PATH": SharedPlace(
         ("BM25_INDEX_PATH", "VARAGITY_HOME"),
         lambda s, _: None if s.ELASTICSEARCH_URL else s.bm25_path,
         frozenset({"dagster-code"}),
-        frozenset({"api"}),
+        frozenset({"api", "app"}),
     ),
     # the runs' step output (dagster_home/dagster.yaml compute_logs): the runs execute in the
     # code server's container, the webserver shows it
@@ -899,6 +918,59 @@ def test_grafana_provisions_the_datasource_and_the_dashboards(resolved: dict[str
                 assert target["datasource"]["uid"] == datasource["uid"], (name, panel["title"])
     home = _env(grafana)["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
     assert home.startswith(provider["options"]["path"] + "/")
+
+
+# --- the command line in the stack ---------------------------------------------------------
+
+
+def test_the_app_service_runs_the_command_line_with_the_stack_s_settings(
+    compose: dict[str, Any], resolved: dict[str, Any]
+) -> None:
+    """`docker compose run --rm app varagity ...`: the project image, the `varagity`
+    console script, every setting and folder the API has (so a command sees the same
+    stores, model servers, Dagster and corpora), the services it calls started first,
+    and never started by `docker compose up` nor restarted."""
+    app, api = compose["services"]["app"], compose["services"]["api"]
+    assert app["profiles"] == [ONE_OFF_SERVICES["app"]]
+    assert _command(app)[0] == "varagity"
+    assert app["restart"] == "no" and app.get("init") is True
+    assert app["image"] == api["image"] and not app.get("ports")
+    assert _env(app) == _env(api), "the command line must run with the API's settings"
+    assert _mounts(app) == _mounts(api), "the command line must see the API's folders"
+    env = _env(resolved["services"]["app"])
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, **{k: v for k, v in env.items() if k in Settings.model_fields}
+    )
+    assert settings.DATABASE_URL and urlsplit(settings.DATABASE_URL).hostname == "postgres"
+    assert urlsplit(settings.dagster_url).hostname == "dagster-ui" and settings.API_KEY
+    called = {urlsplit(value).hostname for value in env.values() if "://" in value} - {None}
+    deps = _depends_on(app)
+    assert called <= set(deps), f"the command line calls {sorted(called - set(deps))} unstarted"
+    assert all(spec["condition"] == "service_healthy" for spec in deps.values())
+
+
+def _readme_app_commands() -> list[list[str]]:
+    """The `docker compose run --rm app varagity ...` commands README.md shows."""
+    text = README.read_text(encoding="utf-8")
+    prefix = "docker compose run --rm app varagity "
+    return [
+        shlex.split(line.strip()[len(prefix) :])
+        for line in text.splitlines()
+        if line.strip().startswith(prefix)
+    ]
+
+
+def test_the_readme_shows_the_most_used_commands_and_each_parses() -> None:
+    from varagity_cli.main import build_parser
+
+    commands = _readme_app_commands()
+    assert {args[0] for args in commands} >= {"ask", "eval", "backup"}, commands
+    parser = build_parser()
+    for args in commands:
+        parsed = parser.parse_args(args)  # exits (SystemExit) on an unknown command or option
+        assert callable(parsed.func), args
+    scaling = README.read_text(encoding="utf-8").split("## Scaling out", 1)[1].split("\n## ")[0]
+    assert "docker compose run --rm app varagity" in scaling
 
 
 # --- every service the README names is used ------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from varagity.pipeline import (
@@ -10,6 +12,11 @@ from varagity.pipeline import (
     BACKUP_JOB,
     CORPUS_TAG,
     GRAPH_BUILD_JOB,
+    GRAPH_FIRST_DAY,
+    GRAPH_REBUILD_ASSET,
+    GRAPH_REBUILD_JOB,
+    GRAPH_RESET_JOB,
+    GRAPH_STALENESS_JOB,
     INGEST_JOB,
     PARTITION_TAG,
     RANGE_END_TAG,
@@ -23,11 +30,15 @@ from varagity.pipeline import (
     backup_progress_line,
     contiguous_groups,
     corpus_of_run,
+    graph_last_day,
+    graph_rebuild_bounds,
+    graph_rebuild_range,
     ingest_batches,
     parse_answer_figures,
     parse_answer_question,
     parse_backup_progress,
     run_partitions,
+    span_in_range,
 )
 
 
@@ -112,6 +123,12 @@ def test_runs_are_told_apart_by_the_corpus_they_write() -> None:
     assert corpus_of_run(BACKUP_JOB, {PARTITION_TAG: "rag", STAGE_TAG: "backup"}) == "rag"
     # an export materialized from the Dagster UI: only its asset and partition say so
     assert corpus_of_run("__ASSET_JOB", {PARTITION_TAG: "graph"}, (BACKUP_ASSET,)) == "graph"
+    # a reset and a rebuild write the graph; so does a rebuild backfilled from the UI
+    assert corpus_of_run(GRAPH_RESET_JOB, {SOURCE_TAG: "api"}) == "graph"
+    assert corpus_of_run(GRAPH_REBUILD_JOB, {RANGE_START_TAG: "2026-03-03"}) == "graph"
+    ui_backfill = {"dagster/backfill": "x", SOURCE_TAG: "ui"}
+    assert corpus_of_run("__ASSET_JOB", ui_backfill, (GRAPH_REBUILD_ASSET,)) == "graph"
+    assert corpus_of_run(GRAPH_STALENESS_JOB, {STAGE_TAG: "staleness"}) is None
     # an answer evaluation reads the documents throughout: no restore goes beside it
     assert corpus_of_run(ANSWER_EVAL_JOB, {SOURCE_TAG: "api"}) == "rag"
     # evaluation and staleness runs write neither corpus; neither does another tool's backfill
@@ -141,3 +158,47 @@ def test_answer_evaluation_lines_read_back() -> None:
     assert parse_answer_question(asked) == (3, 40, "q07")
     for other in ("feedback:  [1/3] fb1: facts 0/0", "graph build: 1/2", "[x/2] q: y"):
         assert parse_answer_question(other) is None
+
+
+TODAY = date(2026, 3, 10)
+
+
+def test_a_rebuild_range_is_clamped_to_the_day_partitions() -> None:
+    assert graph_last_day(TODAY) == "2026-03-11"  # a day past today: zones ahead of UTC
+    assert graph_rebuild_range("2026-03-03", "2026-03-04", today=TODAY) == (
+        "2026-03-03",
+        "2026-03-04",
+    )
+    # open ends, and days before the first partition or after the last
+    assert graph_rebuild_range(None, None, today=TODAY) == (GRAPH_FIRST_DAY, "2026-03-11")
+    assert graph_rebuild_range("1998-05-01", "2030-01-01", today=TODAY) == (
+        GRAPH_FIRST_DAY,
+        "2026-03-11",
+    )
+    assert graph_rebuild_range("2026-03-03", None, today=TODAY) == ("2026-03-03", "2026-03-11")
+    with pytest.raises(ValueError, match="comes after"):
+        graph_rebuild_range("2026-03-05", "2026-03-04", today=TODAY)
+    with pytest.raises(ValueError):
+        graph_rebuild_range("2026-3-5", None, today=TODAY)
+
+
+def test_the_first_partition_and_a_range_reaching_today_are_open() -> None:
+    assert graph_rebuild_bounds("2026-03-03", "2026-03-04", today=TODAY) == (
+        "2026-03-03",
+        "2026-03-04",
+    )
+    assert graph_rebuild_bounds(GRAPH_FIRST_DAY, "2026-03-04", today=TODAY) == (
+        None,
+        "2026-03-04",
+    )
+    assert graph_rebuild_bounds("2026-03-03", "2026-03-10", today=TODAY) == ("2026-03-03", None)
+    assert graph_rebuild_bounds(GRAPH_FIRST_DAY, "2026-03-11", today=TODAY) == (None, None)
+
+
+def test_a_span_meets_a_range_when_one_of_its_days_is_in_it() -> None:
+    assert span_in_range("2026-03-03", "2026-03-03", "2026-03-04")
+    assert not span_in_range("2026-03-02", "2026-03-03", "2026-03-04")
+    assert not span_in_range("2026-03-05", "2026-03-03", "2026-03-04")
+    assert span_in_range("2026-03-01..2026-03-03", "2026-03-03", None)
+    assert span_in_range("2026-03-04..2026-03-09", None, "2026-03-04")
+    assert span_in_range("1999-01-01", None, None)

@@ -50,6 +50,22 @@ REINGEST_AFFECTING = (
     "OCR_ENGINE",
 )
 
+# Settings whose change makes the message graph's extracted entities and relations out
+# of date (the graph's stale flag): the chat model that extracts them, how it is asked,
+# and the embedding model of the engine's indexes. The graph evaluation names its graphs
+# by the same ones and GRAPH_ENGINE (varagity.eval.graph_eval.EXTRACTION_SETTINGS);
+# another engine keeps another working directory, so it leaves no graph stale.
+GRAPH_AFFECTING = (
+    "LLM_MODEL",
+    "LOCAL_LLM",
+    "GRAPH_EXTRACTION",
+    "GRAPH_EXTRACT_FORMAT",
+    "GRAPH_CHUNK_TOKENS",
+    "GRAPH_EXTRACT_MAX_TOKENS",
+    "EMBEDDING_MODEL",
+    "EMBEDDING_DIM",
+)
+
 # Settings ``PATCH /api/settings`` may change while the app runs. Everything else
 # (addresses, ports, paths, the embedding model and its dimension) decides which
 # stores and servers a process connects to, and needs a restart.

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from datetime import date, timedelta
 from itertools import pairwise
 from typing import TypeVar
 
@@ -24,6 +25,12 @@ T = TypeVar("T")
 DOCUMENTS_PARTITIONS = "documents"
 # One dynamic partition per message archive under GRAPH_DOCS_PATH (the message graph).
 GRAPH_PARTITIONS = "graph_sources"
+# One daily partition per conversation day (``YYYY-MM-DD``, the day part of a doc_key) from
+# GRAPH_FIRST_DAY to GRAPH_DAYS_END_OFFSET days past today (UTC): the days a rebuild of
+# the message graph re-extracts. The first partition stands for every day before it too,
+# and a range reaching today (UTC) for every day after it (:func:`graph_rebuild_bounds`).
+GRAPH_FIRST_DAY = "2000-01-01"
+GRAPH_DAYS_END_OFFSET = 2
 
 # --- assets -----------------------------------------------------------------------------
 # The ingest stage, in order; a file counts as searchable once the last is materialized.
@@ -35,6 +42,20 @@ GRAPH_ASSETS = ("graph_archive", "graph_transcripts", "graph_workdir")
 GRAPH_WORKDIR_ASSET = GRAPH_ASSETS[-1]
 # Archives removed from GRAPH_DOCS_PATH: their days leave the graph.
 GRAPH_REMOVED_ASSET = "graph_removed_sources"
+# The graph emptied (its working directory and sidecars; the archives stay), and a range
+# of days re-extracted from the archives (partitioned by day).
+GRAPH_RESET_ASSET = "graph_reset"
+GRAPH_REBUILD_ASSET = "graph_rebuilt_days"
+# Whether the graph still matches the chat model and extraction settings (its stale flag).
+GRAPH_STALENESS_ASSET = "graph_staleness"
+# The assets whose runs write the graph's working directory, however launched (a job, a
+# materialization or a backfill from the Dagster UI).
+GRAPH_WRITER_ASSETS = (
+    GRAPH_WORKDIR_ASSET,
+    GRAPH_REMOVED_ASSET,
+    GRAPH_RESET_ASSET,
+    GRAPH_REBUILD_ASSET,
+)
 # One backup zip of a corpus, partitioned by corpus (static partitions, below).
 BACKUP_ASSET = "backup_bundle"
 # The corpora a backup covers: the documents (``rag``) and the message graph (``graph``),
@@ -55,6 +76,9 @@ EVAL_ASSETS = ("eval_results", "answer_eval_results")
 GRAPH_EVALUATE_JOB = "evaluate_message_graph"
 GRAPH_BUILD_JOB = "build_message_graph"
 GRAPH_REMOVE_JOB = "remove_graph_sources"
+GRAPH_RESET_JOB = "reset_message_graph"
+GRAPH_REBUILD_JOB = "rebuild_message_graph"  # graph_rebuilt_days over a range of days
+GRAPH_STALENESS_JOB = "refresh_graph_staleness"
 BACKUP_JOB = "export_bundle"  # materializes backup_bundle for one corpus (its partition)
 RESTORE_JOB = "restore_bundle"  # run config: the corpus and the bundle's file name
 
@@ -90,6 +114,9 @@ SOURCE_TAG = "varagity/source"
 # when the build was asked for, so the graph-sources sensor can tell that a build of
 # exactly these bytes was already launched (by an upload, the API or itself).
 ARCHIVE_TAG = "varagity/archive_sha256"
+# ``true`` on a rebuild of the message graph that re-extracts every day, whatever the
+# range of day partitions it names (the days the graph held when it was launched).
+REBUILD_ALL_TAG = "varagity/rebuild_all"
 # On an answer evaluation launched with a suite of its own: the suite folder's path.
 SUITE_TAG = "varagity/suite"
 # On a sensor run over several new files: ``true``, and how many files it covers.
@@ -128,7 +155,9 @@ _QUESTION_LINE = re.compile(r"\s*\[(\d+)/(\d+)\] (\S+):")
 # Jobs whose runs write the documents corpus (chunks, blurbs, purges) or read it
 # throughout (an answer evaluation), or write the graph.
 _RAG_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB, ANSWER_EVAL_JOB})
-_GRAPH_WRITER_JOBS = frozenset({GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB})
+_GRAPH_WRITER_JOBS = frozenset(
+    {GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB, GRAPH_RESET_JOB, GRAPH_REBUILD_JOB}
+)
 _RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_CONTEXTUALIZE, STAGE_PURGE})
 
 
@@ -209,8 +238,10 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
 
     ``rag``: the ingest, blurb and purge jobs, and the API's and CLI's ingest backfills
     (their runs carry :data:`SOURCE_TAG` or :data:`REINGEST_TAG` and a backfill id);
-    ``graph``: builds and removals; either for a restore (:data:`CORPUS_TAG`) or an
-    export (a run of ``backup_bundle``, however launched: its partition is the corpus).
+    ``graph``: builds, removals, resets and rebuilds (also a Dagster UI materialization
+    or backfill of one of :data:`GRAPH_WRITER_ASSETS`); either for a restore
+    (:data:`CORPUS_TAG`) or an export (a run of ``backup_bundle``, however launched: its
+    partition is the corpus).
     ``assets`` are the asset keys the run materializes. An answer evaluation writes
     nothing but reads the documents throughout: ``rag`` too, so no restore is launched
     beside it (an export is: both only read).
@@ -221,11 +252,58 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
         return tags[PARTITION_TAG]
     if job in _GRAPH_WRITER_JOBS or tags.get(STAGE_TAG) == STAGE_GRAPH:
         return "graph"
+    if any(asset in GRAPH_WRITER_ASSETS for asset in assets):
+        return "graph"
     if job in _RAG_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES:
         return "rag"
     if "dagster/backfill" in tags and (SOURCE_TAG in tags or REINGEST_TAG in tags):
         return "rag"
     return None
+
+
+# --- the graph's day partitions ---------------------------------------------------------
+
+
+def graph_last_day(today: date) -> str:
+    """The last day partition of the message graph when it is ``today`` (UTC)."""
+    return (today + timedelta(days=GRAPH_DAYS_END_OFFSET - 1)).isoformat()
+
+
+def graph_rebuild_range(first: str | None, last: str | None, *, today: date) -> tuple[str, str]:
+    """The day partitions (first and last key) of a rebuild from ``first`` to ``last``
+    (``YYYY-MM-DD``; ``None``: open on that side), clamped to the partitions that exist:
+    a day before :data:`GRAPH_FIRST_DAY` is taken by the first partition, one after the
+    last by the last (:func:`graph_rebuild_bounds` reads them back as open).
+
+    Raises:
+        ValueError: A day is not ``YYYY-MM-DD``, or ``first`` comes after ``last``.
+    """
+    for day in (first, last):
+        if day is not None:
+            date.fromisoformat(day)  # raises ValueError
+    if first is not None and last is not None and first > last:
+        raise ValueError(f"the range's first day {first} comes after its last day {last}")
+    end = graph_last_day(today)
+    start_key = min(max(first or GRAPH_FIRST_DAY, GRAPH_FIRST_DAY), end)
+    end_key = max(min(last or end, end), GRAPH_FIRST_DAY)
+    return start_key, end_key
+
+
+def graph_rebuild_bounds(start: str, end: str, *, today: date) -> tuple[str | None, str | None]:
+    """The days a rebuild over the day partitions ``start`` .. ``end`` re-extracts: the
+    first and last day, ``None`` where it is open (the first partition takes every day
+    before it, a range reaching ``today`` every day after it)."""
+    low = None if start <= GRAPH_FIRST_DAY else start
+    high = None if end >= today.isoformat() else end
+    return low, high
+
+
+def span_in_range(span: str, low: str | None, high: str | None) -> bool:
+    """Whether a transcript's span (``YYYY-MM-DD`` or ``first..last``) meets the days
+    ``low`` .. ``high`` (``None``: open on that side)."""
+    first, _, last = span.partition("..")
+    last = last or first
+    return (low is None or last >= low) and (high is None or first <= high)
 
 
 def range_request_tags(keys: Sequence[str]) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """``GET /api/graph/status``'s answer: the graph's size from its sidecars, its days by
-the engine's live status, the engine, the archives in ``GRAPH_DOCS_PATH`` and the
-builds in flight.
+the engine's live status, the engine, the archives in ``GRAPH_DOCS_PATH``, the builds
+(rebuilds, resets) in flight and the stale flag.
 
 Nothing here fails the route for a part that is down: an engine that cannot open its
 working directory leaves the day statuses the last build recorded (with a warning in
@@ -21,6 +21,7 @@ from varagity.graph.status import GraphReading, read_graph
 from varagity.jobs import DagsterError
 from varagity.jobs.graph import GraphJobs
 from varagity.services import Services
+from varagity.stores.corpus_state import GraphState
 from varagity_api.deps import dagster_client
 from varagity_api.schemas.graph import (
     DayCounts,
@@ -29,6 +30,7 @@ from varagity_api.schemas.graph import (
     GraphStatus,
     build_from,
 )
+from varagity_api.schemas.settings import StaleFlag
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,7 @@ async def graph_status_of(services: Services) -> GraphStatus:
     engine = await run_in_threadpool(graph.engine_format)
     sources = await run_in_threadpool(count_supported, settings.graph_docs_path)
     building = await run_in_threadpool(_building, settings)
+    flag = await run_in_threadpool(GraphState(services.pg).stale)
     return GraphStatus(
         engine=GraphEngineInfo.model_validate(engine, from_attributes=True),
         built=reading.days > 0 or statuses.processed > 0,
@@ -74,4 +77,5 @@ async def graph_status_of(services: Services) -> GraphStatus:
         sources=sources,
         refreshed_at=reading.refreshed_at,
         building=building,
+        stale=StaleFlag(reason=flag.reason, since=flag.since) if flag else None,
     )

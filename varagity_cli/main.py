@@ -20,6 +20,7 @@ from varagity_cli.commands import (
     eval_cv,
     evaluation,
     feedback,
+    graph,
     models,
     reingest,
     search,
@@ -30,7 +31,8 @@ from varagity_cli.common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 DESCRIPTION = (
     "The ``varagity`` command: ``up``, ``doctor``, ``chaos``, ``ask``, ``chat``, ``search``,\n"
-    "``reingest``, ``backup``, ``evaluation``, ``bench``, ``eval``, ``feedback``, ``models``."
+    "``reingest``, ``graph``, ``backup``, ``evaluation``, ``bench``, ``eval``, ``feedback``,\n"
+    "``models``."
 )
 
 log = logging.getLogger("varagity")
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.register(sub)
     search.register(sub)
     reingest.register(sub)
+    graph.register(sub)
     backup.register(sub)
     evaluation.register(sub)
     bench.register(sub)

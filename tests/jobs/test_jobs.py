@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from varagity.jobs.backup import BackupJobs
 from varagity.jobs.evaluation import EvaluationJobs
 from varagity.jobs.follow import follow, follow_blocking
 from varagity.jobs.gate import BACKUPS, holder, refuse_beside, writers
-from varagity.jobs.graph import GraphJobs
+from varagity.jobs.graph import BuildTargetsRefused, GraphJobs, build_targets
 from varagity.jobs.purge import PurgeJobs
 from varagity.jobs.transport import DagsterClient, RunNode, TerminateFailed
 from varagity.pipeline import (
@@ -23,9 +25,17 @@ from varagity.pipeline import (
     BUNDLE_TAG,
     CORPUS_TAG,
     GRAPH_BUILD_JOB,
+    GRAPH_FIRST_DAY,
+    GRAPH_REBUILD_ASSET,
+    GRAPH_REBUILD_JOB,
+    GRAPH_REMOVE_JOB,
+    GRAPH_RESET_JOB,
     INGEST_JOB,
     PARTITION_TAG,
     PURGE_JOB,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    REBUILD_ALL_TAG,
     RESTORE_JOB,
     SOURCE_TAG,
     SUITE_TAG,
@@ -35,13 +45,15 @@ from varagity.pipeline import (
 )
 
 
-def _node(run_id: str, job: str, status: str = "STARTED", **tags: str) -> RunNode:
+def _node(
+    run_id: str, job: str, status: str = "STARTED", assets: tuple[str, ...] = (), **tags: str
+) -> RunNode:
     return RunNode(
         run_id=run_id,
         job=job,
         status=status,
         tags=dict(tags),
-        assets=(),
+        assets=assets,
         created_at=float(int(run_id[-1]) if run_id[-1].isdigit() else 0),
         started_at=None,
         ended_at=None,
@@ -95,6 +107,9 @@ class FakeDagster(DagsterClient):
         self.configs.append(run_config)
         self.nodes[run_id] = _node(run_id, job, "QUEUED", **tags)
         return run_id
+
+    def add_dynamic_partitions(self, definition: str, asset: str, keys: list[str]) -> list[str]:
+        return list(keys)
 
     def terminate(self, run_id: str) -> None:
         node = self.run(run_id)
@@ -278,6 +293,100 @@ def test_an_answer_evaluation_waits_for_a_restore_of_the_documents_only() -> Non
     beside = FakeDagster([dagster.nodes[run_id]])
     BackupJobs(beside).launch("rag", source="api")
     assert [job for job, _tags in beside.launched] == [BACKUP_JOB]
+
+
+def test_a_reset_is_refused_beside_any_graph_run_and_holds_the_graph_itself() -> None:
+    for job in (GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB, GRAPH_REBUILD_JOB):
+        dagster = FakeDagster([_node("r1", job)])
+        with pytest.raises(CorpusBusy, match="the graph corpus is busy"):
+            GraphJobs(dagster).launch_reset(source="api")
+        assert dagster.launched == []
+    dagster = FakeDagster([_node("r1", INGEST_JOB)])  # the documents' runs do not count
+    run = GraphJobs(dagster).launch_reset(source="cli")
+    assert (run.kind, run.corpus, run.source, run.state) == ("reset", "graph", "cli", "queued")
+    assert dagster.launched == [(GRAPH_RESET_JOB, {SOURCE_TAG: "cli"})]
+    # then no build, rebuild, export or restore is launched beside it
+    assert holder(writers(dagster, "graph")[0]) == "a graph reset (run new0)"
+    with pytest.raises(CorpusBusy, match="a graph reset"):
+        GraphJobs(dagster).launch_rebuild(source="api")
+    with pytest.raises(CorpusBusy, match="a graph reset"):
+        BackupJobs(dagster).launch("graph", None, source="api")
+    assert [r.id for r in GraphJobs(dagster).in_flight()] == ["new0"]
+
+
+def test_a_build_is_refused_beside_a_reset(tmp_path: Path) -> None:
+    dagster = FakeDagster([_node("r1", GRAPH_RESET_JOB)])
+    with pytest.raises(CorpusBusy, match="a graph reset"):
+        GraphJobs(dagster).launch(tmp_path, ["chat.db"], source="api")
+
+
+def test_a_rebuild_names_its_days_and_is_not_launched_twice() -> None:
+    dagster = FakeDagster([_node("r1", GRAPH_BUILD_JOB)])  # builds and rebuilds take turns
+    jobs = GraphJobs(dagster)
+    today = date(2026, 3, 10)
+    launched = jobs.launch_rebuild("2026-03-03", "2026-03-04", source="api", today=today)
+    [run] = launched.launched
+    assert (run.kind, run.corpus, run.progress.first_day, run.progress.last_day) == (
+        "rebuild",
+        "graph",
+        "2026-03-03",
+        "2026-03-04",
+    )
+    assert dagster.launched[-1] == (
+        GRAPH_REBUILD_JOB,
+        {SOURCE_TAG: "api", RANGE_START_TAG: "2026-03-03", RANGE_END_TAG: "2026-03-04"},
+    )
+    again = jobs.launch_rebuild("2026-03-03", "2026-03-04", source="api", today=today)
+    assert again.launched == [] and [r.id for r in again.in_flight] == [run.id]
+    # every day: the partitions it names are the days the graph holds, tagged as all
+    every = jobs.launch_rebuild(held=("2026-03-02", "2026-03-05"), source="cli", today=today)
+    [whole] = every.launched
+    assert (whole.progress.first_day, whole.progress.last_day) == (None, None)
+    assert dagster.launched[-1][1] == {
+        SOURCE_TAG: "cli",
+        RANGE_START_TAG: "2026-03-02",
+        RANGE_END_TAG: "2026-03-05",
+        REBUILD_ALL_TAG: "true",
+    }
+    # an empty graph: the last partition; a range beyond the partitions is clamped
+    GraphJobs(FakeDagster([])).launch_rebuild(source="api", today=today)
+    clamped = FakeDagster([])
+    GraphJobs(clamped).launch_rebuild("1990-01-01", "2040-01-01", source="api", today=today)
+    assert clamped.launched[0][1][RANGE_START_TAG] == GRAPH_FIRST_DAY
+    assert clamped.launched[0][1][RANGE_END_TAG] == "2026-03-11"
+    building = {r.id: r.kind for r in jobs.in_flight()}
+    assert building == {"r1": "build", run.id: "rebuild", whole.id: "rebuild"}
+
+
+def test_a_rebuild_backfilled_from_the_dagster_ui_is_a_graph_run() -> None:
+    node = _node(
+        "r7",
+        "__ASSET_JOB",
+        assets=(GRAPH_REBUILD_ASSET,),
+        **{RANGE_START_TAG: "2026-03-03", RANGE_END_TAG: "2026-03-05", "dagster/backfill": "b"},
+    )
+    one_day = _node("r8", "__ASSET_JOB", assets=(GRAPH_REBUILD_ASSET,), **{PARTITION_TAG: "x"})
+    dagster = FakeDagster([node, one_day])
+    run = GraphJobs(dagster).read("r7")
+    assert (run.kind, run.corpus) == ("rebuild", "graph")
+    assert (run.progress.first_day, run.progress.last_day, run.progress.path) == (
+        "2026-03-03",
+        "2026-03-05",
+        None,
+    )
+    assert GraphJobs(dagster).read("r8").progress.first_day == "x"
+    with pytest.raises(CorpusBusy, match="a graph rebuild"):
+        GraphJobs(dagster).launch_reset(source="api")
+
+
+def test_build_targets_name_every_path_that_is_not_an_archive(tmp_path: Path) -> None:
+    with pytest.raises(BuildTargetsRefused) as none:
+        build_targets(tmp_path, None)
+    assert none.value.code == "no_archives"
+    (tmp_path / "notes.txt").write_text("not an archive\n")
+    with pytest.raises(BuildTargetsRefused) as bad:
+        build_targets(tmp_path, ["notes.txt", "../x.db", "missing.db"])
+    assert bad.value.code == "invalid_paths" and str(bad.value).startswith("3 path(s)")
 
 
 def test_a_run_still_starting_is_killed_once_it_has_started() -> None:

@@ -12,7 +12,7 @@ import dagster as dg
 from tests.support.pipeline import Harness, SensorOutcome
 from varagity import pipeline
 from varagity_assets.defs.graph import sensors as graph_sensors
-from varagity_assets.defs.graph.sensors import graph_sources_sensor
+from varagity_assets.defs.graph.sensors import graph_sources_sensor, graph_staleness_sensor
 from varagity_assets.resources import VaragityResource
 
 
@@ -41,6 +41,13 @@ class GraphHarness(Harness):
             result = cast(dg.SensorResult | dg.SkipReason, graph_sources_sensor(ctx))
         self._apply(result, ctx)
         return result
+
+    def tick_graph_staleness(self) -> dg.RunRequest | dg.SkipReason:
+        """One tick of the graph-staleness sensor (it keeps no cursor)."""
+        with dg.build_sensor_context(
+            instance=self.instance, resources={"varagity": VaragityResource()}
+        ) as ctx:
+            return cast(dg.RunRequest | dg.SkipReason, graph_staleness_sensor(ctx))
 
     def run_graph(self, result: SensorOutcome) -> list[dg.ExecuteInProcessResult]:
         """Execute each requested run (a build, or a removal)."""

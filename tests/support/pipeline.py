@@ -35,6 +35,9 @@ ALL_ASSETS = {
     "graph_answers_release",
     *pipeline.GRAPH_ASSETS,
     pipeline.GRAPH_REMOVED_ASSET,
+    pipeline.GRAPH_RESET_ASSET,
+    pipeline.GRAPH_REBUILD_ASSET,
+    pipeline.GRAPH_STALENESS_ASSET,
     pipeline.BACKUP_ASSET,
 }
 

@@ -7,10 +7,11 @@ the webserver's GraphQL API (no Dagster import, no FastAPI).
 * :mod:`~varagity.jobs.model`: one :class:`Run` for every kind, with its kind's typed
   progress.
 * One adapter per kind: :mod:`~varagity.jobs.ingest` (backfills, and the ingest job's
-  runs), :mod:`~varagity.jobs.graph` (builds and removals), :mod:`~varagity.jobs.backup`
-  (exports and restores), :mod:`~varagity.jobs.purge`, :mod:`~varagity.jobs.evaluation`
-  (answer evaluations); each launches and reads (and lists, kills where it can) its
-  jobs, over :mod:`~varagity.jobs.runs` when they are single runs.
+  runs), :mod:`~varagity.jobs.graph` (builds, removals, rebuilds of days and resets),
+  :mod:`~varagity.jobs.backup` (exports and restores), :mod:`~varagity.jobs.purge`,
+  :mod:`~varagity.jobs.evaluation` (answer evaluations); each launches and reads (and
+  lists, kills where it can) its jobs, over :mod:`~varagity.jobs.runs` when they are
+  single runs.
 * :mod:`~varagity.jobs.gate`: one writer per corpus, checked by every launch
   (:class:`CorpusBusy`).
 * :mod:`~varagity.jobs.follow`: the one loop that follows a job to its end.

@@ -2,7 +2,8 @@
 export or restore a corpus (:func:`~varagity.pipeline.corpus_of_run`), and
 :func:`refuse_beside`, which every launcher of a writer calls first (the kinds'
 ``launch``: an ingest, a graph build, an export, a restore, a purge; the API, the
-command line and ``varagity doctor --repair`` alike). It raises :class:`CorpusBusy`
+command line and ``varagity doctor --repair`` alike; a graph reset is refused beside any
+other run of the graph, and builds and rebuilds beside a reset). It raises :class:`CorpusBusy`
 naming the holder; the API answers that ``409 corpus_busy`` in one exception handler and
 the command line prints it.
 
@@ -35,6 +36,8 @@ _WHAT: dict[Kind, str] = {
     "restore": "a restore",
     "build": "a graph build",
     "remove": "a graph source removal",
+    "reset": "a graph reset",
+    "rebuild": "a graph rebuild",
     "ingest": "an ingest",
     "blurbs": "a blurb run",
     "purge": "a purge",

@@ -20,7 +20,11 @@ from varagity.pipeline import (
     BACKUP_JOB,
     CONTEXTUALIZE_JOB,
     GRAPH_BUILD_JOB,
+    GRAPH_REBUILD_ASSET,
+    GRAPH_REBUILD_JOB,
     GRAPH_REMOVE_JOB,
+    GRAPH_RESET_ASSET,
+    GRAPH_RESET_JOB,
     INGEST_JOB,
     PURGE_JOB,
     RESTORE_JOB,
@@ -49,12 +53,15 @@ _STATES: dict[str, State] = {
 }
 
 #: What a job does, by its Dagster job (a run of ``backup_bundle`` however launched is
-#: an export; ``reingest`` is an ingest backfill that re-processes every file).
+#: an export, one of ``graph_rebuilt_days`` a rebuild, one of ``graph_reset`` a reset;
+#: ``reingest`` is an ingest backfill that re-processes every file).
 Kind = Literal[
     "ingest",
     "reingest",
     "build",
     "remove",
+    "reset",
+    "rebuild",
     "export",
     "restore",
     "purge",
@@ -68,6 +75,8 @@ _KINDS: dict[str, Kind] = {
     PURGE_JOB: "purge",
     GRAPH_BUILD_JOB: "build",
     GRAPH_REMOVE_JOB: "remove",
+    GRAPH_RESET_JOB: "reset",
+    GRAPH_REBUILD_JOB: "rebuild",
     BACKUP_JOB: "export",
     RESTORE_JOB: "restore",
     ANSWER_EVAL_JOB: "evaluation",
@@ -80,7 +89,11 @@ def run_kind(job: str, assets: Sequence[str] = ()) -> Kind:
     """The kind of a run of ``job`` that materializes ``assets``."""
     if job in _KINDS:
         return _KINDS[job]
-    return "export" if BACKUP_ASSET in assets else "other"
+    if BACKUP_ASSET in assets:
+        return "export"
+    if GRAPH_REBUILD_ASSET in assets:  # a backfill of day partitions from the Dagster UI
+        return "rebuild"
+    return "reset" if GRAPH_RESET_ASSET in assets else "other"
 
 
 def run_url(dagster_url: str, run_id: str) -> str:

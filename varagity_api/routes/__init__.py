@@ -12,6 +12,7 @@ from varagity_api.routes import (
     feedback,
     graph,
     graph_builds,
+    graph_reset,
     graph_sources,
     health,
     ingest,
@@ -36,6 +37,7 @@ for _module in (
     graph,
     graph_sources,
     graph_builds,
+    graph_reset,
     backups,
     evaluations,
 ):

@@ -1,5 +1,7 @@
 """``/api/graph/builds``: launch, follow and kill message-graph builds (Dagster runs of
-``build_message_graph``, one archive per run, over GraphQL).
+``build_message_graph``, one archive per run, over GraphQL) and rebuilds (one run of
+``rebuild_message_graph`` that re-extracts a range of days, or every day); the reset's
+run (``POST /api/graph/reset``) is read, followed and killed here too.
 
 A build resumes where a killed or failed one stopped (the engine's document statuses
 are the ledger), so *resume* is launching again. Progress is read from the run's log
@@ -16,13 +18,10 @@ from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
-from varagity.graph.archives import scan_archives
-from varagity.graph.sources.base import UnsupportedArchiveError
-from varagity.graph.sources.registry import is_companion, rejections
-from varagity.ingest.discovery import resolve_in_corpus
+from varagity.graph.manifest import day_span, read_manifest
+from varagity.graph.registry import workdir_for
 from varagity.jobs import DagsterError
-from varagity.jobs.graph import GraphJobs
-from varagity.records import normalize_relative_path
+from varagity.jobs.graph import BuildTargetsRefused, GraphJobs, Launched, build_targets
 from varagity_api.deps import SettingsDep, dagster_client, require_graph_enabled
 from varagity_api.errors import DAGSTER_DOWN, DAGSTER_FAILED, ApiError, dagster_error
 from varagity_api.job_routes import Job, add_job_routes
@@ -49,84 +48,24 @@ def dagster_failure(exc: DagsterError) -> ApiError:
     return dagster_error(exc, not_found="build_not_found", ended="build_ended")
 
 
-def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
-    """The archives a build request targets, relative to ``GRAPH_DOCS_PATH`` and
-    sorted; a folder stands for the supported archives below it. Blocking (it reads
-    each candidate's header).
+def _targets(settings: Settings, paths: list[str] | None) -> list[str]:
+    """:func:`~varagity.jobs.graph.build_targets` of ``GRAPH_DOCS_PATH``, its refusal as
+    the HTTP error (409 ``no_archives``, 422 ``invalid_paths``)."""
+    try:
+        return build_targets(settings.graph_docs_path, paths)
+    except BuildTargetsRefused as exc:
+        raise ApiError(409 if exc.code == "no_archives" else 422, exc.code, str(exc)) from exc
 
-    Raises:
-        ApiError: 422 naming every path that is not a supported archive of the folder;
-            409 when the folder holds no supported archive at all.
-    """
-    root = settings.graph_docs_path
-    archives = {a.relative_path: a for a in scan_archives(root)}
-    verdicts: dict[str, str | None] = {}
 
-    def refused(rel: str) -> str | None:
-        if rel not in verdicts:
-            path = archives[rel].path
-            found = rejections(path)
-            verdicts[rel] = UnsupportedArchiveError(path, found).reason if found else None
-        return verdicts[rel]
-
-    if paths is None:
-        supported = [rel for rel in archives if refused(rel) is None]
-        if not supported:
-            raise ApiError(
-                409,
-                "no_archives",
-                f"Nothing to build: the message folder {root} holds no supported archive "
-                "(an iMessage chat.db, with its -wal and -shm).",
-            )
-        return sorted(supported)
-    chosen: dict[str, None] = {}
-    problems: list[str] = []
-    for raw in paths:
-        if "\x00" in raw:
-            problems.append(f"{raw!r}: a path cannot contain a NUL character")
-            continue
-        try:
-            rel = normalize_relative_path(raw)
-            absolute = resolve_in_corpus(root, rel)
-        except ValueError:
-            problems.append(f"{raw!r}: not a path inside the message folder {root}")
-            continue
-        if rel in archives:
-            why = refused(rel)
-            if why is None:
-                chosen[rel] = None
-            else:
-                problems.append(f"{raw!r}: {why}")
-            continue
-        try:
-            is_dir, is_file = absolute.is_dir(), absolute.is_file()
-        except OSError as exc:  # a name too long, a folder we may not enter...
-            problems.append(f"{raw!r}: cannot be read ({exc.strerror})")
-            continue
-        if is_dir:
-            below = [a for a in archives if a.startswith(f"{rel}/") and refused(a) is None]
-            if below:
-                chosen.update(dict.fromkeys(below))
-            else:
-                problems.append(f"{raw!r}: the folder holds no supported message archive")
-        elif is_file and is_companion(absolute):
-            problems.append(
-                f"{raw!r}: part of the archive beside it (build the database it belongs to)"
-            )
-        elif is_file:
-            problems.append(
-                f"{raw!r}: never read as an archive (hidden files and the varagity-exports "
-                "folder are not looked at)"
-            )
-        else:
-            problems.append(f"{raw!r}: no such archive or folder in {root}")
-    if problems:
-        raise ApiError(
-            422,
-            "invalid_paths",
-            f"{len(problems)} path(s) cannot be built: " + "; ".join(problems),
-        )
-    return sorted(chosen)
+def _rebuild(settings: Settings, body: GraphBuildRequest) -> Launched:
+    """Launch the rebuild ``body`` asks for: its days, or every day (named by the days
+    the graph holds now). Blocking."""
+    jobs = GraphJobs(dagster_client(settings))
+    first = body.first_day.isoformat() if body.first_day else None
+    last = body.last_day.isoformat() if body.last_day else None
+    every_day = first is None and last is None
+    held = day_span(read_manifest(workdir_for(settings))) if every_day else None
+    return jobs.launch_rebuild(first, last, held=held, source="api")
 
 
 @router.post(
@@ -136,10 +75,13 @@ def build_targets(settings: Settings, paths: list[str] | None) -> list[str]:
     responses={
         409: {
             "model": ErrorBody,
-            "description": "No supported archive to build, or an export or restore of the "
-            "graph is in flight (corpus_busy).",
+            "description": "No supported archive to build, or an export, a restore or a "
+            "reset of the graph is in flight (corpus_busy).",
         },
-        422: {"model": ErrorBody, "description": "Some paths are not supported archives."},
+        422: {
+            "model": ErrorBody,
+            "description": "Some paths are not supported archives, or a day range that is not one.",
+        },
         502: DAGSTER_FAILED,
         503: DAGSTER_DOWN,
     },
@@ -148,13 +90,22 @@ async def launch_graph_builds(
     body: GraphBuildRequest, settings: SettingsDep
 ) -> GraphBuildsLaunched:
     """Build (or resume building) archives of ``GRAPH_DOCS_PATH``, one run each; an
-    archive whose build is already queued or running is reported, not launched again."""
-    targets = await run_in_threadpool(build_targets, settings, body.paths)
+    archive whose build is already queued or running is reported, not launched again.
+
+    With ``rebuild`` (or a ``from``/``to`` day), one rebuild run instead: every day of
+    every archive in that range (all days without one) is extracted again, whatever the
+    manifest says of it, and the days outside it are left as they are. A rebuild of
+    every day that succeeds clears the graph's stale flag."""
     jobs = GraphJobs(dagster_client(settings))
     try:
-        launched = await run_in_threadpool(
-            jobs.launch, settings.graph_docs_path, targets, source="api"
-        )
+        if body.rebuilds:
+            await run_in_threadpool(_targets, settings, None)  # 409 when nothing to read
+            launched = await run_in_threadpool(_rebuild, settings, body)
+        else:
+            targets = await run_in_threadpool(_targets, settings, body.paths)
+            launched = await run_in_threadpool(
+                jobs.launch, settings.graph_docs_path, targets, source="api"
+            )
     except DagsterError as exc:
         raise dagster_failure(exc) from exc
     return launched_from(launched)
@@ -191,9 +142,11 @@ add_job_routes(
     name="graph_build",
     what="graph build",
     not_found="No graph build has this run id.",
-    read_doc="A build's state, its days processed so far, and its error if it failed.",
-    events_doc="""Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
-    with the final state; ``error`` ends the stream if Dagster stops answering.""",
+    read_doc="A build's (removal's, rebuild's, reset's) state, its days processed so far, "
+    "and its error if it failed.",
+    events_doc="""Stream a build (or a removal, a rebuild, a reset): ``progress`` (a GraphBuild)
+    whenever it changes, then ``done`` with the final state; ``error`` ends the stream if
+    Dagster stops answering.""",
     kill_doc="Stop a queued or running build; launching it again later resumes it.",
     ended="The build has already ended.",
 )

@@ -108,7 +108,7 @@ def _launch_builds(settings: Settings, paths: list[str]) -> list[GraphBuild]:
                 settings.graph_docs_path, paths, source=UPLOAD_SOURCE
             )
         )
-    except (DagsterError, CorpusBusy) as exc:  # CorpusBusy: an export or restore
+    except (DagsterError, CorpusBusy) as exc:  # CorpusBusy: an export, restore or reset
         log.warning("uploaded archives wait for the graph-sources sensor: %s", exc)
         return []
     return [*launched.launched, *launched.in_flight]

@@ -6,19 +6,21 @@ Every ``/api/graph`` route answers ``403 graph_disabled`` while ``GRAPH_ENABLED=
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from varagity.jobs import Run
 from varagity.jobs.graph import GraphProgress, Launched
 from varagity_api.schemas.common import EvidenceEntity, EvidenceRelation
+from varagity_api.schemas.settings import StaleFlag
 
 #: Where a build run stands (Dagster's run status, lower-cased into three families).
 BuildState = Literal["queued", "running", "succeeded", "failed", "canceled"]
-#: What a build run does: build one archive into the graph, or take removed ones out.
-BuildKind = Literal["build", "remove"]
+#: What a run of the graph does: build one archive into it, take removed ones out, empty
+#: it (the archives kept), or extract a range of days (or every day) again.
+BuildKind = Literal["build", "remove", "reset", "rebuild"]
 
 
 class GraphEngineInfo(BaseModel):
@@ -98,7 +100,16 @@ class GraphBuild(BaseModel):
 
     run_id: str
     kind: BuildKind
-    path: str | None = Field(description="The archive it builds (null for a removal run).")
+    path: str | None = Field(
+        description="The archive it builds (null for a removal, a reset or a rebuild)."
+    )
+    first_day: str | None = Field(
+        description="A rebuild's first day (YYYY-MM-DD; the first day partition, 2000-01-01, "
+        "takes every day before it too); null for a rebuild of every day and other runs.",
+    )
+    last_day: str | None = Field(
+        description="A rebuild's last day (a range reaching today takes every later day too).",
+    )
     state: BuildState
     status: str = Field(description="Dagster's run status (QUEUED, STARTED, SUCCESS, ...).")
     done: bool = Field(description="The run has ended and will not change any more.")
@@ -135,7 +146,10 @@ class GraphSourceRemoved(BaseModel):
 
 
 class GraphBuildRequest(BaseModel):
-    """Which archives to build (a build resumes where a killed or failed one stopped)."""
+    """Which archives to build (a build resumes where a killed or failed one stopped),
+    or which days to rebuild."""
+
+    model_config = ConfigDict(populate_by_name=True)
 
     paths: list[str] | None = Field(
         default=None,
@@ -143,6 +157,40 @@ class GraphBuildRequest(BaseModel):
         max_length=1000,
         description="Archive paths under GRAPH_DOCS_PATH; omit for every supported archive.",
     )
+    rebuild: bool = Field(
+        default=False,
+        description="Extract the days again, whatever the manifest says of them: one run "
+        "of rebuild_message_graph over every archive, every day (or the from/to range). "
+        "A rebuild of every day that succeeds clears the graph's stale flag.",
+    )
+    first_day: date | None = Field(
+        default=None,
+        alias="from",
+        description="A rebuild's first day (YYYY-MM-DD); implies rebuild. Omitted: from "
+        "the first day.",
+    )
+    last_day: date | None = Field(
+        default=None,
+        alias="to",
+        description="A rebuild's last day (YYYY-MM-DD, included); implies rebuild. "
+        "Omitted: to the newest day.",
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> GraphBuildRequest:
+        if self.first_day and self.last_day and self.first_day > self.last_day:
+            raise ValueError(f"from ({self.first_day}) comes after to ({self.last_day})")
+        if self.rebuilds and self.paths is not None:
+            raise ValueError(
+                "a rebuild takes every archive's days in its range: leave out paths "
+                "(or build those archives without rebuild, from and to)"
+            )
+        return self
+
+    @property
+    def rebuilds(self) -> bool:
+        """A rebuild, not a build of archives."""
+        return self.rebuild or self.first_day is not None or self.last_day is not None
 
 
 class GraphBuildsLaunched(BaseModel):
@@ -171,7 +219,15 @@ class GraphStatus(BaseModel):
     day_statuses: DayCounts
     sources: int = Field(description="Supported archives in GRAPH_DOCS_PATH.")
     refreshed_at: datetime | None = Field(description="When a build last wrote the summary.")
-    building: list[GraphBuild] = Field(description="Builds queued or running now.")
+    building: list[GraphBuild] = Field(
+        description="Builds, rebuilds and resets queued or running now."
+    )
+    stale: StaleFlag | None = Field(
+        description="Set when the chat model (LLM_MODEL) or an extraction setting changed "
+        "since the graph was built, or a restored backup was stale: the days extracted "
+        "before keep what the old settings made of them until a rebuild of every day "
+        '(POST /api/graph/builds {"rebuild": true}) succeeds; null when current.',
+    )
 
 
 class GraphEntityInfo(BaseModel):
@@ -227,13 +283,18 @@ def _when(timestamp: float | None) -> datetime | None:
     return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
 
 
+_KINDS: dict[str, BuildKind] = {"remove": "remove", "reset": "reset", "rebuild": "rebuild"}
+
+
 def build_from(run: Run[GraphProgress]) -> GraphBuild:
     """The wire form of a graph run: its state, progress, last log line and error."""
     progress = run.progress.build
     return GraphBuild(
         run_id=run.id,
-        kind="remove" if run.kind == "remove" else "build",
+        kind=_KINDS.get(run.kind, "build"),
         path=run.progress.path,
+        first_day=run.progress.first_day,
+        last_day=run.progress.last_day,
         state=run.state,
         status=run.status,
         done=run.done,

@@ -43,7 +43,9 @@ class SettingField(BaseModel):
 
 
 class StaleFlag(BaseModel):
-    """The corpus was built with other reingest-affecting settings than the current ones."""
+    """A corpus was built with other settings than the current ones: the documents with
+    other reingest-affecting settings, the message graph with another chat model or
+    other extraction settings."""
 
     reason: str
     since: datetime

@@ -25,7 +25,7 @@ what the engine holds processed after the apply (:func:`applied`), not only what
 run extracted, so the days a killed run finished are recorded too.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import dagster as dg
 
@@ -38,13 +38,14 @@ from varagity.graph.manifest import (
     update_after_apply,
     write_summary,
 )
-from varagity.graph.progress import PROGRESS_PREFIX
+from varagity.graph.progress import PROGRESS_PREFIX, BuildProgress, parse_progress
 from varagity.graph.service import BuildResult, GraphDisabled, GraphService
 from varagity.graph.sources.base import MessageSourceError
 from varagity.graph.sources.registry import read_archive
 from varagity.graph.transcripts import graph_timezone
 from varagity.graph.types import GraphDiff, ThreadDay
 from varagity.pipeline import GRAPH_POOL
+from varagity.stores.corpus_state import GraphState
 from varagity_assets.defs.graph.partitions import archive_path, graph_sources_partitions
 from varagity_assets.resources import VaragityResource
 from varagity_assets.retries import retry_on_outage
@@ -100,12 +101,24 @@ def applied(diff: GraphDiff, report: ApplyReport, statuses: Mapping[str, str]) -
 
 
 def build_graph(
-    context: dg.AssetExecutionContext, service: GraphService, diff: GraphDiff
+    context: dg.AssetExecutionContext,
+    service: GraphService,
+    diff: GraphDiff,
+    *,
+    restate: Callable[[BuildProgress], BuildProgress | None] | None = None,
 ) -> tuple[BuildResult, ApplyReport, dict[str, object]]:
     """Apply ``diff`` as the single writer, record it in the manifest, write the size
-    summary; returns the build, what was recorded, and the materialization's metadata."""
+    summary; returns the build, what was recorded, and the materialization's metadata.
+    ``restate`` rewrites each progress line the engine reports (``None``: not logged),
+    for a run that applies several diffs and reports them as one."""
 
     def progress(line: str) -> None:
+        found = parse_progress(PROGRESS_PREFIX + line) if restate is not None else None
+        if restate is not None and found is not None:
+            shown = restate(found)
+            if shown is None:
+                return
+            line = shown.line()
         context.log.info(PROGRESS_PREFIX + line)
 
     context.log.info(
@@ -268,6 +281,12 @@ def graph_workdir(
     it; days that failed fail the step, and the next build retries them."""
     diff = graph_transcripts[context.partition_key]
     service = _service(varagity)
+    # a graph built from nothing records the settings it is built with; one built before
+    # under others is flagged stale (its older days keep what the old settings made)
+    manifest = read_manifest(service.workdir)
+    flag = GraphState(varagity.services.pg).observe(service.settings, empty=not manifest)
+    if flag is not None:
+        context.log.warning(f"the message graph is stale: {flag.reason}")
     try:
         result, recorded, metadata = build_graph(context, service, diff)
     finally:

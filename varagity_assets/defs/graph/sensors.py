@@ -22,10 +22,15 @@ removed and put back is built again) and the archive's ``revision`` (counted up 
 every change of its content, so content it had before is built again). A missing
 ``GRAPH_DOCS_PATH`` removes nothing (an unmounted folder must not empty the graph), and
 ``GRAPH_ENABLED=false`` skips the tick, saying so, with the cursor left as it was.
+
+``graph_staleness_sensor`` compares the chat model and the extraction settings with those
+the graph was built with and requests a ``refresh_graph_staleness`` run (which sets the
+stale flag) when they drift; a rebuild of every day, which clears the flag, records them.
 """
 
 import functools
 import hashlib
+import json
 import math
 import time
 
@@ -52,12 +57,18 @@ from varagity.pipeline import (
     GRAPH_BUILD_JOB,
     GRAPH_PARTITIONS,
     GRAPH_REMOVE_JOB,
+    GRAPH_STALENESS_JOB,
     PARTITION_TAG,
     SOURCE_TAG,
 )
+from varagity.stores.corpus_state import GraphState, graph_settings
 from varagity_assets import dynamic_partitions
 from varagity_assets.defs.graph.assets import graph_removed_sources
-from varagity_assets.defs.graph.jobs import build_message_graph_job, remove_graph_sources_job
+from varagity_assets.defs.graph.jobs import (
+    build_message_graph_job,
+    refresh_graph_staleness_job,
+    remove_graph_sources_job,
+)
 from varagity_assets.defs.graph.partitions import (
     archive_key,
     archive_path,
@@ -259,3 +270,34 @@ def _judge(context: dg.SensorEvaluationContext, candidate: ArchiveFiles) -> Judg
     except OSError as exc:
         context.log.warning(f"cannot read {candidate.relative_path}: {exc}")
         return Judgment()
+
+
+@dg.sensor(
+    job=refresh_graph_staleness_job,
+    minimum_interval_seconds=10,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests a graph staleness run when the chat model or an extraction "
+    "setting drifts from those the message graph was built with.",
+)
+def graph_staleness_sensor(
+    context: dg.SensorEvaluationContext, varagity: VaragityResource
+) -> dg.RunRequest | dg.SkipReason:
+    """Diff the graph-affecting settings against those the graph was built with.
+
+    The run key names the (current, recorded) pair, so each drift becomes one run; a
+    graph already flagged, or one nothing was built into yet, asks for none.
+    """
+    settings = varagity.settings
+    if not settings.GRAPH_ENABLED:
+        return dg.SkipReason("GRAPH_ENABLED is false: the message graph is off")
+    state = GraphState(varagity.services.pg)
+    current, recorded = graph_settings(settings), state.built_with()
+    if recorded == current:
+        return dg.SkipReason("the message graph matches the chat model and extraction settings")
+    if state.stale() is not None:
+        return dg.SkipReason("the message graph is flagged stale already (a rebuild clears it)")
+    if recorded is None and not read_manifest(workdir_for(settings)):
+        return dg.SkipReason("nothing is built into the message graph yet")
+    pair = json.dumps([current, recorded], sort_keys=True)
+    digest = hashlib.sha256(pair.encode()).hexdigest()[:24]
+    return dg.RunRequest(job_name=GRAPH_STALENESS_JOB, run_key=f"graph-settings:{digest}")

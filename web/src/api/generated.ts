@@ -455,6 +455,11 @@ export interface paths {
          * Launch Graph Builds
          * @description Build (or resume building) archives of ``GRAPH_DOCS_PATH``, one run each; an
          *     archive whose build is already queued or running is reported, not launched again.
+         *
+         *     With ``rebuild`` (or a ``from``/``to`` day), one rebuild run instead: every day of
+         *     every archive in that range (all days without one) is extracted again, whatever the
+         *     manifest says of it, and the days outside it are left as they are. A rebuild of
+         *     every day that succeeds clears the graph's stale flag.
          */
         post: operations["launch_graph_builds_api_graph_builds_post"];
         delete?: never;
@@ -472,7 +477,7 @@ export interface paths {
         };
         /**
          * Graph Build
-         * @description A build's state, its days processed so far, and its error if it failed.
+         * @description A build's (removal's, rebuild's, reset's) state, its days processed so far, and its error if it failed.
          */
         get: operations["graph_build_api_graph_builds__run_id__get"];
         put?: never;
@@ -492,8 +497,9 @@ export interface paths {
         };
         /**
          * Graph Build Events
-         * @description Stream a build: ``progress`` (a GraphBuild) whenever it changes, then ``done``
-         *     with the final state; ``error`` ends the stream if Dagster stops answering.
+         * @description Stream a build (or a removal, a rebuild, a reset): ``progress`` (a GraphBuild)
+         *     whenever it changes, then ``done`` with the final state; ``error`` ends the stream if
+         *     Dagster stops answering.
          */
         get: operations["graph_build_events_api_graph_builds__run_id__events_get"];
         put?: never;
@@ -578,6 +584,28 @@ export interface paths {
         get: operations["graph_neighbourhood_api_graph_neighbourhood_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset Graph
+         * @description Empty the message graph (its working directory, manifest, caches and stale flag)
+         *     in a Dagster run, keeping the archives; follow it at
+         *     ``/api/graph/builds/{run_id}/events``. Build the archives again to get it back.
+         */
+        post: operations["reset_graph_api_graph_reset_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2008,10 +2036,20 @@ export interface components {
              */
             error: string | null;
             /**
+             * First Day
+             * @description A rebuild's first day (YYYY-MM-DD; the first day partition, 2000-01-01, takes every day before it too); null for a rebuild of every day and other runs.
+             */
+            first_day: string | null;
+            /**
              * Kind
              * @enum {string}
              */
-            kind: "build" | "remove";
+            kind: "build" | "remove" | "reset" | "rebuild";
+            /**
+             * Last Day
+             * @description A rebuild's last day (a range reaching today takes every later day too).
+             */
+            last_day: string | null;
             /**
              * Message
              * @description The run's latest log line about the build.
@@ -2019,7 +2057,7 @@ export interface components {
             message: string | null;
             /**
              * Path
-             * @description The archive it builds (null for a removal run).
+             * @description The archive it builds (null for a removal, a reset or a rebuild).
              */
             path: string | null;
             /** @description Days processed so far; null before extraction starts (or for a run that had nothing to extract). */
@@ -2073,14 +2111,31 @@ export interface components {
         };
         /**
          * GraphBuildRequest
-         * @description Which archives to build (a build resumes where a killed or failed one stopped).
+         * @description Which archives to build (a build resumes where a killed or failed one stopped),
+         *     or which days to rebuild.
          */
         GraphBuildRequest: {
+            /**
+             * From
+             * @description A rebuild's first day (YYYY-MM-DD); implies rebuild. Omitted: from the first day.
+             */
+            from?: string | null;
             /**
              * Paths
              * @description Archive paths under GRAPH_DOCS_PATH; omit for every supported archive.
              */
             paths?: string[] | null;
+            /**
+             * Rebuild
+             * @description Extract the days again, whatever the manifest says of them: one run of rebuild_message_graph over every archive, every day (or the from/to range). A rebuild of every day that succeeds clears the graph's stale flag.
+             * @default false
+             */
+            rebuild?: boolean;
+            /**
+             * To
+             * @description A rebuild's last day (YYYY-MM-DD, included); implies rebuild. Omitted: to the newest day.
+             */
+            to?: string | null;
         };
         /**
          * GraphBuildsLaunched
@@ -2330,7 +2385,7 @@ export interface components {
         GraphStatus: {
             /**
              * Building
-             * @description Builds queued or running now.
+             * @description Builds, rebuilds and resets queued or running now.
              */
             building: components["schemas"]["GraphBuild"][];
             /**
@@ -2364,6 +2419,8 @@ export interface components {
              * @description Supported archives in GRAPH_DOCS_PATH.
              */
             sources: number;
+            /** @description Set when the chat model (LLM_MODEL) or an extraction setting changed since the graph was built, or a restored backup was stale: the days extracted before keep what the old settings made of them until a rebuild of every day (POST /api/graph/builds {"rebuild": true}) succeeds; null when current. */
+            stale: components["schemas"]["StaleFlag"] | null;
         };
         /**
          * GraphUploadResponse
@@ -3245,7 +3302,9 @@ export interface components {
         };
         /**
          * StaleFlag
-         * @description The corpus was built with other reingest-affecting settings than the current ones.
+         * @description A corpus was built with other settings than the current ones: the documents with
+         *     other reingest-affecting settings, the message graph with another chat model or
+         *     other extraction settings.
          */
         StaleFlag: {
             /** Reason */
@@ -4981,7 +5040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description No supported archive to build, or an export or restore of the graph is in flight (corpus_busy). */
+            /** @description No supported archive to build, or an export, a restore or a reset of the graph is in flight (corpus_busy). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4990,7 +5049,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Some paths are not supported archives. */
+            /** @description Some paths are not supported archives, or a day range that is not one. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5442,6 +5501,71 @@ export interface operations {
                 };
             };
             /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    reset_graph_api_graph_reset_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphBuild"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A run of the graph (a build, a rebuild, a removal, an export, a restore, another reset) is in flight (corpus_busy). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Dagster refused or failed the request. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Dagster webserver is unreachable. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -15,7 +15,9 @@ import type {
   ConversationSummary,
   DeleteResponse,
   DocumentList,
+  GraphBuild,
   GraphBuildList,
+  GraphBuildRequest,
   GraphBuildsLaunched,
   GraphDay,
   GraphEntityList,
@@ -139,6 +141,25 @@ export function deleteGraphSource(path: string): Promise<GraphSourceRemoved> {
 /** Build (or resume) `paths`, or every supported archive when omitted. */
 export function launchGraphBuilds(paths?: string[]): Promise<GraphBuildsLaunched> {
   return sendJson<GraphBuildsLaunched>("POST", "/api/graph/builds", paths ? { paths } : {});
+}
+
+/** The days a rebuild extracts again (`YYYY-MM-DD`, both included); omitted: every day. */
+export interface DayRange {
+  from?: string | null;
+  to?: string | null;
+}
+
+/** Rebuild the days of `range` (every day when it names none) of every archive: one run. */
+export function launchGraphRebuild(range: DayRange = {}): Promise<GraphBuildsLaunched> {
+  const body: GraphBuildRequest = { rebuild: true };
+  if (range.from) body.from = range.from;
+  if (range.to) body.to = range.to;
+  return sendJson<GraphBuildsLaunched>("POST", "/api/graph/builds", body);
+}
+
+/** Empty the graph (its archives kept) in a run, followed like a build. */
+export function resetGraph(): Promise<GraphBuild> {
+  return sendJson<GraphBuild>("POST", "/api/graph/reset");
 }
 
 export function listGraphBuilds(signal?: AbortSignal): Promise<GraphBuildList> {

@@ -60,6 +60,7 @@ export type GraphSourceRemoved = Schemas["GraphSourceRemoved"];
 export type GraphBuild = Schemas["GraphBuild"];
 export type GraphBuildList = Schemas["GraphBuildList"];
 export type GraphBuildsLaunched = Schemas["GraphBuildsLaunched"];
+export type GraphBuildRequest = Schemas["GraphBuildRequest"];
 export type GraphEntityInfo = Schemas["GraphEntityInfo"];
 export type GraphEntityList = Schemas["GraphEntityList"];
 export type GraphNeighbourhood = Schemas["GraphNeighbourhood"];

@@ -1,6 +1,10 @@
-/** The graph's builds: the followed one's live progress with Kill, the recent ones with Resume. */
-import type { GraphBuild, GraphBuildList } from "../api/types";
-import { buildHeadline, progressLine, resumable } from "./builds";
+/**
+ * The graph's runs: the followed one's live progress with Kill, the recent ones with
+ * Resume; Build, Reset and a rebuild of a range of days.
+ */
+import type { GraphBuild, GraphBuildList, GraphStatus } from "../api/types";
+import { buildHeadline, progressLine, rebuildDays, resumable } from "./builds";
+import { GraphResetButton, RebuildDaysForm } from "./GraphMaintenance";
 import type { GraphBuildController } from "./useGraphBuild";
 
 function BuildProgress({ build, controller }: { build: GraphBuild; controller: GraphBuildController }) {
@@ -48,28 +52,49 @@ interface GraphBuildsProps {
   controller: GraphBuildController;
   /** There is a supported archive to build. */
   canBuild: boolean;
+  /** The graph's status, for what a reset drops. */
+  status?: GraphStatus | null;
 }
 
-export function GraphBuilds({ list, error, controller, canBuild }: GraphBuildsProps) {
+function what(build: GraphBuild) {
+  switch (build.kind) {
+    case "remove":
+      return "removal";
+    case "reset":
+      return "reset";
+    case "rebuild":
+      return `rebuild of ${rebuildDays(build)}`;
+    default:
+      return <code>{build.path}</code>;
+  }
+}
+
+export function GraphBuilds({ list, error, controller, canBuild, status = null }: GraphBuildsProps) {
   const followed = controller.build;
   const builds = list?.builds ?? [];
   return (
     <section className="documents graph-builds" aria-labelledby="graph-builds-heading">
       <div className="section-head">
         <h3 id="graph-builds-heading">Builds</h3>
-        <button
-          type="button"
-          className="primary"
-          disabled={controller.busy || !canBuild || (followed !== null && !followed.done)}
-          onClick={() => controller.launch()}
-        >
-          Build the graph
-        </button>
+        <span className="section-actions">
+          <button
+            type="button"
+            className="primary"
+            disabled={controller.busy || !canBuild || (followed !== null && !followed.done)}
+            onClick={() => controller.launch()}
+          >
+            Build the graph
+          </button>
+          <GraphResetButton status={status} controller={controller} />
+        </span>
       </div>
       <p className="hint">
         A build extracts people, places and events from each new or changed conversation day with the chat
-        model. A killed or failed build resumes where it stopped when launched again.
+        model. A killed or failed build resumes where it stopped when launched again. A rebuild extracts the
+        days of a range again from every archive (after the chat model or the extraction settings changed),
+        leaving the other days as they are; Reset empties the graph and keeps the archives.
       </p>
+      <RebuildDaysForm controller={controller} canBuild={canBuild} />
       {controller.notice && <p className="notice">{controller.notice}</p>}
       {controller.error && (
         <p className="error" role="alert">
@@ -107,7 +132,7 @@ export function GraphBuilds({ list, error, controller, canBuild }: GraphBuildsPr
                     </a>
                   </td>
                   <td>
-                    {b.kind === "remove" ? "removal" : <code>{b.path}</code>}
+                    {what(b)}
                     {b.source && <span className="muted"> ({b.source})</span>}
                   </td>
                   <td>

@@ -1,7 +1,8 @@
 /**
- * The message graph screen: its size and state, the archives it is built from, its
- * builds (launched, followed live, killed, resumed) and the interactive entity graph
- * with drill-down to the days each entity comes from.
+ * The message graph screen: its size and state (a stale banner with its rebuild when
+ * the chat model or the extraction settings changed), the archives it is built from,
+ * its builds (launched, followed live, killed, resumed; rebuilds of days, a reset) and
+ * the interactive entity graph with drill-down to the days each entity comes from.
  */
 import { useCallback, useEffect, useState } from "react";
 
@@ -15,6 +16,7 @@ import { useBackups } from "../backups/useBackups";
 import { BackupPanel } from "../backups/BackupPanel";
 import { GraphBuilds } from "./GraphBuilds";
 import { GraphExplorer } from "./GraphExplorer";
+import { GraphStaleBanner } from "./GraphMaintenance";
 import { GraphSources } from "./GraphSources";
 
 /** How often the builds are re-read while one is under way or expected. */
@@ -167,10 +169,17 @@ export function GraphScreen({ graph, onChanged, entity, day, archive = null, onN
           {status.refreshed_at && ` \u00b7 last built ${new Date(status.refreshed_at).toLocaleString()}`}
         </p>
       )}
+      {status && <GraphStaleBanner stale={status.stale} controller={controller} canBuild={canBuild} />}
       {enabled && (
         <>
           <GraphSources list={sources} error={sourcesError} onChanged={uploaded} focusPath={archive} />
-          <GraphBuilds list={builds} error={buildsError} controller={controller} canBuild={canBuild} />
+          <GraphBuilds
+            list={builds}
+            error={buildsError}
+            controller={controller}
+            canBuild={canBuild}
+            status={status}
+          />
           <BackupPanel backups={backups} />
           <GraphExplorer
             entity={entity}

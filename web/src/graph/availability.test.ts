@@ -35,6 +35,7 @@ const STATUS = {
   sources: 1,
   refreshed_at: null,
   building: [],
+  stale: null,
   engine: { name: "lightrag", package: "lightrag-hku", version: "1.5.7" },
   day_statuses: { processed: 2, pending: 0, processing: 0, failed: 0 },
 } satisfies GraphStatus;

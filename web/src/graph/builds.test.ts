@@ -38,6 +38,27 @@ describe("graph builds", () => {
     expect(buildHeadline(graphBuild({ state: "canceled", done: true }))).toBe("Build of chat.db killed");
   });
 
+  it("names a rebuild by its days and a reset by what it left", () => {
+    const days = graphBuild({ kind: "rebuild", path: null, first_day: "2026-03-03", last_day: "2026-03-04" });
+    expect(buildHeadline(days)).toBe("Rebuild of 2026-03-03 to 2026-03-04 running");
+    expect(buildHeadline({ ...days, last_day: "2026-03-03" })).toBe("Rebuild of 2026-03-03 running");
+    const every = graphBuild({ kind: "rebuild", path: null, state: "succeeded", done: true });
+    expect(buildHeadline(every)).toBe("Rebuild of every day finished");
+    expect(progressLine({ ...every, progress: null })).toBe("no day in the range");
+    expect(progressLine({ ...every, progress: null, done: false, state: "running" })).toBe(
+      "reading the archives",
+    );
+    const reset = graphBuild({ kind: "reset", path: null, progress: null, state: "running" });
+    expect(buildHeadline(reset)).toBe("Reset running");
+    expect(progressLine(reset)).toBe("emptying the graph");
+    expect(progressLine({ ...reset, state: "succeeded", done: true })).toBe(
+      "the graph is empty; its archives are kept",
+    );
+    // neither is resumed: launching a rebuild again extracts its days again
+    expect(resumable({ ...every, state: "failed" })).toBe(false);
+    expect(resumable({ ...reset, state: "failed", done: true })).toBe(false);
+  });
+
   it("resumes builds that ended unfinished, and follows the newest live one", () => {
     expect(resumable(graphBuild())).toBe(false);
     expect(resumable(graphBuild({ state: "canceled", done: true }))).toBe(true);

@@ -1,9 +1,12 @@
-/** Graph builds (Dagster runs of `build_message_graph`): where they are followed and killed, how they read. */
+/**
+ * Graph builds (Dagster runs of `build_message_graph`, and the graph's other runs:
+ * removals, rebuilds of days, resets): where they are followed and killed, how they read.
+ */
 import { jobKind, type JobEvent } from "../api/jobs";
 import type { SseMessage } from "../api/sse";
 import type { GraphBuild } from "../api/types";
 
-/** A build or removal run: `/api/graph/builds/{run_id}`, its `/events` and `/kill`. */
+/** A run of the graph: `/api/graph/builds/{run_id}`, its `/events` and `/kill`. */
 export const graphBuilds = jobKind<GraphBuild>({
   base: "/api/graph/builds",
   id: (build) => build.run_id,
@@ -23,8 +26,15 @@ export function progressLine(build: GraphBuild): string {
   const p = build.progress;
   if (p === null) {
     if (build.kind === "remove") return "taking removed days out of the graph";
-    if (!build.done) return "reading the archive";
-    return build.state === "succeeded" ? "no day needed extracting" : "stopped before extracting any day";
+    if (build.kind === "reset") {
+      if (!build.done) return "emptying the graph";
+      return build.state === "succeeded"
+        ? "the graph is empty; its archives are kept"
+        : "the graph was not emptied";
+    }
+    if (!build.done) return build.kind === "rebuild" ? "reading the archives" : "reading the archive";
+    if (build.state !== "succeeded") return "stopped before extracting any day";
+    return build.kind === "rebuild" ? "no day in the range" : "no day needed extracting";
   }
   const parts = [`${p.processed} of ${p.total} day${p.total === 1 ? "" : "s"} processed`];
   if (p.processing > 0) parts.push(`${p.processing} processing`);
@@ -41,10 +51,30 @@ const STATE_TEXT: Record<GraphBuild["state"], string> = {
   canceled: "killed",
 };
 
+/** "2026-03-03 to 2026-03-05", "2026-03-03", "every day": the days a rebuild extracts again. */
+export function rebuildDays(build: GraphBuild): string {
+  const { first_day: first, last_day: last } = build;
+  if (!first || !last) return "every day";
+  return first === last ? first : `${first} to ${last}`;
+}
+
+/** What the run does to the graph: "Build of chat.db", "Rebuild of every day", "Reset". */
+export function buildWhat(build: GraphBuild): string {
+  switch (build.kind) {
+    case "remove":
+      return "Removal";
+    case "reset":
+      return "Reset";
+    case "rebuild":
+      return `Rebuild of ${rebuildDays(build)}`;
+    default:
+      return `Build of ${build.path ?? "the archives"}`;
+  }
+}
+
 /** "Build of chat.db running": what the run does, to what, and where it stands. */
 export function buildHeadline(build: GraphBuild): string {
-  const what = build.kind === "remove" ? "Removal" : `Build of ${build.path ?? "the archives"}`;
-  return `${what} ${STATE_TEXT[build.state]}`;
+  return `${buildWhat(build)} ${STATE_TEXT[build.state]}`;
 }
 
 /** A build that ended without finishing can be launched again: it resumes where it stopped. */

@@ -102,6 +102,8 @@ const idle: GraphBuildController = {
   notice: null,
   follow: () => {},
   launch: () => {},
+  rebuild: () => {},
+  reset: () => {},
   kill: () => {},
 };
 

@@ -1,7 +1,7 @@
-/** Launch, follow (over SSE), and kill message-graph builds. */
+/** Launch, follow (over SSE), and kill message-graph builds, rebuilds and resets. */
 import { useCallback, useState } from "react";
 
-import { launchGraphBuilds } from "../api/resources";
+import { launchGraphBuilds, launchGraphRebuild, resetGraph, type DayRange } from "../api/resources";
 import type { GraphBuild } from "../api/types";
 import { useJob } from "../jobs/useJob";
 import { graphBuilds } from "./builds";
@@ -19,6 +19,10 @@ export interface GraphBuildController {
   follow: (build: GraphBuild) => void;
   /** Build (or resume) `paths`, or every supported archive; follows the first one launched. */
   launch: (paths?: string[]) => void;
+  /** Extract the days of `range` again (every day when it names none), and follow the run. */
+  rebuild: (range?: DayRange) => void;
+  /** Empty the graph (its archives kept), and follow the run. */
+  reset: () => void;
   kill: (runId: string) => void;
 }
 
@@ -53,6 +57,32 @@ export function useGraphBuild(onFinished: (build: GraphBuild) => void): GraphBui
     [send],
   );
 
+  const rebuild = useCallback(
+    (range?: DayRange) => {
+      setNotice(null);
+      send(
+        () => launchGraphRebuild(range),
+        (answer) => {
+          if (answer.launched.length === 0 && answer.in_flight.length > 0) {
+            setNotice("That rebuild is already under way. Following it.");
+          }
+          return answer.launched[0] ?? answer.in_flight[0];
+        },
+        "The rebuild was not launched",
+      );
+    },
+    [send],
+  );
+
+  const reset = useCallback(() => {
+    setNotice(null);
+    send(
+      () => resetGraph(),
+      (run) => run,
+      "The graph was not reset",
+    );
+  }, [send]);
+
   const { job: build, following, pending: busy, error, follow, kill } = builds;
-  return { build, following, busy, error, notice, follow, launch, kill };
+  return { build, following, busy, error, notice, follow, launch, rebuild, reset, kill };
 }

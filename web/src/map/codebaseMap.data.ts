@@ -142,7 +142,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_cli: the varagity command (up, ask, chat, search, reingest, backup, evaluation, doctor, eval, ...).",
-    source: { path: "varagity_cli/main.py", line: 60, symbol: "def main(" },
+    source: { path: "varagity_cli/main.py", line: 63, symbol: "def main(" },
     at: [3, 0],
   },
   {
@@ -480,7 +480,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "Watches GRAPH_DOCS_PATH: a build run per new or changed archive, a removal run per archive removed.",
-    source: { path: "varagity_assets/defs/graph/sensors.py", line: 165, symbol: "def graph_sources_sensor(" },
+    source: { path: "varagity_assets/defs/graph/sensors.py", line: 176, symbol: "def graph_sources_sensor(" },
     at: [0, 0],
   },
   {
@@ -492,7 +492,7 @@ export const CARDS: readonly MapCard[] = [
       "One run per archive: read it, diff its days against the manifest, apply the diff (the single writer).",
     source: {
       path: "varagity_assets/defs/graph/jobs.py",
-      line: 16,
+      line: 22,
       symbol: "build_message_graph_job = dg.define_asset_job(",
     },
     at: [1, 0],
@@ -504,7 +504,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "The remove_graph_sources job's asset: the days of archives removed from the folder leave the graph.",
-    source: { path: "varagity_assets/defs/graph/assets.py", line: 292, symbol: "def graph_removed_sources(" },
+    source: { path: "varagity_assets/defs/graph/assets.py", line: 311, symbol: "def graph_removed_sources(" },
     at: [2, 0],
   },
   {
@@ -514,7 +514,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "One archive's thread-day transcripts, read from a snapshot with its -wal/-shm; handles named from contacts.",
-    source: { path: "varagity_assets/defs/graph/assets.py", line: 178, symbol: "def graph_archive(" },
+    source: { path: "varagity_assets/defs/graph/assets.py", line: 191, symbol: "def graph_archive(" },
     at: [0, 1],
   },
   {
@@ -523,7 +523,7 @@ export const CARDS: readonly MapCard[] = [
     kind: "asset",
     group: "graph",
     description: "The archive's days diffed against the manifest: new, changed and removed.",
-    source: { path: "varagity_assets/defs/graph/assets.py", line: 227, symbol: "def graph_transcripts(" },
+    source: { path: "varagity_assets/defs/graph/assets.py", line: 240, symbol: "def graph_transcripts(" },
     at: [1, 1],
   },
   {
@@ -533,7 +533,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "The diff applied to the engine's working directory (pool graph, one at a time); a killed run resumes.",
-    source: { path: "varagity_assets/defs/graph/assets.py", line: 260, symbol: "def graph_workdir(" },
+    source: { path: "varagity_assets/defs/graph/assets.py", line: 273, symbol: "def graph_workdir(" },
     at: [2, 1],
   },
   {
@@ -564,6 +564,36 @@ export const CARDS: readonly MapCard[] = [
       "GRAPH_ENGINE lightrag: extracts entities and relations from each day, finds the days a question needs.",
     source: { path: "varagity/graph/lightrag_engine.py", line: 483, symbol: "class LightRAGEngine:" },
     at: [2, 2],
+  },
+  {
+    id: "graph-rebuild",
+    title: "graph_rebuilt_days",
+    kind: "asset",
+    group: "graph",
+    description:
+      "Partitioned by day: a range of days (or every day) extracted again from the archives, the others untouched; a rebuild of every day clears the stale flag.",
+    source: { path: "varagity_assets/defs/graph/upkeep.py", line: 106, symbol: "def graph_rebuilt_days(" },
+    at: [3, 0],
+  },
+  {
+    id: "graph-reset",
+    title: "graph_reset",
+    kind: "asset",
+    group: "graph",
+    description:
+      "The reset_message_graph job's asset: the working directory and its sidecars emptied, the stale flag forgotten, the archives kept.",
+    source: { path: "varagity_assets/defs/graph/upkeep.py", line: 60, symbol: "def graph_reset(" },
+    at: [3, 1],
+  },
+  {
+    id: "graph-staleness",
+    title: "graph_staleness",
+    kind: "asset",
+    group: "graph",
+    description:
+      "Flags the graph stale when the chat model or the extraction settings drift from those it was built with.",
+    source: { path: "varagity_assets/defs/graph/upkeep.py", line: 256, symbol: "def graph_staleness(" },
+    at: [3, 2],
   },
 
   // --- observability ------------------------------------------------------------------
@@ -669,6 +699,8 @@ export const EDGES: readonly MapEdge[] = [
   { from: "dagster-location", to: "staleness", label: "corpus_staleness_sensor requests its runs" },
   { from: "jobs-client", to: "ingest-job", label: "launches uploads' runs and re-ingest backfills" },
   { from: "jobs-client", to: "graph-build-job", label: "launches builds" },
+  { from: "jobs-client", to: "graph-rebuild", label: "launches rebuilds of days" },
+  { from: "jobs-client", to: "graph-reset", label: "launches resets" },
   { from: "jobs-client", to: "backup", label: "launches exports" },
   { from: "jobs-client", to: "restore", label: "launches restores" },
   { from: "jobs-client", to: "eval-index", label: "launches answer evaluations (evaluate_answers)" },
@@ -748,6 +780,14 @@ export const EDGES: readonly MapEdge[] = [
   { from: "graph-transcripts", to: "graph-workdir-asset", label: "feeds the diff" },
   { from: "graph-workdir-asset", to: "graph-service", label: "applies through the single writer" },
   { from: "graph-removed", to: "graph-service", label: "deletes days through the single writer" },
+  {
+    from: "graph-rebuild",
+    to: "graph-service",
+    label: "deletes and reinserts days through the single writer",
+  },
+  { from: "graph-reset", to: "graph-workdir", label: "empties it, holding the write lock" },
+  { from: "dagster-location", to: "graph-staleness", label: "graph_staleness_sensor requests its runs" },
+  { from: "graph-staleness", to: "postgres", label: "sets the graph's stale flag" },
   { from: "graph-service", to: "lightrag", label: "opens GRAPH_ENGINE" },
   { from: "lightrag", to: "graph-workdir", label: "reads and writes" },
   { from: "lightrag", to: "llm-server", label: "extracts entities and relations" },

@@ -109,6 +109,8 @@ export function graphBuild(overrides: Partial<GraphBuild> = {}): GraphBuild {
     run_id: "4f2a9c1e-0000-4000-8000-000000000001",
     kind: "build",
     path: "chat.db",
+    first_day: null,
+    last_day: null,
     state: "running",
     status: "STARTED",
     done: false,
