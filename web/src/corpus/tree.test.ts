@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import type { DocumentInfo } from "../api/types";
+import { documentInfo } from "../test/fixtures";
 import {
   buildTree,
   checkState,
@@ -12,25 +12,7 @@ import {
   toggle,
 } from "./tree";
 
-function doc(relative_path: string, overrides: Partial<DocumentInfo> = {}): DocumentInfo {
-  return {
-    doc_id: `id:${relative_path}`,
-    relative_path,
-    file_name: relative_path.split("/").pop() ?? relative_path,
-    file_type: "md",
-    status: "indexed",
-    n_chunks: 2,
-    n_contextualized: 2,
-    contextualizing: false,
-    extractions: ["text"],
-    content_hash: "h",
-    size_bytes: 10,
-    file_created_at: null,
-    file_modified_at: null,
-    ingested_at: null,
-    ...overrides,
-  };
-}
+const doc = documentInfo;
 
 const DOCS = [
   doc("soup.txt"),
