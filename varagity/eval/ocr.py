@@ -294,20 +294,15 @@ def bag_word_error_rate(reference: str, hypothesis: str) -> float:
 # --- results -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PageResult:
-    """One engine's reading of one page, scored."""
+class _Rates:
+    """Character, word and order-free word error rates of the counts a result holds."""
 
-    page: str
-    kinds: tuple[str, ...]
-    seconds: float
+    __slots__ = ()
     chars: int
     char_errors: int
     words: int
     word_errors: int
     bag_word_errors: int
-    text: str
-    error: str | None = None
 
     @property
     def cer(self) -> float:
@@ -320,6 +315,22 @@ class PageResult:
     @property
     def bag_wer(self) -> float:
         return _rate(self.bag_word_errors, self.words)
+
+
+@dataclass(frozen=True, slots=True)
+class PageResult(_Rates):
+    """One engine's reading of one page, scored."""
+
+    page: str
+    kinds: tuple[str, ...]
+    seconds: float
+    chars: int
+    char_errors: int
+    words: int
+    word_errors: int
+    bag_word_errors: int
+    text: str
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -357,7 +368,7 @@ def score_page(page: OcrPage, text: str, seconds: float, error: str | None = Non
 
 
 @dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(_Rates):
     """Pages pooled: errors and lengths summed before dividing."""
 
     pages: int
@@ -380,18 +391,6 @@ class Summary:
             bag_word_errors=sum(r.bag_word_errors for r in rows),
             seconds=sum(r.seconds for r in rows),
         )
-
-    @property
-    def cer(self) -> float:
-        return _rate(self.char_errors, self.chars)
-
-    @property
-    def wer(self) -> float:
-        return _rate(self.word_errors, self.words)
-
-    @property
-    def bag_wer(self) -> float:
-        return _rate(self.bag_word_errors, self.words)
 
     @property
     def seconds_per_page(self) -> float:
