@@ -1,21 +1,8 @@
 import { describe, expect, it } from "vitest";
 
-import { DEVELOPER_MODE_STORAGE, storeDeveloperMode, storedDeveloperMode } from "./developerMode";
+import { memoryStorage } from "../test/fixtures";
 
-/** A Storage kept in a Map (the tests run in Node, which has none). */
-function memoryStorage(): Storage {
-  const items = new Map<string, string>();
-  return {
-    get length() {
-      return items.size;
-    },
-    clear: () => items.clear(),
-    getItem: (key) => items.get(key) ?? null,
-    key: (i) => [...items.keys()][i] ?? null,
-    removeItem: (key) => void items.delete(key),
-    setItem: (key, value) => void items.set(key, String(value)),
-  };
-}
+import { DEVELOPER_MODE_STORAGE, storeDeveloperMode, storedDeveloperMode } from "./developerMode";
 
 describe("developer mode", () => {
   it("is on by default, and without storage", () => {

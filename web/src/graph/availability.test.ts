@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 
+import { memoryStorage } from "../test/fixtures";
+
 import { ApiError } from "../api/client";
 import type { GraphStatus } from "../api/types";
 import {
@@ -10,21 +12,6 @@ import {
   storeCorpus,
   storedCorpus,
 } from "./availability";
-
-/** A Storage over a Map (Node has no localStorage). */
-function memoryStorage(): Storage {
-  const items = new Map<string, string>();
-  return {
-    get length() {
-      return items.size;
-    },
-    clear: () => items.clear(),
-    getItem: (key) => items.get(key) ?? null,
-    key: (i) => [...items.keys()][i] ?? null,
-    removeItem: (key) => void items.delete(key),
-    setItem: (key, value) => void items.set(key, String(value)),
-  };
-}
 
 const STATUS = {
   built: true,

@@ -187,3 +187,18 @@ export function documentInfo(relative_path: string, overrides: Partial<DocumentI
     ...overrides,
   };
 }
+
+/** A Storage kept in a Map (the tests run in Node, which has no localStorage). */
+export function memoryStorage(): Storage {
+  const items = new Map<string, string>();
+  return {
+    get length() {
+      return items.size;
+    },
+    clear: () => items.clear(),
+    getItem: (key) => items.get(key) ?? null,
+    key: (i) => [...items.keys()][i] ?? null,
+    removeItem: (key) => void items.delete(key),
+    setItem: (key, value) => void items.set(key, String(value)),
+  };
+}
