@@ -285,6 +285,21 @@ def _same_process(pid: int, create_time: float) -> psutil.Process | None:
         return None
 
 
+def _create_time(pid: int | None, fallback: float) -> float:
+    """psutil's create time of ``pid``, the clock :func:`_group_members` compares with.
+
+    A wall-clock stamp taken around the start can sit up to a second after it (psutil
+    counts from the boot time, which the kernel gives in whole seconds), so a member
+    of the group would look older than its leader and be left running.
+    """
+    if pid is None:
+        return fallback
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return fallback
+
+
 def _group_members(pgid: int, not_before: float) -> list[psutil.Process]:
     """Live processes of process group ``pgid`` started at or after ``not_before``."""
     members = []
@@ -362,7 +377,7 @@ class Component:
     headers: dict[str, str] | None = None  # sent with each readiness poll
     restarts: list[float] = field(default_factory=list)
     next_start: float | None = None  # monotonic time of the scheduled restart
-    started_at: float = 0.0  # wall clock of the last start
+    started_at: float = 0.0  # psutil's create time of the last start's leader
 
     @property
     def name(self) -> str:
@@ -453,8 +468,9 @@ class Stack:
                 f"port {comp.port} for {comp.name} is already in use by another process; "
                 "stop it or choose another port"
             )
-        comp.started_at = time.time()
+        before = time.time()
         comp.proc.start()
+        comp.started_at = _create_time(comp.proc.pid, before)
         self.write_state()
         log.info("starting %s (pid %s, log: %s)", comp.name, comp.proc.pid, comp.proc.log_path)
         if comp.ready_url:

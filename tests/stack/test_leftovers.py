@@ -21,7 +21,6 @@ from varagity_stack.supervisor import StackError, state_path, stop_leftovers
 
 def _group(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
     """A process group like a component's: a leader and a grandchild of its own."""
-    started = time.time()
     proc = subprocess.Popen(
         ["sh", "-c", "sleep 300 & sleep 300"], start_new_session=True, cwd=tmp_path
     )
@@ -33,7 +32,7 @@ def _group(tmp_path: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
         "pid": proc.pid,
         "pgid": proc.pid,
         "argv": ["sh"],
-        "create_time": started,
+        "create_time": psutil.Process(proc.pid).create_time(),  # as the supervisor records
         "port": None,
     }
     return proc, record
