@@ -751,3 +751,30 @@ def test_a_day_written_without_dashes_is_the_same_day() -> None:
     checker = QuoteChecker("When does Li Hua plan to try pottery?", [_HOBBY])
     assert checker.quote("Li Hua plans to try pottery on 2026-08-08.")
     assert checker.quote("Li Hua plans to try pottery on 2026-08-09.") == []
+
+
+_DINNER = (
+    "Messages in Sam Okafor on Friday 2026-05-15:\n"
+    "[19:02] Sam Okafor: Dinner at Thai Garden tonight? I'll get the pad thai and spring rolls.\n"
+    "[19:05] Ana Reyes: Perfect, see you there at 8!\n"
+)
+
+
+def test_a_question_whose_premise_the_conversation_never_speaks_of_is_not_answered() -> None:
+    meal = "Sam Okafor will get the pad thai and spring rolls."
+    # no dessert, no anniversary, no party: the talk is of another thing
+    party = QuoteChecker("What dessert will SamOkafor get for the anniversary party?", [_DINNER])
+    assert party.quote(meal) == []
+    # ... nor when the question frames its ask ("what type of") and says how it was planned
+    typed = "What type of dessert does Sam Okafor plan to get at the anniversary party?"
+    assert QuoteChecker(typed, [_DINNER]).quote(meal) == []
+    # one word of the question may be the asker's own ("plan" of "I'll get")
+    dinner = QuoteChecker("What did Sam Okafor plan to get at Thai Garden for dinner?", [_DINNER])
+    assert dinner.quote(meal)
+    # ... and a word framing the answer ("what exact time") is no premise
+    when = QuoteChecker("What exact time is the dinner at Thai Garden?", [_DINNER])
+    assert when.quote("The dinner at Thai Garden is at 8.")
+    # a document is no conversation: its words are not the asker's to repeat
+    menu = "The Thai Garden menu lists pad thai and spring rolls for dinner.\n"
+    served = QuoteChecker("What dessert does Thai Garden list for an anniversary party?", [menu])
+    assert served.quote("Thai Garden lists pad thai and spring rolls.")

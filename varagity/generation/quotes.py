@@ -48,7 +48,11 @@ sentence, each one checked first (:class:`QuotedAnswerStream`):
   does Emily think ...") is answered by that person's message, or one naming them; a
   "who" question of a chat by a sentence naming a person the question does not; the
   question's words for how a message was written ("proposes", "suggested") need not
-  be in the conversation. A sentence whose quote fails only for a value the model
+  be in the conversation, but the rest of what the question speaks of must be: a day
+  whose talk misses most of it (:data:`PREMISE_COVERAGE`; names, the values asked and
+  words framing the answer, "what type of", aside) answers another question, the way an
+  unanswerable one is usually asked ("What dessert did they order at the party?" of a
+  dinner). A sentence whose quote fails only for a value the model
   added, one no unit on the subject holds ("4 AM on Wednesday, May 27"), is kept
   without it when its head, cut where that phrase begins, has a quote
   (:meth:`QuoteChecker.trimmed`).
@@ -129,6 +133,10 @@ QUOTE_RELEVANCE = 1 / 3
 CONVERSATION_GAP = 30
 #: Fewest letters of a name matched written joined or spaced (:func:`_holds`).
 JOINED_NAME = 5
+#: Least share of the question's premise (its content words other than names, asked
+#: values, words for how a message was written and words that frame the answer) a day's
+#: conversation must use for a message of it to answer (:meth:`QuoteChecker.quote`).
+PREMISE_COVERAGE = 0.5
 #: Least weighted share of the question's words (those the passages use) a unit must
 #: hold to be offered as the closest passage when no answer sentence had a quote.
 EXTRACT_COVERAGE = 0.5
@@ -185,6 +193,12 @@ _HELD_VIEW = re.compile(
     r"|propose)\b"
 )
 _WHO_QUESTION = re.compile(r"^\W*(?:who|whom|with whom)\b")
+# the words a question frames its answer with ("what type of ...", "how much"):
+# what they ask for is the answer, no conversation needs to say them
+_FRAME = (
+    "type kind sort specific exact exactly particular day date time name much many long often"
+    " number amount percentage"
+)
 _MERIDIEM = re.compile(r"(\d)\s*([AaPp])\.?[Mm]\b\.?")
 _DIGIT_TOKEN = re.compile(r"[A-Za-z0-9€$£¥%][\w.,:/€$£¥%+-]*")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*[A-Za-z0-9]|\b[A-Z]\b")
@@ -490,6 +504,7 @@ class QuoteChecker:
         self._theirs = [self._by_or_naming(i, held) for i in range(len(self.units))]
         # "who ...?" asked of a chat is answered by a person the question does not name
         self._asks_person = bool(_WHO_QUESTION.match(self.question)) and any(self._sent)
+        self._premised = self._premises(people)
         # the messages on the question's subject only with their conversation's opening
         self._leaning = [
             on and i in self._close_scope and not self._about(i, opening=False)
@@ -498,6 +513,44 @@ class QuoteChecker:
 
     def _text(self, unit: Unit) -> str:
         return self.passages[unit.passage][unit.start : unit.end]
+
+    def _premises(self, people: set[str]) -> list[bool]:
+        """For each passage, whether it may answer: a day's conversation must use
+        :data:`PREMISE_COVERAGE` of the question's premise, the content words that are
+        not a name (a handle written joined, "JakeWatson", is one), a value it names, a
+        word for how a message was written or one framing the answer ("type", "time").
+
+        A question whose premise the conversation never speaks of asks about something
+        else ("What dessert did they order ... during their dinner celebration?" of a
+        dinner where pad thai was ordered), however well a message matches the answer
+        sentence. Other passages (documents) always may: this rule is about chats, where
+        a day's talk is whole and a question's words are its speakers' words.
+        """
+        names = {w.replace(" ", "") for w in people} | {
+            w for person in people for w in person.split()
+        }
+        ignored = (
+            {w for v in self.asked | self._also_asked for w in _content(v)}
+            | _content(" ".join(sorted(names)))
+            | _content(_FRAME)
+        )
+        premise = {
+            w
+            for w in self._question_words - ignored
+            if not _SPEECH_ACT.match(w) and not w.isdigit() and w not in names
+        }
+        chats = {u.passage for u, sent in zip(self.units, self._sent, strict=True) if sent}
+        if not premise:
+            return [True] * len(self.passages)
+        missing = [
+            len(premise - _content(normalize(text)) - _content(self._names[n]))
+            for n, text in enumerate(self.passages)
+        ]
+        # one word may be the asker's paraphrase ("fly" of a talk about "flights")
+        return [
+            n not in chats or miss < 2 or miss <= (1 - PREMISE_COVERAGE) * len(premise)
+            for n, miss in enumerate(missing)
+        ]
 
     def _by_or_naming(self, i: int, people: set[str]) -> bool:
         """Whether message ``i`` was written by, or names, each of ``people`` (anything
@@ -942,6 +995,7 @@ class QuoteChecker:
             and not {t for t in lacks if t <= said}
             and self._talks_of(i, repeated)
             and self._theirs[i]
+            and self._premised[self.units[i].passage]
             for i, (on, lacks) in enumerate(zip(self._on_topic, self._lacks, strict=True))
         ]
         # "who ...?" of a chat: the sentence names the person
