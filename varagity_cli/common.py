@@ -1,5 +1,5 @@
 """What the command modules share: exit statuses, the ``error:`` line, the services a
-command opens, SIGTERM handling, retrieval badges and the subparsers type."""
+command opens, SIGTERM handling, the ``--verbose`` option and the subparsers type."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from varagity.config import Settings
-    from varagity.records import RetrievalTrace
     from varagity.services import Services
 
     Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -54,14 +53,20 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(EXIT_TERMINATED))
 
 
-def badges(trace: RetrievalTrace | None) -> str:
-    """A retrieved chunk's ranks and fused score: ``sem #2 · bm25 #1 · fused 0.032``."""
-    if trace is None:
-        return ""
-    parts = []
-    if trace.semantic_rank is not None:
-        parts.append(f"sem #{trace.semantic_rank}")
-    if trace.bm25_rank is not None:
-        parts.append(f"bm25 #{trace.bm25_rank}")
-    parts.append(f"fused {trace.fused_score:.3f}")
-    return " · ".join(parts)
+def add_verbose(
+    parser: argparse.ArgumentParser,
+    two: str = "the prompt sent to the model and its raw output",
+) -> None:
+    """Add ``-v/--verbose 0|1|2`` (:mod:`varagity_cli.render` says what each level shows;
+    ``two`` is what level 2 adds for this command; it also logs this project's modules
+    at DEBUG)."""
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        type=int,
+        choices=(0, 1, 2),
+        default=0,
+        metavar="{0,1,2}",
+        help="0: the results (default); 1: also the retrieval trace table and the time of "
+        f"each stage; 2: also {two}, and DEBUG logs",
+    )

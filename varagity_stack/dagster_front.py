@@ -56,6 +56,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from varagity.config import Settings, load_settings
+from varagity.logging_setup import configure_logging
 from varagity_api.guard import (
     UNSAFE_METHODS,
     Refusal,
@@ -646,10 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         "--port", type=int, default=settings.DAGSTER_PORT, help="port (DAGSTER_PORT)"
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=settings.LOG_LEVEL, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per proxied request
+    configure_logging(settings.LOG_LEVEL)  # httpx at WARNING: not a line per proxied request
     log.info(
         "Dagster UI front on %s:%s -> %s (API key %s)",
         args.host,

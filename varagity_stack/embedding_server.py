@@ -476,9 +476,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from varagity.logging_setup import configure_logging
+
+    configure_logging(args.log_level.upper())
 
     import uvicorn
 

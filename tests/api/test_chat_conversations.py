@@ -81,8 +81,11 @@ def test_two_turn_condense_chat_is_saved_with_its_evidence(chat_api: str) -> Non
     assert "condense" not in retrieval1["timings_ms"]
     assert retrieval1["sources"][0]["relative_path"] == "kettle.md"
 
+    assert done1["debug"] is None  # the prompt and raw output come only when asked for
+
     follow_up = "How long does it last?"
-    events2 = _chat(chat_api, {"question": follow_up, "conversation_id": cid})
+    # asked as the web client's developer mode asks
+    events2 = _chat(chat_api, {"question": follow_up, "conversation_id": cid, "debug": True})
     retrieval2, done2 = _check_order(events2)
     assert retrieval2["conversation_id"] == done2["conversation_id"] == cid
     assert "condense" in retrieval2["timings_ms"]  # the history made the engine ask the LLM
@@ -92,6 +95,13 @@ def test_two_turn_condense_chat_is_saved_with_its_evidence(chat_api: str) -> Non
     assert done2["answer"] == answer2
     assert done2["message_id"] != done1["message_id"]
     assert "condense" in done2["timings_ms"] and "generate" in done2["timings_ms"]
+    # what the model was sent: the system prompt, the first turn, then the follow-up as
+    # asked (never the rewrite) with the numbered passages; and what it wrote, unchecked
+    sent = done2["debug"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == first_q
+    assert sent[3]["content"].startswith(f"Question: {follow_up}\n\nSources:\n\n[1] ")
+    assert done2["debug"]["raw_output"].strip()
 
     listed = httpx.get(f"{chat_api}/api/conversations", timeout=30).json()
     assert [(c["conversation_id"], c["title"], c["message_count"]) for c in listed] == [

@@ -444,3 +444,27 @@ def test_an_answer_retrieval_computed_is_given_without_the_model(quoted: Setting
     ]
     for quote in done.quotes:
         assert passages[quote.source - 1][quote.start : quote.end] == quote.text
+
+
+def test_a_debug_turn_keeps_the_prompt_sent_and_the_raw_stream(quoted: Settings) -> None:
+    written = "<think>check [2]</think>The warranty lasts 27 months [2]. It lasts 24 months."
+    model = ScriptedModel(_split(written, 4))
+    request = TurnRequest(question="How long is the warranty?", debug=True)
+    done = list(run_turn(_services(quoted, model), request))[-1]
+    assert isinstance(done, TurnDone) and done.debug is not None
+    # exactly what the model was sent, and what it wrote before the quote check dropped
+    # the unquoted sentence, split off the reasoning and renumbered the citation
+    assert list(done.debug.messages) == model.calls[0]["messages"]
+    assert [m["role"] for m in done.debug.messages] == ["system", "user"]
+    assert done.debug.raw == written
+    assert done.answer == "The warranty lasts 27 months [1]."
+
+    plain = list(
+        run_turn(_services(quoted, ScriptedModel(_split(written, 4))), TurnRequest(QUESTION))
+    )
+    assert isinstance(plain[-1], TurnDone) and plain[-1].debug is None  # kept only when asked
+
+    # no evidence: no model was asked, and the fixed reply is what was "written"
+    empty = list(run_turn(_services(quoted, ScriptedModel(["never"]), chunks=0), request))[-1]
+    assert isinstance(empty, TurnDone) and empty.debug is not None
+    assert empty.debug.messages == () and empty.debug.raw == NO_EVIDENCE_ANSWER

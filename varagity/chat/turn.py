@@ -135,6 +135,9 @@ class TurnRequest:
             ``GRAPH_CHUNK_TOP_K`` days; ``k`` and ``method`` then apply only when
             the turn degrades to the documents).
         max_answer_tokens: A lower answer cap than ``LLM_MAX_TOKENS`` (never higher).
+        debug: Also keep what the model was sent and what it wrote, unchecked
+            (:attr:`TurnDone.debug`: ``varagity ask -v 2``, the web client's developer
+            mode).
 
     Raises:
         ValueError: On construction, for a blank or too long question, ``k`` or
@@ -148,6 +151,7 @@ class TurnRequest:
     chat_engine: str | None = None
     corpus: Corpus = "rag"
     max_answer_tokens: int | None = None
+    debug: bool = False
 
     def __post_init__(self) -> None:
         """Refuse requests no front end should pass on."""
@@ -299,6 +303,24 @@ class TokenDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnDebug:
+    """What the model was sent and what it wrote, before any check (a debug record).
+
+    Attributes:
+        messages: The chat messages sent, in order (``role`` and ``content``: the system
+            prompt, earlier turns, the user turn with the numbered passages); empty when
+            no model was asked (no evidence: the fixed reply; a graph answer computed
+            from the archive).
+        raw: The stream as the model wrote it: reasoning in its ``<think>`` tags,
+            sentences the quote check dropped, citations before attribution, a repeated
+            tail before trimming (the fixed or computed reply when no model was asked).
+    """
+
+    messages: tuple[dict[str, str], ...]
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDone:
     """The finished answer.
 
@@ -310,6 +332,8 @@ class TurnDone:
         timings_ms: All stage timings, with ``first_token``, ``generate``, ``total``.
         quotes: With ``ANSWER_CITATIONS=quoted``, the verbatim passage text each answer
             sentence rests on, in sentence order (``Quote.source`` is its ``[n]``).
+        debug: The prompt and the raw stream when :attr:`TurnRequest.debug` asked for
+            them, else None.
     """
 
     answer: str
@@ -318,6 +342,7 @@ class TurnDone:
     stop_reason: StopReason
     timings_ms: dict[str, float] = field(default_factory=dict)
     quotes: tuple[Quote, ...] = ()
+    debug: TurnDebug | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,6 +478,14 @@ def _answer(
         degraded=degraded,
         index_as_of=index_as_of,
     )
+    log.debug(
+        "evidence for %r: %d passages (%s, %s engine), timings %s",
+        evidence.query,
+        len(chunks) or len(evidence.days),
+        method,
+        engine.name,
+        timings,
+    )
     yield evidence
     passages = evidence.passages
     queued = time.perf_counter()
@@ -463,8 +496,10 @@ def _answer(
     if waited:
         timings["queued"] = _ms(queued)
     generating = time.perf_counter()
+    prompt: list[dict[str, str]] = []
+    raw: list[str] = []
     answer, reasoning, stop, quotes = yield from _generate(
-        services, request, prepared, evidence, timings, generating
+        services, request, prepared, evidence, timings, generating, prompt=prompt, raw=raw
     )
     turn.leave()
     timings["generate"] = _ms(generating)
@@ -476,6 +511,7 @@ def _answer(
         stop_reason=stop,
         timings_ms=timings,
         quotes=evidence.written(quotes),
+        debug=TurnDebug(tuple(prompt), "".join(raw)) if request.debug else None,
     )
 
 
@@ -529,13 +565,21 @@ def _generate(
     evidence: TurnRetrieval,
     timings: dict[str, float],
     generating: float,
+    *,
+    prompt: list[dict[str, str]],
+    raw: list[str],
 ) -> Generator[TurnEvent, None, tuple[str, str | None, StopReason, tuple[Quote, ...]]]:
-    """Stream the answer's deltas; return ``(answer, reasoning, stop reason, quotes)``."""
+    """Stream the answer's deltas; return ``(answer, reasoning, stop reason, quotes)``.
+
+    The messages sent to the model are added to ``prompt`` and every delta it wrote, as
+    it wrote it, to ``raw`` (for :class:`TurnDebug`).
+    """
     settings = services.settings
     passages = evidence.passages
     computed = evidence.graph.computed if evidence.graph is not None else None
     if computed is not None:  # worked out from the archive: no model writes it
         timings.setdefault("first_token", _ms(generating))
+        raw.append(computed.text)
         yield TokenDelta(computed.text)
         return computed.text, None, "finished", _computed_quotes(computed, passages)
     splitter = ThinkSplitter()
@@ -569,6 +613,7 @@ def _generate(
         history=prepared.history,
         decoding=answer_decoding(settings),
         quoted=quoter is not None,
+        on_prompt=prompt.extend,
     )
     with closing(deltas):  # closing this generator closes the model stream too
         while guard.loop is None:
@@ -579,6 +624,7 @@ def _generate(
                 pieces = splitter.flush()
                 ended = True
             else:
+                raw.append(delta)
                 pieces = splitter.feed(delta)
                 ended = False
             for piece in pieces:

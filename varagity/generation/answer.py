@@ -29,7 +29,7 @@ repetition guard's job, which stops them whatever the model or penalty.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 from varagity.models.protocols import Decoding, Streamer
 from varagity.records import RetrievedChunk
@@ -168,12 +168,15 @@ def stream_answer(
     history: Sequence[tuple[str, str]] = (),
     decoding: Decoding | None = None,
     quoted: bool = False,
+    on_prompt: Callable[[list[dict[str, str]]], None] | None = None,
 ) -> Generator[str, None, str | None]:
     """Token deltas of the grounded answer (a fixed reply when there is no evidence).
 
     ``history`` is the earlier ``(question, answer)`` turns the prompt shows the model;
-    ``question`` is always the user's own words, never a search rewrite. Returns the
-    model's finish reason (``"stop"`` for the fixed reply).
+    ``question`` is always the user's own words, never a search rewrite. ``on_prompt``,
+    when given, is handed the messages just before they are sent (the turn runner's
+    debug record; it is not called for the fixed reply, which asks no model). Returns
+    the model's finish reason (``"stop"`` for the fixed reply).
     """
     if not passages:
         yield NO_EVIDENCE_ANSWER
@@ -186,6 +189,8 @@ def stream_answer(
         history=history,
         quoted=quoted,
     )
+    if on_prompt is not None:
+        on_prompt(messages)
     return (yield from client.stream(messages, max_tokens=answer_tokens, decoding=decoding))
 
 

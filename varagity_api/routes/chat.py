@@ -19,6 +19,8 @@ the graph found (``graph_evidence``, null on a degraded turn).
 the repeated tail the tokens already showed) and why generation stopped. The turn is
 saved only once the answer is complete, in one transaction, and ``done`` carries the
 saved message's id. A client that disconnects stops generation and nothing is saved.
+With ``debug`` (the web client's developer mode), ``done`` also carries the prompt sent
+to the model and its raw output (``done.debug``, never saved).
 """
 
 from __future__ import annotations
@@ -50,9 +52,11 @@ from varagity_api.corpus_gate import refuse_while_restoring
 from varagity_api.deps import ConversationStoreDep, ServicesDep
 from varagity_api.errors import ApiError, not_found
 from varagity_api.schemas.chat import (
+    AnswerDebug,
     ChatRequest,
     DoneEvent,
     ErrorEvent,
+    PromptMessage,
     QueuedEvent,
     ReasoningEvent,
     RetrievalEvent,
@@ -155,12 +159,23 @@ async def turn_events(
                         stop_reason=event.stop_reason,
                         timings_ms=event.timings_ms,
                         quotes=quotes_from(event.quotes),
+                        debug=_debug_from(event),
                     ),
                 )
     finally:
         close_quietly(events)
         count_chat_turn(engine, method, outcome)
         observe_stages("chat", timings)
+
+
+def _debug_from(done: TurnDone) -> AnswerDebug | None:
+    """The wire form of a turn's debug record (None unless the request asked for it)."""
+    if done.debug is None:
+        return None
+    return AnswerDebug(
+        messages=[PromptMessage(role=m["role"], content=m["content"]) for m in done.debug.messages],
+        raw_output=done.debug.raw,
+    )
 
 
 async def _save(
@@ -221,6 +236,7 @@ async def chat(
             k=body.k,
             chat_engine=body.chat_engine,
             corpus=body.corpus,
+            debug=body.debug,
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc

@@ -41,6 +41,11 @@ class ChatRequest(BaseModel):
         "conversation days are the evidence; k and method then apply only if the turn "
         "falls back to the documents).",
     )
+    debug: bool = Field(
+        default=False,
+        description="Developer mode: done also carries the prompt sent to the model and its "
+        "raw output (done.debug). The retrieval trace and stage timings come either way.",
+    )
 
 
 class RetrievalEvent(BaseModel):
@@ -127,6 +132,33 @@ class DoneEvent(BaseModel):
         description="The verbatim passage text each answer sentence rests on, in sentence "
         "order (ANSWER_CITATIONS=quoted; empty otherwise and on an abstention). Show each "
         "with source n's card; highlight it in the page preview.",
+    )
+    debug: AnswerDebug | None = Field(
+        default=None,
+        description="The prompt and the model's raw output when the request asked for them "
+        "(debug: true); null otherwise. Not saved with the conversation.",
+    )
+
+
+class PromptMessage(BaseModel):
+    """One chat message of the prompt sent to the model."""
+
+    role: str = Field(description="system, user or assistant (an earlier turn).")
+    content: str
+
+
+class AnswerDebug(BaseModel):
+    """What the model was sent and what it wrote, before any check (ChatRequest.debug)."""
+
+    messages: list[PromptMessage] = Field(
+        description="The prompt in order: the system message, earlier turns, then the user "
+        "turn with the numbered passages. Empty when no model was asked (no evidence, or a "
+        "graph answer computed from the archive)."
+    )
+    raw_output: str = Field(
+        description="The model's stream as written: reasoning in its <think> tags, sentences "
+        "the quote check dropped, citations before attribution, a repeated tail before "
+        "trimming. The fixed or computed reply when no model was asked."
     )
 
 

@@ -1,5 +1,6 @@
 """``varagity ask``: one question answered over a corpus; and how a chat turn is shown
-in the terminal (:func:`render_turn`, which ``varagity chat`` shares)."""
+in the terminal (:func:`render_turn`, which ``varagity chat`` shares; the sections of
+``--verbose`` 1 and 2 are :mod:`varagity_cli.render`'s)."""
 
 from __future__ import annotations
 
@@ -9,35 +10,61 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from varagity.config import RETRIEVAL_METHODS, get_settings
-from varagity_cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, badges, fail, open_services
+from varagity_cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_verbose,
+    fail,
+    open_services,
+)
+from varagity_cli.render import (
+    badges,
+    graph_section,
+    prompt_section,
+    raw_section,
+    timings_section,
+    trace_section,
+)
 
 if TYPE_CHECKING:
-    from varagity.chat.turn import Corpus, TurnEvent, TurnRetrieval
+    from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
     from varagity.records import Quote
     from varagity_cli.common import Subparsers
 
 
 def cmd_ask(
-    *, question: str, k: int, method: str | None, corpus: Corpus, show_reasoning: bool
+    *,
+    question: str,
+    k: int,
+    method: str | None,
+    corpus: Corpus,
+    show_reasoning: bool,
+    verbose: int = 0,
 ) -> int:
-    """Answer a question over the corpus, streaming to stdout, then list the sources.
+    """Answer a question over the corpus, streaming to stdout, then list the sources
+    (and with ``verbose``, how the turn went: :func:`render_turn`).
 
     Runs the same turn as the chat API (:func:`varagity.chat.turn.run_turn`).
     """
     from varagity.chat.turn import TurnRequest, run_turn
 
     try:
-        request = TurnRequest(question=question, method=method, k=k, corpus=corpus)
+        request = TurnRequest(
+            question=question, method=method, k=k, corpus=corpus, debug=verbose >= 2
+        )
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
     with open_services(get_settings()) as services:
-        return render_turn(run_turn(services, request), show_reasoning=show_reasoning)
+        events = run_turn(services, request)
+        return render_turn(events, show_reasoning=show_reasoning, verbose=verbose)
 
 
 def render_turn(
     events: Iterable[TurnEvent],
     *,
     show_reasoning: bool = False,
+    verbose: int = 0,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
@@ -47,6 +74,10 @@ def render_turn(
     reasoning model's thinking never reaches ``out``: it is hidden, or with
     ``show_reasoning`` written to ``err`` after a ``reasoning:`` prefix (dimmed on a
     terminal). Why generation stopped early, if it did, is noted on ``err``.
+
+    With ``verbose`` 1 the sources are followed on ``out`` by the retrieval trace table
+    and the stage timings, with 2 also by the prompt and the model's raw output when the
+    turn recorded them (``TurnRequest.debug``); see :mod:`varagity_cli.render`.
     """
     from varagity.chat.turn import ReasoningDelta, TokenDelta, TurnDone, TurnError, TurnRetrieval
 
@@ -89,7 +120,22 @@ def render_turn(
                 )
             elif event.stop_reason == "length":
                 print("(stopped at the LLM_MAX_TOKENS cap)", file=err)
+            if verbose >= 1:
+                print(_debug_sections(evidence, event, verbose), file=out)
     return EXIT_OK
+
+
+def _debug_sections(evidence: TurnRetrieval, done: TurnDone, verbose: int) -> str:
+    """What ``--verbose`` adds after the sources: the trace and timings (1), the prompt
+    and the raw output (2)."""
+    if evidence.graph is not None:
+        sections = [graph_section(evidence.graph, query=evidence.query)]
+    else:
+        sections = [trace_section(evidence.chunks, method=evidence.method, query=evidence.query)]
+    sections.append(timings_section(done.timings_ms))
+    if verbose >= 2 and done.debug is not None:
+        sections += [prompt_section(done.debug.messages), raw_section(done.debug.raw)]
+    return "\n".join(sections)
 
 
 def _print_sources(
@@ -149,6 +195,7 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="write a reasoning model's thinking to stderr (hidden by default)",
     )
+    add_verbose(ask)
     ask.set_defaults(
         func=lambda a: cmd_ask(
             question=a.question,
@@ -156,5 +203,6 @@ def register(sub: Subparsers) -> None:
             method=a.method,
             corpus=a.corpus,
             show_reasoning=a.show_reasoning,
+            verbose=a.verbose,
         )
     )

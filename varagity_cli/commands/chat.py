@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from varagity.config import RETRIEVAL_METHODS, get_settings
 from varagity_cli.commands.ask import render_turn
-from varagity_cli.common import EXIT_OK, EXIT_USAGE, open_services
+from varagity_cli.common import EXIT_OK, EXIT_USAGE, add_verbose, open_services
 
 if TYPE_CHECKING:
     from varagity.chat.turn import Corpus, TurnDone, TurnEvent, TurnRetrieval
@@ -115,6 +115,7 @@ def cmd_chat(
     corpus: Corpus,
     conversation: str | None,
     show_reasoning: bool,
+    verbose: int = 0,
 ) -> int:
     """A conversation in the terminal: each line a question, answered and saved like the
     web client's turns (see :func:`chat_loop`)."""
@@ -134,6 +135,7 @@ def cmd_chat(
             corpus=corpus,
             conversation_id=conversation,
             show_reasoning=show_reasoning,
+            verbose=verbose,
         )
 
 
@@ -164,6 +166,7 @@ def chat_loop(
     corpus: Corpus = "rag",
     conversation_id: str | None = None,
     show_reasoning: bool = False,
+    verbose: int = 0,
     inp: TextIO | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -174,6 +177,7 @@ def chat_loop(
     is saved to the conversation store, where the web client lists it. ``/new`` starts
     a new conversation, ``/quit`` or end of input leaves (exit status 0); Ctrl-C during
     an answer stops that answer (nothing is saved) and asks for the next question.
+    ``verbose`` adds what ``varagity ask --verbose`` adds after each answer's sources.
 
     Returns 2 when ``conversation_id`` names no stored conversation.
     """
@@ -235,7 +239,12 @@ def chat_loop(
         try:
             earlier = history(store, conversation_id, turns) if conversation_id else ()
             request = TurnRequest(
-                question=question, history=earlier, method=method, k=k, corpus=corpus
+                question=question,
+                history=earlier,
+                method=method,
+                k=k,
+                corpus=corpus,
+                debug=verbose >= 2,
             )
         except (ValueError, ConversationNotFound) as exc:
             print(f"error: {exc}", file=err)
@@ -243,7 +252,13 @@ def chat_loop(
         turn = _Turn()
         events = run_turn(services, request)
         try:
-            render_turn(turn.watch(events), show_reasoning=show_reasoning, out=out, err=err)
+            render_turn(
+                turn.watch(events),
+                show_reasoning=show_reasoning,
+                verbose=verbose,
+                out=out,
+                err=err,
+            )
         except KeyboardInterrupt:
             print("\n(answer stopped; not saved)", file=err)
             continue
@@ -312,6 +327,7 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="write a reasoning model's thinking to stderr (hidden by default)",
     )
+    add_verbose(chat)
     chat.set_defaults(
         func=lambda a: cmd_chat(
             k=a.k,
@@ -319,5 +335,6 @@ def register(sub: Subparsers) -> None:
             corpus=a.corpus,
             conversation=a.conversation,
             show_reasoning=a.show_reasoning,
+            verbose=a.verbose,
         )
     )

@@ -40,14 +40,15 @@ function focusById(event: MouseEvent<HTMLAnchorElement>, id: string) {
 
 export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
   const { route, navigate } = useRoute();
-  const chat = useChat();
+  const developerMode = useDeveloperMode();
+  // in developer mode each answer also brings its prompt and raw output (the evidence panel shows them)
+  const chat = useChat(developerMode.on);
   const { state, load, reset } = chat;
   const [history, setHistory] = useState<HistoryState>({ state: "ready" });
   const [sidebarOpen, setSidebarOpen] = useState(false);
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [settingsFocus, setSettingsFocus] = useState<string | null>(null);
   const [paletteOpen, setPaletteOpen] = useState(false);
-  const developerMode = useDeveloperMode();
   const [corpusVersion, setCorpusVersion] = useState(0);
   const settings = useSettings();
   const graph = useGraphStatus();
@@ -225,6 +226,7 @@ export function App({ dagsterUrl }: { dagsterUrl: string | null }) {
               dagsterUrl={dagsterUrl}
               onNewChat={newChat}
               graph={graph.availability}
+              developerMode={developerMode.on}
             />
           )}
           {route.view === "corpus" && <CorpusScreen version={corpusVersion} focusPath={route.path ?? null} />}

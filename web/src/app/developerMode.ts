@@ -1,6 +1,8 @@
 /**
  * Developer mode: the codebase map in the header and in the ⌘K palette (the map's
- * route works by URL regardless; the gate is cosmetic in a single-user local app).
+ * route works by URL regardless; the gate is cosmetic in a single-user local app), and
+ * in the evidence panel how each answer was built (trace table, stage timings, and the
+ * prompt and raw output, which chat requests then ask the server for).
  * On by default; the choice is kept in this browser's `localStorage`.
  */
 import { useCallback, useState } from "react";

@@ -21,9 +21,18 @@ interface ChatScreenProps {
   onNewChat: () => void;
   /** Whether the message graph can be asked. */
   graph: GraphAvailability;
+  /** Developer mode: the evidence panel shows how each answer was built. */
+  developerMode?: boolean;
 }
 
-export function ChatScreen({ chat, history, dagsterUrl, onNewChat, graph }: ChatScreenProps) {
+export function ChatScreen({
+  chat,
+  history,
+  dagsterUrl,
+  onNewChat,
+  graph,
+  developerMode = false,
+}: ChatScreenProps) {
   const { state, dispatch, ask, retry, stop } = chat;
   const [corpus, setCorpus] = useCorpusChoice();
   const shown = state.turns.find((turn) => turn.id === state.shownTurnId) ?? null;
@@ -77,7 +86,12 @@ export function ChatScreen({ chat, history, dagsterUrl, onNewChat, graph }: Chat
             graph={graph}
           />
         </section>
-        <EvidencePanel turn={shown} focusedSource={state.focusedSource} dagsterUrl={dagsterUrl} />
+        <EvidencePanel
+          turn={shown}
+          focusedSource={state.focusedSource}
+          dagsterUrl={dagsterUrl}
+          developerMode={developerMode}
+        />
       </div>
     </FeedbackContext.Provider>
   );

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useReducer, useRef } from "react";
 
 import { streamChat } from "../api/chat";
 import { ApiError } from "../api/client";
-import type { ConversationDetail, Corpus, ErrorEvent } from "../api/types";
+import type { ChatRequest, ConversationDetail, Corpus, ErrorEvent } from "../api/types";
 import { turnsFrom } from "../turns/history";
 import { chatReducer, initialChatState, type ChatAction, type ChatState, type Turn } from "../turns/state";
 
@@ -25,8 +25,27 @@ export interface ChatController {
   reset: () => void;
 }
 
-/** State plus the actions the screens call; aborting the fetch is what "stop" means. */
-export function useChat(): ChatController {
+/**
+ * The body of `POST /api/chat`. `debug` (developer mode) asks for the prompt and the
+ * model's raw output in `done`; it is left out otherwise, so no other answer carries them.
+ */
+export function chatRequest(
+  question: string,
+  corpus: Corpus,
+  conversationId: string | null,
+  debug: boolean,
+): ChatRequest {
+  const request: ChatRequest = { question, corpus, conversation_id: conversationId };
+  if (debug) request.debug = true;
+  return request;
+}
+
+/**
+ * State plus the actions the screens call; aborting the fetch is what "stop" means.
+ * With `debug` (developer mode, read when a question is sent) each answer also brings
+ * how it was built: see `chatRequest`.
+ */
+export function useChat(debug = false): ChatController {
   const [state, dispatch] = useReducer(chatReducer, initialChatState);
   const inFlight = useRef<AbortController | null>(null);
   const nextId = useRef(1);
@@ -35,6 +54,10 @@ export function useChat(): ChatController {
   useEffect(() => {
     conversationId.current = state.conversationId;
   }, [state.conversationId]);
+  const debugRef = useRef(debug);
+  useEffect(() => {
+    debugRef.current = debug;
+  }, [debug]);
 
   const run = useCallback(async (id: string, question: string, corpus: Corpus) => {
     inFlight.current?.abort();
@@ -42,7 +65,7 @@ export function useChat(): ChatController {
     inFlight.current = abort;
     let finished = false;
     try {
-      const request = { question, corpus, conversation_id: conversationId.current };
+      const request = chatRequest(question, corpus, conversationId.current, debugRef.current);
       for await (const event of streamChat(request, abort.signal)) {
         dispatch({ type: "event", id, event });
         finished ||= event.type === "done" || event.type === "error";

@@ -2,10 +2,12 @@
  * The evidence behind one answer: each source, why it ranked, and its lineage; for a
  * message-graph answer, the conversation days it cites and the entities and relations
  * the graph found. The list is `EvidenceList`; one passage a `SourceCard` (its page a
- * `PagePreview`), one day a `DayCard`.
+ * `PagePreview`), one day a `DayCard`. In developer mode `TurnDebug` follows: the
+ * retrieval trace table, the stage timings, the prompt and the raw model output.
  */
 import type { Evidence, Turn } from "../turns/state";
 import { EvidenceList } from "./EvidenceList";
+import { TurnDebug } from "./TurnDebug";
 
 const NO_EVIDENCE: Record<Turn["status"], string> = {
   retrieving: "Searching the corpus\u2026",
@@ -19,6 +21,8 @@ interface EvidencePanelProps {
   turn: Turn | null;
   focusedSource: number | null;
   dagsterUrl: string | null;
+  /** Show how the answer was built (trace table, timings, prompt, raw output). */
+  developerMode?: boolean;
 }
 
 /** What was searched for (the condensed query when the chat engine rewrote the question), and how. */
@@ -39,7 +43,12 @@ function SearchedFor({ retrieval }: { retrieval: Evidence }) {
 }
 
 /** The panel for the shown turn; the focused source is highlighted. */
-export function EvidencePanel({ turn, focusedSource, dagsterUrl }: EvidencePanelProps) {
+export function EvidencePanel({
+  turn,
+  focusedSource,
+  dagsterUrl,
+  developerMode = false,
+}: EvidencePanelProps) {
   const retrieval = turn?.retrieval ?? null;
   return (
     <aside className="evidence" aria-labelledby="evidence-heading">
@@ -60,6 +69,7 @@ export function EvidencePanel({ turn, focusedSource, dagsterUrl }: EvidencePanel
             focusedSource={focusedSource}
             dagsterUrl={dagsterUrl}
           />
+          {developerMode && <TurnDebug turn={turn} retrieval={retrieval} />}
         </>
       )}
     </aside>

@@ -70,8 +70,8 @@ export function actionItems(developerMode: boolean): PaletteItem[] {
       section: "Actions",
       title: developerMode ? "Turn developer mode off" : "Turn developer mode on",
       detail: developerMode
-        ? "Hides the codebase map from the header and this palette"
-        : "Shows the codebase map in the header and this palette",
+        ? "Hides the codebase map from the header and this palette, and the answers' debug details"
+        : "Shows the codebase map in the header and this palette, and how each answer was built",
       keywords: "developer mode map debug",
       target: { kind: "developer-mode", on: !developerMode },
     },

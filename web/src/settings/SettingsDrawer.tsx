@@ -71,7 +71,8 @@ export function SettingsDrawer({
           </label>
           <p className="hint">
             Shows the codebase map in the header and the {"\u2318"}K palette (it opens by its address,{" "}
-            <code>#/map</code>, either way).
+            <code>#/map</code>, either way), and in each answer's evidence how it was built: the retrieval
+            trace, stage timings, the prompt and the model's raw output.
           </p>
         </fieldset>
       )}

@@ -48,6 +48,21 @@ describe("chatReducer", () => {
     expect(isLive(done)).toBe(false);
   });
 
+  it("keeps the prompt and raw output done brings in developer mode, and none otherwise", () => {
+    const debug = {
+      messages: [{ role: "system", content: "You answer questions." }],
+      raw_output: "<think>hm</think>27 months.",
+    };
+    const answer = (data: ReturnType<typeof doneEvent>) =>
+      run(
+        ask,
+        { type: "event", id: "t1", event: { type: "retrieval", data: retrieval(1) } },
+        { type: "event", id: "t1", event: { type: "done", data } },
+      ).turns[0]!;
+    expect(answer(doneEvent("27 months.", { debug })).debug).toEqual(debug);
+    expect(answer(doneEvent("27 months.")).debug).toBeNull();
+  });
+
   it("shows the place in line while the model is busy, until the first token", () => {
     const queued = run(
       ask,

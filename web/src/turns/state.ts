@@ -5,6 +5,7 @@
  */
 import type { ChatEvent } from "../api/chat";
 import type {
+  AnswerDebug,
   AnswerQuote,
   Corpus,
   DaySource,
@@ -63,6 +64,8 @@ export interface Turn {
   index_as_of?: string | null;
   /** Ratings saved on the answer and its sources (a loaded conversation's). */
   feedback?: Feedback[];
+  /** The prompt and the model's raw output (from `done`, when asked in developer mode; never saved). */
+  debug?: AnswerDebug | null;
 }
 
 export interface ChatState {
@@ -165,6 +168,7 @@ function applyEvent(turn: Turn, event: ChatEvent): Turn {
         },
         timings_ms: { ...turn.timings_ms, ...event.data.timings_ms },
         message_id: event.data.message_id,
+        debug: event.data.debug ?? null,
       };
     case "error":
       return { ...turn, status: "error", error: event.data };
