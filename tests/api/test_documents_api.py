@@ -123,12 +123,15 @@ def test_delete_one_then_a_set(corpus: tuple[str, Settings, dict[str, str]]) -> 
 
     r = httpx.delete(f"{base}/api/documents/{ids['kettle.md']}", timeout=30)
     assert r.status_code == 200, r.text
-    assert r.json() == {
+    body = r.json()
+    assert {k: body[k] for k in ("deleted", "not_found", "files", "pruned_folders")} == {
         "deleted": [ids["kettle.md"]],
         "not_found": [],
         "files": [],
         "pruned_folders": [],
     }
+    assert (body["receipt"]["kind"], body["receipt"]["target"]) == ("documents", "kettle.md")
+    assert body["receipt"]["verified"]
     assert "kettle.md" not in _bm25_paths(base, "Tern kettle warranty")
     assert (docs / "kettle.md").exists()  # the file stays without remove_file...
     assert _listing(base)["kettle.md"]["status"] == "pending"  # ...and lists as pending

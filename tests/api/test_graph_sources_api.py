@@ -27,7 +27,13 @@ from tests.conftest import SettingsFactory, free_port
 from tests.support.api_server import serve
 from tests.support.chatdb import ChatArchive, grow_chat_db, write_chat_db
 from varagity.config import Settings
-from varagity.graph.manifest import ManifestEntry, summarize, write_manifest, write_summary
+from varagity.graph.manifest import (
+    ManifestEntry,
+    read_manifest,
+    summarize,
+    write_manifest,
+    write_summary,
+)
 from varagity.graph.registry import workdir_for
 from varagity.ingest.discovery import RESERVED_DIR
 from varagity_api.main import create_app
@@ -325,11 +331,20 @@ def test_delete_removes_an_archive_and_never_reaches_outside(
 
     r = httpx.delete(f"{base}/api/graph/sources/{PHONE}", timeout=30)
     assert r.status_code == 200, r.text
-    assert r.json() == {
+    body = r.json()
+    assert {k: body[k] for k in ("path", "removed_files", "days")} == {
         "path": PHONE,
         "removed_files": [PHONE, f"{PHONE}-shm", f"{PHONE}-wal"],
         "days": 3,
     }
+    # its days left the graph at once (the build manifest no longer lists them)
+    receipt = body["receipt"]
+    assert (receipt["kind"], receipt["target"], receipt["verified"]) == ("archive", PHONE, True), [
+        s for s in receipt["stores"] if not s["verified"]
+    ]
+    stores = {s["store"]: (s["removed"], s["remaining"]) for s in receipt["stores"]}
+    assert stores["manifest"] == stores["graph_days"] == (3, 0)
+    assert set(read_manifest(workdir_for(settings))) == {"iMessage;-;dad::2026-03-01"}
     assert not (root / "phone").exists() or not any((root / "phone").iterdir())
     assert PHONE not in _listing(base)
     assert httpx.delete(f"{base}/api/graph/sources/{PHONE}", timeout=30).status_code == 404

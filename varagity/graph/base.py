@@ -94,11 +94,17 @@ class GraphEngine(Protocol):
     """A message-graph engine over one working directory."""
 
     def apply(
-        self, diff: GraphDiff, *, progress: Callable[[str], None] | None = None
+        self,
+        diff: GraphDiff,
+        *,
+        progress: Callable[[str], None] | None = None,
+        forget: bool = False,
     ) -> ApplyReport:
         """Insert ``diff.new``, delete then reinsert ``diff.changed``, delete
         ``diff.removed``. Documents already processed are not redone; one left
-        pending or failed by a killed build is picked up again (resume)."""
+        pending or failed by a killed build is picked up again (resume). With
+        ``forget`` the engine's cached extraction replies of every deleted document go
+        with it (a forgotten source; a build keeps them, to rebuild shared entities)."""
         ...
 
     def statuses(self) -> dict[str, str]:

@@ -745,7 +745,11 @@ class LightRAGEngine:
 
     # --- GraphEngine --------------------------------------------------------------
     def apply(
-        self, diff: GraphDiff, *, progress: Callable[[str], None] | None = None
+        self,
+        diff: GraphDiff,
+        *,
+        progress: Callable[[str], None] | None = None,
+        forget: bool = False,
     ) -> ApplyReport:
         """Apply ``diff``, then process every document left unfinished.
 
@@ -754,7 +758,8 @@ class LightRAGEngine:
         (pending or processing: LightRAG resumes those); with other content, or
         failed, it is deleted and inserted again (LightRAG drops a re-submitted id
         in any status, so it must go first). A failed document outside the diff is
-        retried from the text the engine kept.
+        retried from the text the engine kept. With ``forget`` each deleted document's
+        cached extraction replies are deleted too (LightRAG's ``delete_llm_cache``).
 
         Raises:
             GraphEngineError: This engine was opened as a reader.
@@ -763,9 +768,11 @@ class LightRAGEngine:
             raise GraphEngineError(
                 "this graph engine was opened read-only; only the writer applies"
             )
-        return self._call(lambda: self._apply(diff, progress))
+        return self._call(lambda: self._apply(diff, progress, forget))
 
-    async def _apply(self, diff: GraphDiff, progress: Callable[[str], None] | None) -> ApplyReport:
+    async def _apply(
+        self, diff: GraphDiff, progress: Callable[[str], None] | None, forget: bool = False
+    ) -> ApplyReport:
         from lightrag.utils import sanitize_text_for_encoding
         from lightrag.utils_pipeline import compute_text_content_hash, normalize_document_file_path
 
@@ -799,7 +806,7 @@ class LightRAGEngine:
                     stale.append(key)
                     texts[key] = kept["content"]
         for key in (*removed, *stale):
-            result = await rag.adelete_by_doc_id(key)
+            result = await rag.adelete_by_doc_id(key, delete_llm_cache=forget)
             if result.status not in ("success", "not_found"):
                 failed[key] = f"delete failed: {result.message}"
                 texts.pop(key, None)

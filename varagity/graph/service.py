@@ -343,14 +343,19 @@ class GraphService:
 
     # --- writing ------------------------------------------------------------------
     def build(
-        self, diff: GraphDiff, *, progress: Callable[[str], None] | None = None
+        self,
+        diff: GraphDiff,
+        *,
+        progress: Callable[[str], None] | None = None,
+        forget: bool = False,
     ) -> BuildResult:
         """Apply ``diff`` as the graph's single writer and report the size after it.
 
         Only one process may write a working directory (the ``graph_workdir`` asset
         runs on a pool of one); within this process builds take turns. One engine is
         open per process at a time, so the reader is closed first and reads in this
-        process use the writer's engine until the build ends.
+        process use the writer's engine until the build ends. ``forget`` deletes the
+        cached extraction replies of the documents it deletes (:mod:`varagity.forget`).
 
         Raises:
             GraphDisabled: ``GRAPH_ENABLED=false``.
@@ -367,7 +372,7 @@ class GraphService:
                 )
                 self._writer = engine
             try:
-                report = engine.apply(diff, progress=progress)
+                report = engine.apply(diff, progress=progress, forget=forget)
                 size = size_of(engine)
             finally:
                 with self._lock:

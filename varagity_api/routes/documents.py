@@ -17,7 +17,8 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 
-from varagity.corpus import delete_documents, list_corpus
+from varagity.corpus import list_corpus
+from varagity.forget import forget_documents
 from varagity.ingest.uploads import store_uploads
 from varagity.jobs.launcher import UPLOAD_SOURCE
 from varagity.observability.metrics import DELETED_DOCUMENTS, UPLOADED_FILES
@@ -38,6 +39,7 @@ from varagity_api.schemas.documents import (
     UploadFileResult,
     UploadResponse,
 )
+from varagity_api.schemas.forget import ForgetReceiptInfo
 
 router = APIRouter(tags=["documents"])
 log = logging.getLogger(__name__)
@@ -64,8 +66,8 @@ async def list_documents(services: ServicesDep) -> DocumentList:
 
 def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> DeleteResponse:
     refuse_while_restoring(services.settings, "rag", status=409, pg=services.pg)
-    report = delete_documents(
-        services.pg, services.bm25, services.settings.docs_path, doc_ids, remove_file=remove_file
+    report, receipt = forget_documents(
+        services.pg, services.bm25, services.settings, doc_ids, remove_file=remove_file
     )
     DELETED_DOCUMENTS.inc(len(report.deleted))
     return DeleteResponse(
@@ -78,6 +80,7 @@ def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> Delete
             for f in report.files
         ],
         pruned_folders=report.pruned_folders,
+        receipt=ForgetReceiptInfo.of(receipt),
     )
 
 
@@ -92,8 +95,11 @@ def _delete(services: Services, doc_ids: list[str], remove_file: bool) -> Delete
 async def delete_document(
     doc_id: str, services: ServicesDep, remove_file: bool = False
 ) -> DeleteResponse:
-    """Delete one document from both indexes (BM25 first, Postgres last); with
-    ``remove_file=true`` also remove its file from ``DOCS_PATH``."""
+    """Forget one document: its chunks, vectors and blurbs (Postgres) and BM25 entries
+    (BM25 first, Postgres last), its cached page previews, its text in conversations'
+    source snapshots (redacted); with ``remove_file=true`` also its file in ``DOCS_PATH``.
+    The receipt lists, per store, what was removed and verified gone, and the backups
+    that still hold it."""
     result = await run_in_threadpool(_delete, services, [doc_id], remove_file)
     if result.not_found:
         raise ApiError(404, "not_found", f"No document {doc_id!r} is indexed")
@@ -102,8 +108,9 @@ async def delete_document(
 
 @router.post("/documents/delete", response_model=DeleteResponse, responses={409: _RESTORING})
 async def delete_many(body: DeleteRequest, services: ServicesDep) -> DeleteResponse:
-    """Delete a set of documents: one delete per store for the whole set (BM25 first,
-    Postgres last); unknown ids are reported in ``not_found``, not as a failure."""
+    """Forget a set of documents, as ``DELETE /documents/{doc_id}`` does one: one delete
+    per store for the whole set (BM25 first, Postgres last) and one receipt; unknown ids
+    are reported in ``not_found``, not as a failure."""
     return await run_in_threadpool(_delete, services, body.doc_ids, body.remove_file)
 
 

@@ -4,8 +4,10 @@ delete.
 An upload stores each file atomically after checking that it is (or belongs to) a
 supported archive, then asks Dagster for its build right away; the graph-sources sensor
 leaves an archive alone while such a build is in flight, and finds it on its next tick
-when Dagster could not be reached. A delete removes the database and its companions;
-the sensor then takes its days out of the graph in a removal run.
+when Dagster could not be reached. A delete forgets the archive
+(:func:`varagity.forget.forget_archive`): the database and its companions are removed,
+its days are taken out of the graph at once, as the graph's writer, and the answer is
+the receipt of what each store gave up.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from varagity.config import Settings
+from varagity.forget import forget_archive
 from varagity.graph.folder import (
     SourceNotFound,
     list_sources,
-    remove_source,
     store_archive_uploads,
     written_archives,
 )
@@ -37,6 +39,7 @@ from varagity_api.deps import ServicesDep, SettingsDep, dagster_client, require_
 from varagity_api.errors import ApiError
 from varagity_api.multipart import receive_upload
 from varagity_api.schemas.common import ErrorBody
+from varagity_api.schemas.forget import ForgetReceiptInfo
 from varagity_api.schemas.graph import (
     GraphBuild,
     GraphSourceInfo,
@@ -169,7 +172,7 @@ async def upload_graph_sources(request: Request, settings: SettingsDep) -> Graph
     response_model=GraphSourceRemoved,
     responses={
         404: {"model": ErrorBody, "description": "No such archive."},
-        409: {"model": ErrorBody, "description": "The graph is being restored."},
+        409: {"model": ErrorBody, "description": "The graph is being written or restored."},
         422: {
             "model": ErrorBody,
             "description": "The path is absolute, climbs out of GRAPH_DOCS_PATH, is hidden "
@@ -178,17 +181,24 @@ async def upload_graph_sources(request: Request, settings: SettingsDep) -> Graph
     },
 )
 async def delete_graph_source(path: str, services: ServicesDep) -> GraphSourceRemoved:
-    """Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
-    days leave the graph in the removal run the sensor then requests."""
+    """Forget an archive: its database and companions leave ``GRAPH_DOCS_PATH``, its
+    days leave the graph now (entities and relations only its days supported go, shared
+    ones lose what its days said; its cached extraction replies go), conversations'
+    snapshots of its days are redacted. The receipt lists, per store, what was removed
+    and verified gone, and the backups still holding its days."""
     settings = services.settings
     await run_in_threadpool(refuse_while_restoring, settings, "graph", status=409)
-    manifest = await run_in_threadpool(read_manifest, workdir_for(settings))
     try:
-        removed = await run_in_threadpool(remove_source, settings.graph_docs_path, path, manifest)
+        removed, receipt = await run_in_threadpool(
+            forget_archive, settings, services.pg, services.graph, path
+        )
     except UploadRefused as exc:
         raise ApiError(422, exc.code, exc.message) from exc
     except SourceNotFound as exc:
         raise ApiError(404, "not_found", str(exc)) from exc
     return GraphSourceRemoved(
-        path=removed.path, removed_files=removed.removed_files, days=removed.days
+        path=removed.path,
+        removed_files=removed.removed_files,
+        days=removed.days,
+        receipt=ForgetReceiptInfo.of(receipt),
     )

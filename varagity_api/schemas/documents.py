@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from varagity.corpus import DocumentStatus
 from varagity.uploads import UploadStatus
+from varagity_api.schemas.forget import ForgetReceiptInfo
 
 
 class DocumentInfo(BaseModel):
@@ -83,6 +84,10 @@ class DeleteResponse(BaseModel):
     not_found: list[str] = Field(description="Ids with no stored document; nothing to do.")
     files: list[FileRemovalInfo] = Field(description="Only with remove_file.")
     pruned_folders: list[str] = Field(description="Folders emptied by removing files.")
+    receipt: ForgetReceiptInfo = Field(
+        description="Per store, what was removed and verified gone, and the backups that "
+        "still hold the documents."
+    )
 
 
 class UploadFileResult(BaseModel):

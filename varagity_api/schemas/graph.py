@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from varagity.jobs import Run
 from varagity.jobs.graph import GraphProgress, Launched
 from varagity_api.schemas.common import EvidenceEntity, EvidenceRelation
+from varagity_api.schemas.forget import ForgetReceiptInfo
 from varagity_api.schemas.settings import StaleFlag
 
 #: Where a build run stands (Dagster's run status, lower-cased into three families).
@@ -137,12 +138,15 @@ class GraphUploadResponse(BaseModel):
 
 
 class GraphSourceRemoved(BaseModel):
-    """An archive deleted from ``GRAPH_DOCS_PATH``; the graph-sources sensor then takes
-    its days out of the graph in a removal run."""
+    """An archive deleted from ``GRAPH_DOCS_PATH``, its days taken out of the graph."""
 
     path: str
     removed_files: list[str] = Field(description="The database and its companions removed.")
-    days: int = Field(description="Its transcript days that will leave the graph.")
+    days: int = Field(description="Its transcript days that left the graph.")
+    receipt: ForgetReceiptInfo = Field(
+        description="Per store, what was removed and verified gone, and the backups that "
+        "still hold the archive's days."
+    )
 
 
 class GraphBuildRequest(BaseModel):

@@ -39,6 +39,7 @@ def cmd_doctor(
             settings.docs_path,
             None,
             settle_s=settle,
+            settings=settings,
         )
     finally:
         bm25.close()
@@ -100,7 +101,12 @@ def _repair(report: DoctorReport, *, settle: float, repair_timeout: float) -> in
     bm25 = open_bm25_store(settings)
     try:
         again = run_doctor(
-            database_url(settings), bm25, settings.docs_path, client, settle_s=settle
+            database_url(settings),
+            bm25,
+            settings.docs_path,
+            client,
+            settle_s=settle,
+            settings=settings,
         )
     finally:
         bm25.close()
@@ -120,7 +126,8 @@ def register(sub: Subparsers) -> None:
         "--settle",
         type=float,
         default=60.0,
-        help="files modified less than this many seconds ago count as in flight (default 60)",
+        help="files modified, and documents stored without their BM25 entries yet, less "
+        "than this many seconds ago count as in flight (default 60)",
     )
     doctor.add_argument(
         "--stuck-after",
@@ -133,8 +140,8 @@ def register(sub: Subparsers) -> None:
         "--repair",
         action="store_true",
         help="launch the runs that fix what was found (ingest files not indexed, purge "
-        "documents of removed files, mark runs whose worker is gone canceled), wait for "
-        "them and check again",
+        "documents of removed files, write the BM25 entries of files stored but never made "
+        "searchable, mark runs whose worker is gone canceled), wait for them and check again",
     )
     doctor.add_argument(
         "--repair-timeout",

@@ -3,11 +3,13 @@ end to end into thread-day transcripts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import tzinfo
 from functools import cache
 from pathlib import Path, PurePosixPath
 
 from varagity.graph.contacts import ContactBook
+from varagity.graph.forgotten import ForgetRule, read_rules, remembered
 from varagity.graph.sources.base import MessageSource, UnsupportedArchiveError
 from varagity.graph.transcripts import render_thread_days
 from varagity.graph.types import ThreadDay
@@ -69,8 +71,10 @@ def read_archive(
     *,
     tz: tzinfo | None = None,
     contacts: ContactBook | None = None,
+    forgotten: Sequence[ForgetRule] | None = None,
 ) -> list[ThreadDay]:
-    """The thread-day transcripts of the archive ``root / relative_path``.
+    """The thread-day transcripts of the archive ``root / relative_path``, without the
+    messages the user forgot (:mod:`varagity.graph.forgotten`).
 
     Args:
         root: ``GRAPH_DOCS_PATH``.
@@ -81,10 +85,13 @@ def read_archive(
         contacts: Names for its handles (the graph build passes
             :func:`varagity.graph.contacts.load_contacts` of the archive); ``None``
             writes every handle as it is.
+        forgotten: The rules to leave messages out by; ``None`` reads the graph
+            folder's own (:func:`~varagity.graph.forgotten.read_rules` of ``root``).
 
     Raises:
         UnsupportedArchiveError: No source reads the file.
         MessageSourceError: The archive is unreadable.
+        ValueError: The graph folder's forget rules are unreadable.
     """
     relative = PurePosixPath(relative_path)
     if relative.is_absolute() or ".." in relative.parts:
@@ -92,4 +99,6 @@ def read_archive(
     path = root / relative
     source = source_for(path)
     messages = source.read(path, source=relative.as_posix())
+    rules = read_rules(root) if forgotten is None else forgotten
+    messages = remembered(messages, rules, tz)
     return render_thread_days(messages, source=relative.as_posix(), tz=tz, contacts=contacts)

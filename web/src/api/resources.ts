@@ -15,6 +15,7 @@ import type {
   ConversationSummary,
   DeleteResponse,
   DocumentList,
+  ForgetReceipt,
   GraphBuild,
   GraphBuildList,
   GraphBuildRequest,
@@ -185,6 +186,18 @@ export function getNeighbourhood(
 /** One transcript day (the drill-down from an entity to what it was extracted from). */
 export function getGraphDay(docKey: string, signal?: AbortSignal): Promise<GraphDay> {
   return getJson<GraphDay>(`/api/graph/days/${seg(docKey)}`, signal);
+}
+
+/** Forget every message of a thread (its id: the part of a day's doc_key before `::`). */
+export function forgetGraphThread(threadId: string): Promise<ForgetReceipt> {
+  return sendJson<ForgetReceipt>("DELETE", `/api/graph/messages/threads/${seg(threadId)}`);
+}
+
+/** Forget every message of the days `from`..`to` (`YYYY-MM-DD`, both included), of one thread when given. */
+export function forgetGraphDays(from: string, to: string, threadId?: string): Promise<ForgetReceipt> {
+  const query = new URLSearchParams({ from, to });
+  if (threadId) query.set("thread_id", threadId);
+  return sendJson<ForgetReceipt>("DELETE", `/api/graph/messages?${query.toString()}`);
 }
 
 /** A path under a watched folder as URL path segments (its slashes kept). */

@@ -3,7 +3,7 @@ import { useCallback, useMemo, useState } from "react";
 
 import { describeError } from "../api/client";
 import { deleteDocuments } from "../api/resources";
-import type { DeleteResponse, DocumentInfo, DocumentStatus } from "../api/types";
+import type { DeleteResponse, DocumentInfo, DocumentStatus, ForgetReceipt } from "../api/types";
 import { buildTree, resolveSelection, toggle, TRANSITIONAL, type TreeNode } from "./tree";
 import { useDocuments } from "./useDocuments";
 import { useBackups } from "../backups/useBackups";
@@ -11,6 +11,7 @@ import { BackupPanel } from "../backups/BackupPanel";
 import { useJob } from "../jobs/useJob";
 import { DocumentTree } from "./DocumentTree";
 import { ConfirmDialog } from "../shared/Modal";
+import { ForgetReceiptView } from "../shared/ForgetReceipt";
 import { UploadPanel } from "./UploadPanel";
 import { EvaluationPanel } from "./EvaluationPanel";
 import { evaluations } from "./evaluation";
@@ -48,7 +49,12 @@ export function CorpusScreen({ version, focusPath = null }: CorpusScreenProps) {
   const [confirming, setConfirming] = useState(false);
   const [removeFiles, setRemoveFiles] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string; failures: string[] } | null>(null);
+  const [outcome, setOutcome] = useState<{
+    ok: boolean;
+    text: string;
+    failures: string[];
+    receipt?: ForgetReceipt;
+  } | null>(null);
   const backups = useBackups(
     "rag",
     useCallback(() => setChanges((c) => c + 1), []),
@@ -73,7 +79,7 @@ export function CorpusScreen({ version, focusPath = null }: CorpusScreenProps) {
       const failures = result.files
         .filter((f) => !f.removed)
         .map((f) => `${f.relative_path}: ${f.message ?? f.code ?? "not removed"}`);
-      setOutcome({ ok: true, text: deletedLine(result), failures });
+      setOutcome({ ok: true, text: deletedLine(result), failures, receipt: result.receipt });
       setSelected(new Set());
     } catch (exc) {
       setOutcome({ ok: false, text: `Deleting failed: ${describeError(exc)}`, failures: [] });
@@ -147,6 +153,9 @@ export function CorpusScreen({ version, focusPath = null }: CorpusScreenProps) {
                 ))}
               </ul>
             )}
+            {outcome.receipt && outcome.receipt.stores.length > 0 && (
+              <ForgetReceiptView receipt={outcome.receipt} />
+            )}
           </div>
         )}
         {focusPath && documents.list !== null && !docs.some((d) => d.relative_path === focusPath) && (
@@ -186,6 +195,10 @@ export function CorpusScreen({ version, focusPath = null }: CorpusScreenProps) {
           {removeFiles
             ? "The files are deleted from disk too, and folders left empty are removed."
             : "The files stay in the corpus folder and list as pending."}
+        </p>
+        <p className="hint">
+          Their chunks, vectors, blurbs, BM25 entries and cached previews are deleted and checked; answers
+          that cited them are redacted. You get a receipt, with the backups that still hold them.
         </p>
       </ConfirmDialog>
     </div>

@@ -187,6 +187,10 @@ export function GraphScreen({ graph, onChanged, entity, day, archive = null, onN
             version={graphVersion}
             onEntity={(name) => onNavigate(name, day)}
             onDay={(docKey) => onNavigate(entity, docKey)}
+            onForgotten={() => {
+              refresh();
+              setGraphVersion((v) => v + 1);
+            }}
           />
         </>
       )}

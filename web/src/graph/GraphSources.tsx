@@ -6,10 +6,17 @@ import { useEffect, useRef, useState, type ChangeEvent } from "react";
 
 import { describeError } from "../api/client";
 import { deleteGraphSource, uploadGraphSources } from "../api/resources";
-import type { GraphSourceInfo, GraphSourceList, GraphSourceRemoved, GraphUploadResponse } from "../api/types";
+import type {
+  ForgetReceipt,
+  GraphSourceInfo,
+  GraphSourceList,
+  GraphSourceRemoved,
+  GraphUploadResponse,
+} from "../api/types";
 import { uploadSummary } from "../corpus/upload";
 import { formatBytes } from "../shared/format";
 import { ConfirmDialog } from "../shared/Modal";
+import { ForgetReceiptView } from "../shared/ForgetReceipt";
 import { UploadResults } from "../shared/UploadResults";
 
 interface GraphSourcesProps {
@@ -30,8 +37,8 @@ function daysText(source: GraphSourceInfo): string {
 }
 
 function removedText(removed: GraphSourceRemoved): string {
-  const days = removed.days === 1 ? "1 day leaves" : `${removed.days} days leave`;
-  return `Removed ${removed.removed_files.join(", ")}; ${days} the graph in the removal run the sensor starts.`;
+  const days = removed.days === 1 ? "1 day left" : `${removed.days} days left`;
+  return `Removed ${removed.removed_files.join(", ")}; ${days} the graph.`;
 }
 
 export function GraphSources({ list, error, onChanged, focusPath = null }: GraphSourcesProps) {
@@ -42,7 +49,7 @@ export function GraphSources({ list, error, onChanged, focusPath = null }: Graph
   const [failure, setFailure] = useState<string | null>(null);
   const [pending, setPending] = useState<GraphSourceInfo | null>(null);
   const [deleting, setDeleting] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
+  const [outcome, setOutcome] = useState<{ ok: boolean; text: string; receipt?: ForgetReceipt } | null>(null);
 
   const upload = async (event: ChangeEvent<HTMLInputElement>) => {
     const input = event.currentTarget;
@@ -67,7 +74,8 @@ export function GraphSources({ list, error, onChanged, focusPath = null }: Graph
     if (pending === null) return;
     setDeleting(true);
     try {
-      setOutcome({ ok: true, text: removedText(await deleteGraphSource(pending.path)) });
+      const removed = await deleteGraphSource(pending.path);
+      setOutcome({ ok: true, text: removedText(removed), receipt: removed.receipt });
     } catch (exc) {
       setOutcome({ ok: false, text: `Deleting ${pending.path} failed: ${describeError(exc)}` });
     } finally {
@@ -126,6 +134,7 @@ export function GraphSources({ list, error, onChanged, focusPath = null }: Graph
         {outcome && (
           <div className={outcome.ok ? "notice" : "error"} role={outcome.ok ? "status" : "alert"}>
             <p>{outcome.text}</p>
+            {outcome.receipt && <ForgetReceiptView receipt={outcome.receipt} />}
           </div>
         )}
       </div>
@@ -218,7 +227,7 @@ export function GraphSources({ list, error, onChanged, focusPath = null }: Graph
             </p>
             <p className="hint">
               {pending.days > 0
-                ? `Its ${pending.days} day${pending.days === 1 ? "" : "s"} then leave the graph in a removal run.`
+                ? `Its ${pending.days} day${pending.days === 1 ? "" : "s"} leave the graph at once, with what only they supported; you get a receipt.`
                 : "The graph holds none of its days."}
             </p>
           </>
