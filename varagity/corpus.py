@@ -40,8 +40,9 @@ _MTIME_TOLERANCE = timedelta(milliseconds=1)
 class CorpusEntry:
     """One document or file of the corpus and its status.
 
-    ``indexed``: stored and current; ``no_text``: stored with 0 chunks; ``pending``:
-    in ``DOCS_PATH`` but not indexed; ``failed``: its last ingest failed (``reason``
+    ``indexed``: stored and current, searchable; ``no_text``: stored with 0 chunks;
+    ``pending``: in ``DOCS_PATH`` but not searchable yet (not stored, or stored and its
+    BM25 entries not written yet); ``failed``: its last ingest failed (``reason``
     says which stage and why) and the file has not changed since; ``outdated``: the
     file changed since it was indexed; ``missing``: indexed, but the file is gone (or
     no longer ingestible).
@@ -86,8 +87,10 @@ def list_corpus(
     on_disk = {f.relative_path: f for f in files}
     entries: list[CorpusEntry] = []
     indexed_paths = set()
+    failures = failures_by_path(pg)
     for doc in indexed_documents(pg):
         rel, modified = doc.relative_path, doc.file_modified_at
+        reason: str | None = None
         indexed_paths.add(rel)
         f = on_disk.get(rel)
         status: DocumentStatus
@@ -99,6 +102,11 @@ def list_corpus(
             else _mtime(f) > doc.ingested_at  # no chunks recorded the file's clock
         ):
             status = "outdated"
+        elif doc.awaiting_bm25:  # stored, not searchable until its BM25 entries are written
+            failure = failures.get(rel)
+            failed = failure is not None and failure.failed_at >= doc.ingested_at
+            status = "failed" if failed else "pending"
+            reason = failure.summary if failed and failure else None
         else:
             status = "indexed" if doc.n_chunks else "no_text"
         entries.append(
@@ -116,9 +124,9 @@ def list_corpus(
                 file_created_at=doc.file_created_at,
                 file_modified_at=_mtime(f) if f else modified,
                 ingested_at=doc.ingested_at,
+                reason=reason,
             )
         )
-    failures = failures_by_path(pg)
     for rel, f in on_disk.items():
         if rel not in indexed_paths:
             failure = failures.get(rel)

@@ -33,9 +33,20 @@ GRAPH_FIRST_DAY = "2000-01-01"
 GRAPH_DAYS_END_OFFSET = 2
 
 # --- assets -----------------------------------------------------------------------------
-# The ingest stage, in order; a file counts as searchable once the last is materialized.
-INGEST_ASSETS = ("parsed_document", "document_chunks", "chunk_embeddings", "indexed_document")
-INDEXED_ASSET = INGEST_ASSETS[-1]
+# The ingest stage, in order; a file counts as searchable once the last is materialized:
+# its chunks stored in Postgres (``indexed_document``), then its BM25 entries written
+# from those rows (``bm25_index``, rebuildable on its own from Postgres).
+INGEST_ASSETS = (
+    "parsed_document",
+    "document_chunks",
+    "chunk_embeddings",
+    "indexed_document",
+    "bm25_index",
+)
+# The asset holding a file's stored chunks: the partition a file's Dagster page links to.
+INDEXED_ASSET = "indexed_document"
+BM25_ASSET = "bm25_index"
+SEARCHABLE_ASSET = INGEST_ASSETS[-1]
 # The message-graph build, in order: an archive read, its transcripts diffed against the
 # manifest, the diff applied to the engine's working directory (the single writer).
 GRAPH_ASSETS = ("graph_archive", "graph_transcripts", "graph_workdir")
@@ -64,6 +75,9 @@ BACKUP_CORPORA = ("rag", "graph")
 
 # --- jobs -------------------------------------------------------------------------------
 INGEST_JOB = "ingest_documents"
+# bm25_index alone: the BM25 entries of the targeted files rewritten from their Postgres
+# rows (over every partition: the whole index rebuilt), nothing parsed or embedded
+BM25_JOB = "rebuild_bm25_index"
 CONTEXTUALIZE_JOB = "contextualize_documents"
 PURGE_JOB = "purge_documents"
 STALENESS_JOB = "refresh_corpus_staleness"
@@ -99,6 +113,7 @@ STAGE_TAG = "varagity/stage"
 STAGE_INGEST = "ingest"
 STAGE_CONTEXTUALIZE = "contextualize"
 STAGE_PURGE = "purge"
+STAGE_BM25 = "bm25"  # a rebuild of BM25 entries from the Postgres rows
 STAGE_STALENESS = "staleness"
 STAGE_GRAPH = "graph"
 STAGE_BACKUP = "backup"  # an export (backup_bundle) or a restore
@@ -129,6 +144,10 @@ RECOVERED_TAG = "varagity/recovered_from"
 # On a run the folder sensor asks for because the stores and the folder disagree (a
 # restore, a crash between its cursor and a store, a hand edit): ``ingest`` or ``purge``.
 RECONCILE_TAG = "varagity/reconcile"
+# dagster-celery's op tag naming the Celery queue a step is sent to (other executors
+# ignore it): steps that write the embedded Tantivy index carry the queue of the host
+# that owns the index directory (CELERY_INDEX_QUEUE).
+CELERY_QUEUE_TAG = "dagster-celery/queue"
 # Dagster's own tags naming the partition (or the range of partitions) a run covers.
 PARTITION_TAG = "dagster/partition"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
@@ -154,11 +173,11 @@ _QUESTION_LINE = re.compile(r"\s*\[(\d+)/(\d+)\] (\S+):")
 
 # Jobs whose runs write the documents corpus (chunks, blurbs, purges) or read it
 # throughout (an answer evaluation), or write the graph.
-_RAG_JOBS = frozenset({INGEST_JOB, CONTEXTUALIZE_JOB, PURGE_JOB, ANSWER_EVAL_JOB})
+_RAG_JOBS = frozenset({INGEST_JOB, BM25_JOB, CONTEXTUALIZE_JOB, PURGE_JOB, ANSWER_EVAL_JOB})
 _GRAPH_WRITER_JOBS = frozenset(
     {GRAPH_BUILD_JOB, GRAPH_REMOVE_JOB, GRAPH_RESET_JOB, GRAPH_REBUILD_JOB}
 )
-_RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_CONTEXTUALIZE, STAGE_PURGE})
+_RAG_WRITER_STAGES = frozenset({STAGE_INGEST, STAGE_BM25, STAGE_CONTEXTUALIZE, STAGE_PURGE})
 
 
 def backup_progress_line(phase: str, done: int, total: int) -> str:
@@ -236,7 +255,8 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
     """The corpus a run writes, exports or restores (one writer per corpus: the API
     launches no second one beside it), or ``None`` for a run that touches neither.
 
-    ``rag``: the ingest, blurb and purge jobs, and the API's and CLI's ingest backfills
+    ``rag``: the ingest, BM25 rebuild, blurb and purge jobs (and a Dagster UI
+    materialization of ``bm25_index``), and the API's and CLI's ingest backfills
     (their runs carry :data:`SOURCE_TAG` or :data:`REINGEST_TAG` and a backfill id);
     ``graph``: builds, removals, resets and rebuilds (also a Dagster UI materialization
     or backfill of one of :data:`GRAPH_WRITER_ASSETS`); either for a restore
@@ -254,7 +274,7 @@ def corpus_of_run(job: str, tags: Mapping[str, str], assets: Sequence[str] = ())
         return "graph"
     if any(asset in GRAPH_WRITER_ASSETS for asset in assets):
         return "graph"
-    if job in _RAG_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES:
+    if job in _RAG_JOBS or tags.get(STAGE_TAG) in _RAG_WRITER_STAGES or BM25_ASSET in assets:
         return "rag"
     if "dagster/backfill" in tags and (SOURCE_TAG in tags or REINGEST_TAG in tags):
         return "rag"

@@ -1,7 +1,8 @@
 """The location's resources, shared by every domain folder under ``defs/``.
 
 ``varagity`` opens the stores and model clients of :mod:`varagity.services`; the
-``artifacts`` IO manager keeps each partition's stage value on disk.
+``artifacts`` IO manager keeps each partition's stage value on disk, or in Postgres with
+``ARTIFACT_STORE=postgres`` (a run's steps on several hosts).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pydantic import PrivateAttr
 
 from varagity.config import Settings, get_settings
 from varagity.services import Services
+from varagity.stores.postgres import database_url
+from varagity.stores.step_artifacts import StepArtifacts
 
 
 class VaragityResource(dg.ConfigurableResource):
@@ -53,12 +56,22 @@ def artifact_name(partition_key: str) -> str:
 
 
 class ArtifactIOManager(dg.ConfigurableIOManager):
-    """Pickles per-partition values under ``VARAGITY_HOME/artifacts/<asset>/<partition>``.
+    """Pickles per-partition values under ``VARAGITY_HOME/artifacts/<asset>/<partition>``,
+    or, with ``ARTIFACT_STORE=postgres``, in the ``step_artifacts`` table.
 
     Runs ingest several partitions at once, so every per-file asset returns a mapping
     ``{partition_key: value}`` (:mod:`varagity_assets.defs.ingest.per_file`); each entry
     is stored under its own partition's path, and an input loads back as the mapping
     type it is declared with, over the partitions the run targets.
+
+    Why Postgres and not a shared folder when steps run on several hosts
+    (``STEP_EXECUTOR=celery``): the database is the one service every worker already
+    reaches, with its own credentials, transactions and backups; a folder shared by every
+    host (NFS) would be a second shared dependency with weaker semantics (a half-written
+    file seen by another host, stale attribute caches). The values are small (a file's
+    text, chunk drafts and vectors: kilobytes to a few megabytes) and live only until the
+    next materialization of their partition or its purge. The backend is read when a
+    value is stored or loaded, never when the location loads.
     """
 
     base_dir: str | None = None
@@ -69,8 +82,22 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
     def _path(self, asset_key: dg.AssetKey, partition_key: str) -> Path:
         return self._root() / "/".join(asset_key.path) / artifact_name(partition_key)
 
+    def _table(self) -> StepArtifacts | None:
+        """The Postgres backend when ``ARTIFACT_STORE=postgres``, else None (files)."""
+        settings = get_settings()
+        if settings.ARTIFACT_STORE != "postgres":
+            return None
+        return StepArtifacts(database_url(settings))
+
+    @staticmethod
+    def _table_key(asset_key: dg.AssetKey) -> str:
+        return "/".join(asset_key.path)
+
     def remove_partition(self, partition_key: str) -> int:
-        """Delete every asset's stored value for a partition; returns how many files went."""
+        """Delete every asset's stored value for a partition; returns how many values went."""
+        table = self._table()
+        if table is not None:
+            return table.delete_partition(partition_key)
         root, name = self._root(), artifact_name(partition_key)
         removed = 0
         if root.is_dir():
@@ -86,9 +113,19 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
             raise TypeError(
                 f"{context.asset_key.to_user_string()} must return a mapping by partition"
             )
+        missing = [key for key in context.asset_partition_keys if key not in obj]
+        if missing:
+            raise KeyError(
+                f"{context.asset_key.to_user_string()} returned nothing for {missing[0]!r}"
+            )
+        table = self._table()
+        if table is not None:
+            table.write(
+                self._table_key(context.asset_key),
+                {key: pickle.dumps(obj[key]) for key in context.asset_partition_keys},
+            )
+            return
         for key in context.asset_partition_keys:
-            if key not in obj:
-                raise KeyError(f"{context.asset_key.to_user_string()} returned nothing for {key!r}")
             path = self._path(context.asset_key, key)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
@@ -98,9 +135,18 @@ class ArtifactIOManager(dg.ConfigurableIOManager):
     def load_input(self, context: dg.InputContext) -> Mapping[str, object]:
         """Load each targeted partition's upstream value, as the input's declared type."""
         out: dict[str, object] = {}
+        table = self._table()
+        stored = (
+            table.read(self._table_key(context.asset_key), context.asset_partition_keys)
+            if table is not None
+            else {}
+        )
         for key in context.asset_partition_keys:
             path = self._path(context.asset_key, key)
-            if not path.exists():
+            if table is not None and key in stored:
+                out[key] = pickle.loads(stored[key])
+                continue
+            if table is not None or not path.exists():
                 raise FileNotFoundError(
                     f"No stored {context.asset_key.to_user_string()} for partition {key!r}; "
                     "materialize the upstream asset for it first"

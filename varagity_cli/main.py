@@ -24,6 +24,7 @@ from varagity_cli.commands import (
     models,
     reingest,
     search,
+    topology,
     up,
 )
 from varagity_cli.commands import eval as eval_group
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_group.register(sub)
     feedback.register(sub)
     eval_cv.register(sub)
+    topology.register(sub)
     return parser
 
 
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    configure_logging(settings.LOG_LEVEL)
+    configure_logging(settings.LOG_LEVEL, verbose=getattr(args, "verbose", 0))
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -259,9 +259,10 @@ def wait_listening(proc: ManagedProcess, port: int, timeout: float = 300.0) -> N
 
 
 def unindexed_files(settings: Settings, pg: PgVectorStore) -> list[str]:
-    """Corpus files whose current version has no documents row yet."""
+    """Corpus files whose current version is not searchable yet: no documents row, or
+    its BM25 entries not written yet."""
     files, _ = scan(settings.docs_path)
-    indexed = {d.doc_id for d in pg.list_documents()}
+    indexed = {d.doc_id for d in pg.list_documents()} - pg.awaiting_bm25()
     return [path for path, doc_id in current_doc_ids(files).items() if doc_id not in indexed]
 
 

@@ -106,10 +106,50 @@ def test_crash_before_the_postgres_commit_leaves_nothing_half_done(
         with pytest.raises(RuntimeError, match="simulated crash"):
             ingest_file(services, "a.md")
         assert services.pg.list_documents() == []  # no marker: the file will be redone
-        assert services.bm25.count() > 0  # the sparse write happened first
+        assert services.bm25.count() == 0  # BM25 is written from the stored rows: none yet
         monkeypatch.setattr(PgVectorStore, "write_document", real)
         result = ingest_file(services, "a.md")
         assert services.pg.count_chunks() == result.n_chunks
-        assert services.bm25.count() == result.n_chunks  # overwritten, not duplicated
+        assert services.bm25.count() == result.n_chunks
+        assert services.pg.awaiting_bm25() == set()
+    finally:
+        services.close()
+
+
+def test_crash_between_the_rows_and_the_bm25_entries_is_finished_from_the_rows(
+    stack_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows committed, then the process died before the BM25 write: the marker is
+    there (the file is not parsed again) and so is its waiting mark; writing the entries
+    from the rows finishes the file, without duplicates."""
+    from varagity.ingest import stages
+
+    write_file(stack_settings.docs_path / "a.md", "Tidal turbines in the strait.\n\nMore text.\n")
+    services = Services.open(stack_settings)
+    try:
+        real = stages.write_bm25_entries
+
+        def crash(*args: object, **kwargs: object) -> dict[str, int]:
+            raise RuntimeError("simulated crash before the BM25 write")
+
+        monkeypatch.setattr(stages, "write_bm25_entries", crash)
+        with pytest.raises(RuntimeError, match="simulated crash"):
+            ingest_file(services, "a.md")
+        [doc] = services.pg.list_documents()
+        assert services.pg.awaiting_bm25() == {doc.doc_id}
+        assert services.bm25.count() == 0
+        monkeypatch.setattr(stages, "write_bm25_entries", real)
+        [result] = stages.index_stored_paths(
+            ["a.md"], pg=services.pg, bm25=services.bm25, force=False
+        ).values()
+        assert result is not None and result.written and result.doc_id == doc.doc_id
+        assert services.bm25.count() == services.pg.count_chunks() == doc.n_chunks
+        assert services.pg.awaiting_bm25() == set()
+        # written: an ingest leaves it alone now
+        [again] = stages.index_stored_paths(
+            ["a.md"], pg=services.pg, bm25=services.bm25, force=False
+        ).values()
+        assert again is not None and not again.written
+        assert services.bm25.count() == doc.n_chunks
     finally:
         services.close()

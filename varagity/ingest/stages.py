@@ -1,7 +1,11 @@
 """The per-file ingest stages the Dagster assets (and the benchmark) call.
 
-parse -> chunk -> embed -> store makes a file searchable with its raw chunks (each
-with its deterministic header). The LLM blurbs come later and separately:
+parse -> chunk -> embed -> store rows -> BM25 entries makes a file searchable with its
+raw chunks (each with its deterministic header): :func:`store_rows` writes the
+Postgres rows (the documents row is the idempotency marker), then
+:func:`index_stored_paths` writes the BM25 entries from those rows alone, so the BM25
+index can be rebuilt from Postgres at any time with no parsing or model call. The LLM
+blurbs come later and separately:
 :func:`contextualize_document` reads a stored document's chunks that have no blurb
 yet, writes their blurbs a few at a time and re-embeds and re-indexes each group in
 place (same ``chunk_id``, both stores), so search improves while the document is being
@@ -98,6 +102,27 @@ class StoreResult:
     doc_id: str
     n_chunks: int
     replaced_doc_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRows:
+    """What one document's Postgres write did (its BM25 entries are written next)."""
+
+    doc_id: str
+    n_chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Result:
+    """What writing one file's BM25 entries from its stored rows did."""
+
+    doc_id: str
+    """The stored version indexed (the newest at its path)."""
+    entries: int
+    replaced_doc_ids: list[str]
+    """Older versions of the file, removed from both stores once this one was indexed."""
+    written: bool = True
+    """False when its entries were already there and were left as they are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,27 +250,22 @@ class StoreInput:
     vectors: Sequence[Sequence[float]]
 
 
-def store_documents(
+def store_rows(
     documents: Sequence[StoreInput],
     *,
     pg: PgVectorStore,
-    bm25: BM25Store,
     settings: Settings,
     embedding_model: str,
-) -> list[StoreResult]:
-    """Write documents together: BM25 in one commit, then Postgres (the markers) in one
-    transaction; one result per document, in order.
+) -> list[StoredRows]:
+    """Write documents' Postgres rows together, in one transaction under their locks: each
+    documents row (the marker) and its chunks with their vectors, each marked as waiting
+    for its BM25 entries (:func:`index_stored_paths` writes them from these rows).
 
-    Every write happens under the documents' locks; chunks a rewrite of the same
-    ``doc_id`` no longer has (a reingest with other chunk settings) leave both stores:
-    BM25 replaces every entry of the document, including ones Postgres never recorded
-    (a write that crashed between the two stores).
-    Older versions of the same relative paths are removed afterwards, BM25 first and
-    the Postgres markers last, so a crash in between leaves something retryable, never
-    a half-visible document. All or nothing for Postgres: one failing row fails them
-    all (the ingest step then stores its files one by one to name the bad one). One
-    Tantivy commit for a run's files instead of one each: a commit makes a segment and
-    starts a writer (measured ~50 ms a file on two cores).
+    Chunks a rewrite of the same ``doc_id`` no longer has (a reingest with other chunk
+    settings) leave Postgres here and the BM25 index when its entries are rewritten.
+    Older versions of the same paths stay until then, so the file stays searchable in
+    both arms throughout. All or nothing: one failing row fails them all (the ingest
+    step then stores its files one by one to name the bad one).
     """
     for doc in documents:
         if len(doc.vectors) != len(doc.drafts):
@@ -265,11 +285,6 @@ def store_documents(
         for doc in documents
     ]
     with pg.document_lock([d.parsed.doc_id for d in documents]) as conn:
-        # every older BM25 entry of these documents goes, whether or not Postgres knew it
-        bm25.replace_documents(
-            [d.parsed.doc_id for d in documents],
-            [BM25Document.of(r) for rows in records for r in rows],
-        )
         for doc, rows in zip(documents, records, strict=True):
             parsed = doc.parsed
             pg.write_document(
@@ -283,16 +298,95 @@ def store_documents(
                 ),
                 [EmbeddedChunk(r, v) for r, v in zip(rows, doc.vectors, strict=True)],
                 conn=conn,
+                awaiting_bm25=True,
             )
+    return [
+        StoredRows(doc.parsed.doc_id, len(rows))
+        for doc, rows in zip(documents, records, strict=True)
+    ]
+
+
+def write_bm25_entries(
+    doc_ids: Sequence[str], *, pg: PgVectorStore, bm25: BM25Store
+) -> dict[str, int]:
+    """Make each document's BM25 entries exactly its chunk rows in Postgres, in one BM25
+    commit, and clear their waiting marks; the entries written, by ``doc_id``.
+
+    Everything is read from Postgres under the documents' write locks (every writer of a
+    document holds its lock across its BM25 write and its Postgres transaction), so no
+    blurb or purge lands between the read and the write. Every other entry of those
+    documents leaves the index (chunks a rewrite dropped, a crashed write's leftovers);
+    a ``doc_id`` no longer stored (purged meanwhile) keeps no entry at all.
+    """
+    ids = list(dict.fromkeys(doc_ids))
+    if not ids:
+        return {}
+    with pg.document_lock(ids) as conn:
+        rows = pg.chunks_of_documents(ids, conn=conn)
+        bm25.replace_documents(ids, [BM25Document.of(r) for doc in rows.values() for r in doc])
+        pg.bm25_written(ids, conn=conn)
+    return {doc_id: len(records) for doc_id, records in rows.items()}
+
+
+def index_stored_paths(
+    relative_paths: Sequence[str], *, pg: PgVectorStore, bm25: BM25Store, force: bool = True
+) -> dict[str, BM25Result | None]:
+    """The BM25 entries of the files at ``relative_paths``, written from Postgres alone:
+    the newest stored version of each gets its entries (:func:`write_bm25_entries`, one
+    commit for all), then the older versions leave both stores (BM25 first, the Postgres
+    markers last, so a crash in between leaves something retryable, never a half-visible
+    document). ``None`` for a path with no stored version.
+
+    Without ``force`` a file whose only stored version already has its entries (no
+    waiting mark) is left as it is (:attr:`BM25Result.written` false): what an ingest of
+    unchanged files does. With it every file's entries are rewritten: a rebuild.
+    """
+    versions = {rel: pg.documents_at_path(rel) for rel in dict.fromkeys(relative_paths)}
+    newest = {rel: found[-1] for rel, found in versions.items() if found}  # by ingest time
+    older = {rel: [v.doc_id for v in versions[rel][:-1]] for rel in newest}
+    waiting = set() if force or not newest else pg.awaiting_bm25()
+    kept = {
+        rel
+        for rel, doc in newest.items()
+        if not force and doc.doc_id not in waiting and not older[rel]
+    }
+    written = write_bm25_entries(
+        [doc.doc_id for rel, doc in newest.items() if rel not in kept], pg=pg, bm25=bm25
+    )
+    purge_documents([d for ids in older.values() for d in ids], pg=pg, bm25=bm25)
+    out: dict[str, BM25Result | None] = {}
+    for rel in relative_paths:
+        doc = newest.get(rel)
+        if doc is None:
+            out[rel] = None
+        elif rel in kept:
+            out[rel] = BM25Result(doc.doc_id, doc.n_chunks, [], written=False)
+        else:
+            out[rel] = BM25Result(doc.doc_id, written[doc.doc_id], older[rel])
+    return out
+
+
+def store_documents(
+    documents: Sequence[StoreInput],
+    *,
+    pg: PgVectorStore,
+    bm25: BM25Store,
+    settings: Settings,
+    embedding_model: str,
+) -> list[StoreResult]:
+    """Make documents searchable in one go, as an ingest run's two last steps do: their
+    Postgres rows (:func:`store_rows`), then their BM25 entries written from those rows
+    and the older versions of their paths removed (:func:`index_stored_paths`); one
+    result per document, in order. For callers outside Dagster (``ingest_file``, the
+    benchmarks)."""
+    stored = store_rows(documents, pg=pg, settings=settings, embedding_model=embedding_model)
+    indexed = index_stored_paths([d.parsed.relative_path for d in documents], pg=pg, bm25=bm25)
     results = []
-    for doc, rows in zip(documents, records, strict=True):
-        stale = [
-            d.doc_id
-            for d in pg.documents_at_path(doc.parsed.relative_path)
-            if d.doc_id != doc.parsed.doc_id
-        ]
-        results.append(StoreResult(doc.parsed.doc_id, len(rows), stale))
-    purge_documents([s for r in results for s in r.replaced_doc_ids], pg=pg, bm25=bm25)
+    for doc, rows in zip(documents, stored, strict=True):
+        entries = indexed[doc.parsed.relative_path]
+        results.append(
+            StoreResult(rows.doc_id, rows.n_chunks, entries.replaced_doc_ids if entries else [])
+        )
     return results
 
 

@@ -37,6 +37,7 @@ from varagity.pipeline import (
     RANGE_END_TAG,
     RANGE_START_TAG,
     REINGEST_TAG,
+    SEARCHABLE_ASSET,
     SOURCE_TAG,
     contiguous_groups,
     ingest_batches,
@@ -81,7 +82,7 @@ class PartitionFailure:
 @dataclass(frozen=True, slots=True)
 class BackfillCounts:
     """What a listing shows of a backfill: its title and the counts of the final
-    (indexing) asset."""
+    asset (``bm25_index``: a file counted there is searchable)."""
 
     title: str | None
     files: PartitionCounts
@@ -98,7 +99,7 @@ class BackfillProgress(BackfillCounts):
 
 
 def _counts(node: BackfillNode) -> BackfillCounts:
-    final = next((a.counts for a in node.assets if a.asset == INDEXED_ASSET), None)
+    final = next((a.counts for a in node.assets if a.asset == SEARCHABLE_ASSET), None)
     return BackfillCounts(title=node.title, files=final or PartitionCounts(0, 0, 0, 0))
 
 

@@ -16,7 +16,8 @@ from varagity.stores.vector_store import PgVectorStore
 
 _INDEXED_SQL = """
 SELECT d.doc_id, d.relative_path, d.file_type, d.content_hash, d.n_chunks, d.ingested_at,
-       c.extractions, c.file_created_at, c.file_modified_at, coalesce(c.n_contextualized, 0)
+       c.extractions, c.file_created_at, c.file_modified_at, coalesce(c.n_contextualized, 0),
+       EXISTS (SELECT 1 FROM bm25_pending p WHERE p.doc_id = d.doc_id)
 FROM documents d
 LEFT JOIN (
     SELECT doc_id,
@@ -64,6 +65,8 @@ class IndexedDocument:
     file_created_at: datetime | None
     file_modified_at: datetime | None
     n_contextualized: int
+    awaiting_bm25: bool = False
+    """Its rows are stored but its BM25 entries are not written yet (not searchable)."""
 
 
 def _fetch(pg: PgVectorStore, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -85,6 +88,7 @@ def indexed_documents(pg: PgVectorStore) -> list[IndexedDocument]:
             file_created_at=created,
             file_modified_at=modified,
             n_contextualized=int(n_contextualized),
+            awaiting_bm25=bool(awaiting_bm25),
         )
         for (
             doc_id,
@@ -97,6 +101,7 @@ def indexed_documents(pg: PgVectorStore) -> list[IndexedDocument]:
             created,
             modified,
             n_contextualized,
+            awaiting_bm25,
         ) in _fetch(pg, _INDEXED_SQL)
     ]
 

@@ -241,14 +241,16 @@ class PgVectorStore:
         chunks: Sequence[EmbeddedChunk],
         *,
         conn: psycopg.Connection | None = None,
+        awaiting_bm25: bool = False,
     ) -> None:
         """Upsert the documents row and all its chunks in one transaction.
 
         Chunks of this ``doc_id`` not in ``chunks`` (left by an earlier attempt with other
         boundaries) are removed in the same transaction, and so is the path's recorded
         ingest failure. Every chunk written here waits for its blurb again
-        (``contextualized_at`` is cleared). With ``conn`` (from
-        :meth:`document_lock`) the writes join that transaction.
+        (``contextualized_at`` is cleared). With ``awaiting_bm25`` the document is marked
+        as waiting for its BM25 entries (:meth:`bm25_written` clears the mark). With
+        ``conn`` (from :meth:`document_lock`) the writes join that transaction.
         """
         for chunk in chunks:
             self._check_dim(chunk)
@@ -272,6 +274,12 @@ class PgVectorStore:
             tx.execute(
                 "DELETE FROM ingest_failures WHERE relative_path = %s", (document.relative_path,)
             )
+            if awaiting_bm25:
+                tx.execute(
+                    "INSERT INTO bm25_pending (doc_id) VALUES (%s)"
+                    " ON CONFLICT (doc_id) DO UPDATE SET since = now()",
+                    (document.doc_id,),
+                )
             tx.execute(
                 "DELETE FROM chunks WHERE doc_id = %s AND NOT (chunk_id = ANY(%s))",
                 (document.doc_id, [c.record.chunk_id for c in chunks]),
@@ -321,6 +329,22 @@ class PgVectorStore:
             ).fetchall()
         return [r[0] for r in rows]
 
+    # --- the BM25 entries' marks -------------------------------------------------
+    def bm25_written(
+        self, doc_ids: Iterable[str], *, conn: psycopg.Connection | None = None
+    ) -> None:
+        """Clear the documents' waiting-for-BM25 marks (their entries are written). With
+        ``conn`` (from :meth:`document_lock`) it joins that transaction."""
+        ids = list(doc_ids)
+        if ids:
+            with self._transaction(conn) as tx:
+                tx.execute("DELETE FROM bm25_pending WHERE doc_id = ANY(%s)", (ids,))
+
+    def awaiting_bm25(self) -> set[str]:
+        """The stored documents whose BM25 entries are not written yet."""
+        with self._pool.connection() as conn:
+            return {r[0] for r in conn.execute("SELECT doc_id FROM bm25_pending")}
+
     # --- chunks ------------------------------------------------------------------
     def count_chunks(self) -> int:
         """Number of stored chunks."""
@@ -349,6 +373,24 @@ class PgVectorStore:
                 "SELECT metadata FROM chunks WHERE doc_id = %s ORDER BY chunk_index", (doc_id,)
             ).fetchall()
         return [ChunkRecord.model_validate(r[0]) for r in rows]
+
+    def chunks_of_documents(
+        self, doc_ids: Sequence[str], *, conn: psycopg.Connection | None = None
+    ) -> dict[str, list[ChunkRecord]]:
+        """Each document's chunks in order (``[]`` for one with none or not stored), in
+        one query; with ``conn`` (from :meth:`document_lock`), read in that transaction."""
+        out: dict[str, list[ChunkRecord]] = {d: [] for d in doc_ids}
+        if not out:
+            return out
+        with self._transaction(conn) as tx:
+            rows = tx.execute(
+                "SELECT doc_id, metadata FROM chunks WHERE doc_id = ANY(%s)"
+                " ORDER BY doc_id, chunk_index",
+                (list(out),),
+            ).fetchall()
+        for doc_id, metadata in rows:
+            out[doc_id].append(ChunkRecord.model_validate(metadata))
+        return out
 
     # --- the deferred blurb stage -------------------------------------------------
     def documents_awaiting_context(self) -> list[AwaitingContext]:

@@ -1,6 +1,6 @@
 """``eval_results`` and ``answer_eval_results``: the golden suite on the live index.
 
-Both depend on every partition of ``indexed_document`` (any ingest run makes them
+Both depend on every partition of ``bm25_index`` (any ingest run makes them
 stale) and use the live stores (nothing is re-ingested). ``eval_results`` runs the
 suite's answerable questions through the gate's retrieval method and records Pass@k,
 MRR and latency percentiles; ``answer_eval_results`` answers every question through
@@ -48,7 +48,7 @@ from varagity.eval.suite import (
 from varagity.files import file_sha256
 from varagity.pipeline import AnswerFigures, answer_figures_line
 from varagity_assets.defs.graph.eval_build import materialize_graph
-from varagity_assets.defs.ingest.assets import indexed_document
+from varagity_assets.defs.ingest.assets import bm25_index
 from varagity_assets.resources import VaragityResource
 from varagity_assets.retries import retry_on_outage
 
@@ -111,11 +111,12 @@ def _corpus_note(
     return differences, note
 
 
-# the evaluation assets read the whole live index: they depend on every file's indexed
-# document, so a materialization after ingest sees what that ingest wrote
+# the evaluation assets read the whole live index: they depend on every file's BM25
+# entries (the ingest stage's last asset), so a materialization after ingest sees what
+# that ingest wrote
 _on_live_index = dg.asset(
     group_name="evaluation",
-    deps=[dg.AssetDep(indexed_document, partition_mapping=dg.AllPartitionMapping())],
+    deps=[dg.AssetDep(bm25_index, partition_mapping=dg.AllPartitionMapping())],
     kinds={"python"},
 )
 

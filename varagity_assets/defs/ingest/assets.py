@@ -1,8 +1,12 @@
 """Per-file assets, in two stages that run as separate jobs.
 
-Ingest (``ingest_documents``): parsed document -> chunks -> embeddings -> index. The
-file is searchable with its raw chunks (and their deterministic headers) as soon as
-``indexed_document`` commits; no LLM call stands in the way.
+Ingest (``ingest_documents``): parsed document -> chunks -> embeddings -> Postgres rows
+(``indexed_document``) -> BM25 entries (``bm25_index``, written from those rows alone).
+The file is searchable with its raw chunks (and their deterministic headers) as soon as
+``bm25_index`` commits; no LLM call stands in the way. ``bm25_index`` also runs on its
+own (``rebuild_bm25_index``, or a materialization or backfill from the Dagster UI): it
+rebuilds a file's BM25 entries, or the whole index, from Postgres, parsing and embedding
+nothing; its steps carry the Celery queue of the host that owns the Tantivy index.
 
 Contextualize (``contextualize_documents``, requested by the blurb sensor once chunks
 are stored): ``chunk_contexts`` writes each stored chunk's LLM blurb and, a few chunks
@@ -23,15 +27,16 @@ from typing import Generic, TypeVar
 
 import dagster as dg
 
+from varagity.config import Settings, get_settings
 from varagity.files import file_sha256
 from varagity.ingest import stages
 from varagity.ingest.discovery import relative_path_for
 from varagity.ingest.parsers import ParsedDocument
 from varagity.ingest.parsing import locate, parse_file
 from varagity.models.protocols import PassageEmbedder
-from varagity.pipeline import LLM_POOL, REINGEST_TAG
+from varagity.pipeline import CELERY_QUEUE_TAG, INDEXED_ASSET, INGEST_JOB, LLM_POOL, REINGEST_TAG
 from varagity.records import doc_id_for
-from varagity.stores.ingest_failures import record_failures
+from varagity.stores.ingest_failures import failures_by_path, record_failures
 from varagity.stores.vector_store import PgVectorStore
 from varagity_assets.defs.ingest.partitions import ingest_runs_in_flight
 from varagity_assets.defs.ingest.per_file import (
@@ -62,8 +67,8 @@ class EmbeddedFiles(PerFile[list[list[float]]]):
     """``chunk_embeddings``: one vector per draft, in draft order."""
 
 
-class IndexedFiles(PerFile[stages.StoreResult]):
-    """``indexed_document``: what each file's store write did."""
+class IndexedFiles(PerFile[stages.StoredRows]):
+    """``indexed_document``: what each file's Postgres write did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,10 @@ class NotStored:
 
 class ContextualizedFiles(PerFile[stages.ContextResult | NotStored]):
     """``chunk_contexts``: what each file's blurb pass did."""
+
+
+class BM25Files(PerFile[stages.BM25Result | NotStored]):
+    """``bm25_index``: what writing each file's BM25 entries from its rows did."""
 
 
 @file_asset(group_name="ingest", kinds={"python"})
@@ -223,21 +232,22 @@ def _stored_by_an_earlier_attempt(
 ) -> EmbeddedFiles:
     """``embedded``, with the files an earlier attempt of this step already stored (an
     outage cut it short and the step is being retried) turned :class:`Unchanged`, so the
-    retry writes only what is left. A file counts as stored when this version is the
-    only one at its path (the attempt also removed the older ones). Not on a first
-    attempt, nor on a reingest, whose files were stored before the run began."""
+    retry writes only what is left. A file counts as stored when this version's
+    documents row exists (its rows are written in one transaction; ``bm25_index`` then
+    removes the older versions). Not on a first attempt, nor on a reingest, whose files
+    were stored before the run began."""
     if context.retry_number == 0 or context.run.tags.get(REINGEST_TAG) == "true":
         return embedded
     out = dict(embedded)
     for key in _pending(context, embedded):
         doc = parsed.value(key)
-        if [d.doc_id for d in pg.documents_at_path(doc.relative_path)] == [doc.doc_id]:
+        if pg.get_document(doc.doc_id) is not None:
             context.log.info(f"{doc.relative_path} was stored before the retry; not again")
             out[key] = Unchanged(doc.relative_path, doc.doc_id)
     return EmbeddedFiles(out)
 
 
-@file_asset(group_name="ingest", kinds={"postgres", "tantivy"})
+@file_asset(group_name="ingest", kinds={"postgres"})
 def indexed_document(
     context: dg.AssetExecutionContext,
     varagity: VaragityResource,
@@ -245,11 +255,14 @@ def indexed_document(
     document_chunks: ChunkedFiles,
     chunk_embeddings: EmbeddedFiles,
 ) -> IndexedFiles:
-    """The document searchable: BM25 index first, then its Postgres rows (the marker).
+    """The document's Postgres rows: its chunks with their vectors, and the documents row
+    (the marker), each file marked as waiting for its BM25 entries (``bm25_index``).
 
-    The run's files are written together (one BM25 commit, one Postgres transaction);
-    should that fail, each file is written alone, so a file that cannot be stored is
-    named by itself. A retry after an outage writes only the files not yet stored.
+    The run's files are written together (one Postgres transaction); should that fail,
+    each file is written alone, so a file that cannot be stored is named by itself. A
+    retry after an outage writes only the files not yet stored. A file that failed here
+    or upstream is recorded (the corpus listing names it) and carried on: ``bm25_index``,
+    the stage's last asset, fails the step naming it once the other files are searchable.
     """
     services = varagity.services
 
@@ -258,11 +271,10 @@ def indexed_document(
             parsed_document.value(key), document_chunks.value(key), chunk_embeddings.value(key)
         )
 
-    def write(keys: list[str]) -> list[stages.StoreResult]:
-        return stages.store_documents(
+    def write(keys: list[str]) -> list[stages.StoredRows]:
+        return stages.store_rows(
             [store_input(k) for k in keys],
             pg=services.pg,
-            bm25=services.bm25,
             settings=services.settings,
             embedding_model=services.embedder.model,
         )
@@ -275,40 +287,149 @@ def indexed_document(
         context, "storing", todo, lambda: dict(zip(todo, write(todo), strict=True))
     )
 
-    def store(key: str, vectors: list[list[float]]) -> stages.StoreResult:
+    def store(key: str, vectors: list[list[float]]) -> stages.StoredRows:
         return together.values[key] if key in together.values else write([key])[0]
 
-    def describe(result: stages.StoreResult) -> dict[str, object]:
-        return {
-            "doc_id": result.doc_id,
-            "chunks": result.n_chunks,
-            "replaced_versions": len(result.replaced_doc_ids),
-            "bm25_backend": services.bm25.backend,
-        }
+    def describe(result: stages.StoredRows) -> dict[str, object]:
+        return {"doc_id": result.doc_id, "chunks": result.n_chunks}
 
     out = IndexedFiles(
         each_outcome(
             context, "store", chunk_embeddings, store, describe, extra=together.metadata("store")
         )
     )
-    stored, skipped = out.count(stages.StoreResult), out.count(Unchanged)
+    stored, skipped = out.count(stages.StoredRows), out.count(Unchanged)
     failures = out.failures()
-    context.log.info(f"indexed {stored} file(s), {skipped} unchanged, {len(failures)} failed")
+    context.log.info(f"stored {stored} file(s), {skipped} unchanged, {len(failures)} failed")
     # the corpus listing shows these files as failed, with the reason, until they change
     record_failures(
         services.pg,
         [(f.relative_path, f.stage, f.message) for f in failures],
         run_id=context.run_id,
     )
-    fail_on_failures(out, f"{stored} other file(s) of this run were indexed")
     return out
+
+
+def index_host_tags(settings: Settings) -> dict[str, str]:
+    """The op tags of a step that writes the BM25 index: with the embedded Tantivy index,
+    the Celery queue of the host that owns its directory (``CELERY_INDEX_QUEUE``); with
+    ``ELASTICSEARCH_URL`` none (any worker may write, the executor's default queue). A
+    plain tag: the in-process and multiprocess executors ignore it."""
+    if settings.ELASTICSEARCH_URL:
+        return {}
+    return {CELERY_QUEUE_TAG: settings.CELERY_INDEX_QUEUE}
+
+
+def _failed_in_run(
+    context: dg.AssetExecutionContext, pg: PgVectorStore
+) -> dict[str, IngestFailure]:
+    """The run's files an earlier stage of this run failed (``indexed_document`` records
+    them in Postgres with the run's id), by partition key: read from the database, not
+    handed over, so a step on another host, or a rebuild on its own, needs no artifact."""
+    keys = {relative_path_for(k): k for k in run_keys(context)}
+    return {
+        keys[rel]: IngestFailure(rel, row.stage, row.reason)
+        for rel, row in failures_by_path(pg).items()
+        if rel in keys and row.run_id == context.run_id
+    }
+
+
+def _writes_every_file(context: dg.AssetExecutionContext) -> bool:
+    """Whether the step rewrites the entries of every file: a rebuild (``bm25_index`` on
+    its own) or a reingest. An ingest leaves alone the files whose entries are there."""
+    if context.run.tags.get(REINGEST_TAG) == "true":
+        return True
+    selection = context.run.asset_selection
+    if selection is not None:
+        return dg.AssetKey(INDEXED_ASSET) not in selection
+    return context.run.job_name != INGEST_JOB
+
+
+def build_bm25_index(settings: Settings) -> dg.AssetsDefinition:
+    """``bm25_index`` as ``settings`` configure it: its steps tagged for the host that
+    owns the index (:func:`index_host_tags`) and its kind the configured backend. The
+    code location builds it once, when it loads (as it does the backfill policy)."""
+    backend = "elasticsearch" if settings.ELASTICSEARCH_URL else "tantivy"
+
+    @file_asset(
+        group_name="ingest",
+        kinds={"postgres", backend},
+        deps=[indexed_document],
+        op_tags=index_host_tags(settings),
+    )
+    def bm25_index(context: dg.AssetExecutionContext, varagity: VaragityResource) -> BM25Files:
+        """Each file's BM25 entries, written from its chunk rows in Postgres alone.
+
+        The newest stored version of each file of the run gets entries that are exactly
+        its chunks (``contextualized_content`` is what is searched), older versions
+        leave both stores, and its waiting mark clears: the file is searchable. The
+        run's files are written in one BM25 commit; should that fail, one by one. In an
+        ingest run a file whose entries are already written is left alone; materialized
+        on its own (``rebuild_bm25_index``, a Dagster UI backfill over every partition)
+        or in a reingest it rewrites every file's entries: the index rebuilt from
+        Postgres, nothing parsed or embedded. The stage's last asset: it fails the step
+        naming each file that failed here or earlier in the run.
+        """
+        services = varagity.services
+        pg, bm25 = services.pg, services.bm25
+        force = _writes_every_file(context)
+        failed = _failed_in_run(context, pg)
+        todo = [k for k in run_keys(context) if k not in failed]
+
+        def write(keys: list[str]) -> dict[str, stages.BM25Result | None]:
+            rels = [relative_path_for(k) for k in keys]
+            found = stages.index_stored_paths(rels, pg=pg, bm25=bm25, force=force)
+            return {k: found[rel] for k, rel in zip(keys, rels, strict=True)}
+
+        together = _together(context, "indexing", todo, lambda: write(todo))
+
+        def index(key: str) -> stages.BM25Result | NotStored:
+            result = together.values[key] if key in together.values else write([key])[key]
+            if result is None:
+                rel = relative_path_for(key)
+                context.log.info(f"{rel} has no stored version (deleted, or never stored)")
+                return NotStored(rel)
+            return result
+
+        def describe(result: stages.BM25Result | NotStored) -> dict[str, object]:
+            if isinstance(result, NotStored):
+                return {"relative_path": result.relative_path, "stored": False}
+            return {
+                "doc_id": result.doc_id,
+                "entries": result.entries,
+                "written": result.written,
+                "replaced_versions": len(result.replaced_doc_ids),
+                "bm25_backend": bm25.backend,
+            }
+
+        done = each_file(context, "bm25", index, todo, describe, extra=together.metadata("bm25"))
+        out = BM25Files({k: failed[k] if k in failed else done[k] for k in run_keys(context)})
+        written = sum(1 for v in out.values() if isinstance(v, stages.BM25Result) and v.written)
+        new_failures = [v for v in done.values() if isinstance(v, IngestFailure)]
+        context.log.info(
+            f"wrote the BM25 entries of {written} file(s) ({bm25.backend}), "
+            f"{out.count(stages.BM25Result) - written} already there, "
+            f"{out.count(NotStored)} not stored, {len(out.failures())} failed"
+        )
+        record_failures(
+            pg, [(f.relative_path, f.stage, f.message) for f in new_failures], run_id=context.run_id
+        )
+        fail_on_failures(
+            out, f"{out.count(stages.BM25Result)} other file(s) of this run were indexed"
+        )
+        return out
+
+    return bm25_index
+
+
+bm25_index = build_bm25_index(get_settings())
 
 
 @file_asset(
     group_name="contextualize",
     kinds={"python", "postgres", "tantivy"},
     pool=LLM_POOL,
-    deps=[indexed_document],
+    deps=[bm25_index],
 )
 def chunk_contexts(
     context: dg.AssetExecutionContext, varagity: VaragityResource

@@ -109,6 +109,7 @@ def file_asset(
     kinds: Iterable[str],
     pool: str | None = None,
     deps: Iterable[dg.AssetsDefinition] | None = None,
+    op_tags: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """The decorator of a per-file asset: one partition per corpus file, values stored per
     partition by the ``artifacts`` IO manager, backfills batched by :func:`batch_policy`.
@@ -117,9 +118,10 @@ def file_asset(
         group_name: The stage the asset belongs to (``ingest``, ``contextualize``).
         kinds: What the asset runs on or writes to (shown in the UI).
         pool: The concurrency pool of a step that holds a model server.
+        deps: Upstream assets it reads from the stores rather than as inputs.
+        op_tags: Tags of the asset's steps (where an executor may run them).
 
     An outage the step raises retries it (:func:`~varagity_assets.retries.retry_on_outage`).
-        deps: Upstream assets it reads from the stores rather than as inputs.
     """
     define = dg.asset(
         partitions_def=documents_partitions,
@@ -129,6 +131,7 @@ def file_asset(
         pool=pool,
         deps=list(deps) if deps else None,
         kinds=set(kinds),
+        op_tags=dict(op_tags) if op_tags else None,
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:

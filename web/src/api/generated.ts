@@ -253,8 +253,9 @@ export interface paths {
         put?: never;
         /**
          * Delete Many
-         * @description Delete a set of documents: one delete per store for the whole set (BM25 first,
-         *     Postgres last); unknown ids are reported in ``not_found``, not as a failure.
+         * @description Forget a set of documents, as ``DELETE /documents/{doc_id}`` does one: one delete
+         *     per store for the whole set (BM25 first, Postgres last) and one receipt; unknown ids
+         *     are reported in ``not_found``, not as a failure.
          */
         post: operations["delete_many_api_documents_delete_post"];
         delete?: never;
@@ -302,8 +303,11 @@ export interface paths {
         post?: never;
         /**
          * Delete Document
-         * @description Delete one document from both indexes (BM25 first, Postgres last); with
-         *     ``remove_file=true`` also remove its file from ``DOCS_PATH``.
+         * @description Forget one document: its chunks, vectors and blurbs (Postgres) and BM25 entries
+         *     (BM25 first, Postgres last), its cached page previews, its text in conversations'
+         *     source snapshots (redacted); with ``remove_file=true`` also its file in ``DOCS_PATH``.
+         *     The receipt lists, per store, what was removed and verified gone, and the backups
+         *     that still hold it.
          */
         delete: operations["delete_document_api_documents__doc_id__delete"];
         options?: never;
@@ -570,6 +574,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graph/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Range
+         * @description Forget every message of the days ``from`` .. ``to`` (in ``GRAPH_TIMEZONE``, as
+         *     the graph's days are cut), of one thread when ``thread_id`` is given.
+         */
+        delete: operations["forget_range_api_graph_messages_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/messages/handles/{handle}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Handle
+         * @description Forget every message a handle (a phone number or e-mail address, as the archive
+         *     writes it) sent, in every thread of every archive.
+         */
+        delete: operations["forget_handle_api_graph_messages_handles__handle__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graph/messages/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Thread
+         * @description Forget every message of a thread (its id as the graph's days name it: the
+         *     part of a doc_key before ``::``, ``iMessage;-;maya@example.com``).
+         */
+        delete: operations["forget_thread_api_graph_messages_threads__thread_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graph/neighbourhood": {
         parameters: {
             query?: never;
@@ -657,8 +724,11 @@ export interface paths {
         post?: never;
         /**
          * Delete Graph Source
-         * @description Remove an archive (its database and companions) from ``GRAPH_DOCS_PATH``; its
-         *     days leave the graph in the removal run the sensor then requests.
+         * @description Forget an archive: its database and companions leave ``GRAPH_DOCS_PATH``, its
+         *     days leave the graph now (entities and relations only its days supported go, shared
+         *     ones lose what its days said; its cached extraction replies go), conversations'
+         *     snapshots of its days are redacted. The receipt lists, per store, what was removed
+         *     and verified gone, and the backups still holding its days.
          */
         delete: operations["delete_graph_source_api_graph_sources__path__delete"];
         options?: never;
@@ -989,6 +1059,22 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AnswerDebug
+         * @description What the model was sent and what it wrote, before any check (ChatRequest.debug).
+         */
+        AnswerDebug: {
+            /**
+             * Messages
+             * @description The prompt in order: the system message, earlier turns, then the user turn with the numbered passages. Empty when no model was asked (no evidence, or a graph answer computed from the archive).
+             */
+            messages: components["schemas"]["PromptMessage"][];
+            /**
+             * Raw Output
+             * @description The model's stream as written: reasoning in its <think> tags, sentences the quote check dropped, citations before attribution, a repeated tail before trimming. The fixed or computed reply when no model was asked.
+             */
+            raw_output: string;
+        };
+        /**
          * AnswerFigures
          * @description The suite's figures, once every question is answered and scored (shares 0..1).
          */
@@ -1077,6 +1163,29 @@ export interface components {
              * @constant
              */
             role?: "assistant";
+        };
+        /**
+         * BackupHoldingInfo
+         * @description A backup bundle that still contains the forgotten source (never rewritten).
+         */
+        BackupHoldingInfo: {
+            /**
+             * Corpus
+             * @enum {string}
+             */
+            corpus: "rag" | "graph";
+            /** Created At */
+            created_at: string | null;
+            /**
+             * Holds
+             * @description What of the source it holds (2 document(s), ...).
+             */
+            holds: string;
+            /**
+             * Name
+             * @description The bundle's file name in varagity-exports/.
+             */
+            name: string;
         };
         /**
          * BackupList
@@ -1341,6 +1450,12 @@ export interface components {
              */
             corpus?: "rag" | "graph";
             /**
+             * Debug
+             * @description Developer mode: done also carries the prompt sent to the model and its raw output (done.debug). The retrieval trace and stage timings come either way.
+             * @default false
+             */
+            debug?: boolean;
+            /**
              * K
              * @default 5
              */
@@ -1591,6 +1706,8 @@ export interface components {
              * @description Folders emptied by removing files.
              */
             pruned_folders: string[];
+            /** @description Per store, what was removed and verified gone, and the backups that still hold the documents. */
+            receipt: components["schemas"]["ForgetReceiptInfo"];
         };
         /**
          * DocumentInfo
@@ -1693,6 +1810,11 @@ export interface components {
             cited: number[];
             /** Conversation Id */
             conversation_id: string;
+            /**
+             * @description The prompt and the model's raw output when the request asked for them (debug: true); null otherwise. Not saved with the conversation.
+             * @default null
+             */
+            debug?: components["schemas"]["AnswerDebug"] | null;
             /**
              * Message Id
              * @description Id of the saved assistant message.
@@ -2007,6 +2129,46 @@ export interface components {
             relative_path: string;
             /** Removed */
             removed: boolean;
+        };
+        /**
+         * ForgetReceiptInfo
+         * @description What a forget removed from every store, verified, and which backups hold it.
+         */
+        ForgetReceiptInfo: {
+            /**
+             * Backups
+             * @description Backup bundles whose contents still include the source.
+             */
+            backups: components["schemas"]["BackupHoldingInfo"][];
+            /**
+             * Forget Id
+             * @description The forget's id in the ledger doctor checks.
+             */
+            forget_id: string;
+            /**
+             * Forgotten At
+             * Format: date-time
+             */
+            forgotten_at: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "documents" | "archive" | "thread" | "handle" | "messages";
+            /** Notes */
+            notes: string[];
+            /** Stores */
+            stores: components["schemas"]["StoreReceiptInfo"][];
+            /**
+             * Target
+             * @description What was forgotten: paths, an archive, a thread ...
+             */
+            target: string;
+            /**
+             * Verified
+             * @description Every store was asked again and holds none of it.
+             */
+            verified: boolean;
         };
         /**
          * GraphBuild
@@ -2361,17 +2523,18 @@ export interface components {
         };
         /**
          * GraphSourceRemoved
-         * @description An archive deleted from ``GRAPH_DOCS_PATH``; the graph-sources sensor then takes
-         *     its days out of the graph in a removal run.
+         * @description An archive deleted from ``GRAPH_DOCS_PATH``, its days taken out of the graph.
          */
         GraphSourceRemoved: {
             /**
              * Days
-             * @description Its transcript days that will leave the graph.
+             * @description Its transcript days that left the graph.
              */
             days: number;
             /** Path */
             path: string;
+            /** @description Per store, what was removed and verified gone, and the backups that still hold the archive's days. */
+            receipt: components["schemas"]["ForgetReceiptInfo"];
             /**
              * Removed Files
              * @description The database and its companions removed.
@@ -2833,6 +2996,19 @@ export interface components {
          */
         OpenAIErrorBody: {
             error: components["schemas"]["OpenAIError"];
+        };
+        /**
+         * PromptMessage
+         * @description One chat message of the prompt sent to the model.
+         */
+        PromptMessage: {
+            /** Content */
+            content: string;
+            /**
+             * Role
+             * @description system, user or assistant (an earlier turn).
+             */
+            role: string;
         };
         /**
          * QueuedEvent
@@ -3314,6 +3490,44 @@ export interface components {
              * Format: date-time
              */
             since: string;
+        };
+        /**
+         * StoreReceiptInfo
+         * @description What one store gave up.
+         */
+        StoreReceiptInfo: {
+            /**
+             * Label
+             * @description What to call the store in a UI.
+             */
+            label: string;
+            /** Note */
+            note?: string | null;
+            /**
+             * Remaining
+             * @description What the store still held when asked again.
+             */
+            remaining: number;
+            /**
+             * Removed
+             * @description Deleted by the forget (snapshots: redacted).
+             */
+            removed: number;
+            /**
+             * Store
+             * @description documents, chunks, vectors, blurbs, bm25, previews, reply_cache, snapshots; for the message graph graph_days, graph_entities, graph_relations, manifest, graph_files.
+             */
+            store: string;
+            /**
+             * Updated
+             * @description Kept but changed: shared graph entities and relations that lost only the source's description, days extracted again without the forgotten messages.
+             */
+            updated: number;
+            /**
+             * Verified
+             * @description The store was asked again and holds none of it.
+             */
+            verified: boolean;
         };
         /**
          * TokenEvent
@@ -5442,6 +5656,239 @@ export interface operations {
             };
         };
     };
+    forget_range_api_graph_messages_delete: {
+        parameters: {
+            query: {
+                /** @description The first day forgotten. */
+                from: string;
+                /** @description The last day forgotten (inclusive). */
+                to: string;
+                /** @description Only this thread's messages of those days. */
+                thread_id?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgetReceiptInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No archive holds such a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The graph is being written or restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The range is reversed. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    forget_handle_api_graph_messages_handles__handle__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgetReceiptInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No archive holds such a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The graph is being written or restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    forget_thread_api_graph_messages_threads__thread_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgetReceiptInfo"];
+                };
+            };
+            /** @description A key is set and the request lacks it or sends another (codes `api_key_required`, `api_key_invalid`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description GRAPH_ENABLED is false. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No archive holds such a message. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The graph is being written or restored. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The stores are unavailable (code `stores_unavailable`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     graph_neighbourhood_api_graph_neighbourhood_get: {
         parameters: {
             query: {
@@ -5753,7 +6200,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The graph is being restored. */
+            /** @description The graph is being written or restored. */
             409: {
                 headers: {
                     [name: string]: unknown;

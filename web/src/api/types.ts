@@ -18,6 +18,7 @@ export type RetrievalTrace = Schemas["RetrievalTrace"];
 export type Source = Schemas["Source"];
 export type QuoteSpan = Schemas["QuoteSpan"];
 export type AnswerQuote = Schemas["AnswerQuote"];
+export type AnswerDebug = Schemas["AnswerDebug"];
 export type ChunkPreview = Schemas["ChunkPreview"];
 export type HighlightBox = Schemas["HighlightBox"];
 export type TokenEvent = Schemas["TokenEvent"];
@@ -41,6 +42,8 @@ export type DocumentInfo = Schemas["DocumentInfo"];
 export type DocumentStatus = DocumentInfo["status"];
 export type DocumentList = Schemas["DocumentList"];
 export type DeleteResponse = Schemas["DeleteResponse"];
+export type ForgetReceipt = Schemas["ForgetReceiptInfo"];
+export type StoreReceipt = Schemas["StoreReceiptInfo"];
 export type UploadResponse = Schemas["UploadResponse"];
 
 export type IngestLaunched = Schemas["IngestLaunched"];
