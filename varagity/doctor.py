@@ -10,14 +10,24 @@ The invariants (each :class:`Problem` names the one it breaks):
   are gone.
 * ``stores_agree``: the same chunk ids in Postgres and the BM25 index (Tantivy, or
   Elasticsearch when configured).
+* ``searchable``: every stored document has its BM25 entries: no document waits for
+  them (the ``bm25_pending`` mark its ingest's ``indexed_document`` step sets and its
+  ``bm25_index`` step clears) for longer than the settle time.
 * ``no_stuck_runs``: no Dagster run starting or started for longer than a bound, and no
   pool slot still claimed by a run that ended (it blocks every run queued on that pool).
+* ``nothing_forgotten``: no store holds a trace of a source the user forgot (the ledger
+  of :mod:`varagity.forget`): no documents row, chunk or BM25 entry of a forgotten
+  document, no cached preview of its bytes, no source snapshot left unredacted, no
+  forgotten day or message in the graph's build manifest, no engine file holding the
+  engine's chunk id of forgotten text.
 
 Safe against a live stack: it only reads. Postgres is read in one repeatable-read
 snapshot; a document the snapshot and the BM25 index disagree on is read again under
 that document's write lock (the lock every writer holds across its BM25 write and its
 Postgres transaction), so an ingest in flight is never reported as a mismatch. Files
-modified less than ``settle_s`` ago are counted as in flight, not as unindexed.
+modified less than ``settle_s`` ago are counted as in flight, not as unindexed, and a
+document stored less than ``settle_s`` ago whose BM25 entries are not written yet (an
+ingest between its two last steps) is in flight, not a disagreement of the stores.
 """
 
 from __future__ import annotations
@@ -33,18 +43,37 @@ from urllib.parse import urlsplit
 import psutil
 import psycopg
 
+from varagity.config import Settings
 from varagity.folder_diff import FolderDiff
+from varagity.forget import traces
 from varagity.ingest.discovery import current_doc_ids, partition_key_for, scan
 from varagity.jobs import DagsterClient, DagsterError, DagsterUnavailable, RunNode
 from varagity.jobs.follow import follow_blocking
+from varagity.jobs.gate import BACKUPS, refuse_beside
 from varagity.jobs.ingest import IngestJobs
 from varagity.jobs.model import ENDED_RUN_STATUSES
 from varagity.jobs.purge import PurgeJobs
+from varagity.pipeline import (
+    BM25_JOB,
+    FILES_TAG,
+    PARTITION_TAG,
+    SOURCE_TAG,
+    contiguous_groups,
+    range_request_tags,
+)
 from varagity.stores.bm25 import BM25Store
 from varagity.stores.postgres import connect
 from varagity.stores.vector_store import DOCUMENT_LOCK_SPACE
 
-INVARIANTS = ("indexed_once", "no_duplicates", "no_orphans", "stores_agree", "no_stuck_runs")
+INVARIANTS = (
+    "indexed_once",
+    "no_duplicates",
+    "no_orphans",
+    "stores_agree",
+    "searchable",
+    "no_stuck_runs",
+    "nothing_forgotten",
+)
 #: A run started longer ago than this is stuck (a big blurb batch may legitimately run long).
 STARTED_BOUND_S = 3600.0
 #: A run still starting after this is stuck (run monitoring fails them after 180 s).
@@ -72,6 +101,9 @@ class DoctorReport:
     notes: list[str] = field(default_factory=list)
     dead_runs: list[str] = field(default_factory=list)
     """Started runs whose worker process is gone (``no_stuck_runs``; repairable)."""
+    unsearchable: list[str] = field(default_factory=list)
+    """Relative paths of documents stored but never given their BM25 entries
+    (``searchable``; repairable: a ``rebuild_bm25_index`` run for their files)."""
 
     @property
     def ok(self) -> bool:
@@ -115,6 +147,24 @@ class _Snapshot:
     docs: dict[str, tuple[str, int]]  # doc_id -> (relative_path, n_chunks)
     pg_chunks: dict[str, set[str]]  # doc_id -> chunk ids
     failures: dict[str, str]  # relative_path -> reason of its last failed ingest
+    pending: dict[str, float]  # doc_id -> seconds its BM25 entries have been waiting
+
+
+def _read_pending(
+    conn: psycopg.Connection, doc_ids: Sequence[str] | None = None
+) -> dict[str, float]:
+    """doc_id -> how long (seconds, by the database's clock) each document marked as
+    waiting for its BM25 entries has waited; of ``doc_ids`` only, when given."""
+    table = conn.execute("SELECT to_regclass('bm25_pending')").fetchone()
+    if not table or not table[0]:  # a database migrated before 011
+        return {}
+    query = "SELECT doc_id, EXTRACT(EPOCH FROM now() - since) FROM bm25_pending"
+    rows = (
+        conn.execute(query)
+        if doc_ids is None
+        else conn.execute(query + " WHERE doc_id = ANY(%s)", (list(doc_ids),))
+    )
+    return {r[0]: float(r[1]) for r in rows}
 
 
 def _read_postgres(conn: psycopg.Connection) -> _Snapshot:
@@ -132,7 +182,7 @@ def _read_postgres(conn: psycopg.Connection) -> _Snapshot:
             r[0]: f"{r[1]} failed: {r[2]}"
             for r in conn.execute("SELECT relative_path, stage, reason FROM ingest_failures")
         }
-    return _Snapshot(docs, chunks, failures)
+    return _Snapshot(docs, chunks, failures, _read_pending(conn))
 
 
 def _bm25_by_doc(listing: dict[str, str]) -> dict[str, set[str]]:
@@ -156,9 +206,9 @@ def _disagreements(
 
 def _recheck_locked(
     conn: psycopg.Connection, bm25: BM25Store, doc_ids: Sequence[str]
-) -> tuple[set[str], dict[str, set[str]], dict[str, set[str]]]:
-    """Documents, Postgres chunks and BM25 chunks of ``doc_ids``, read while holding
-    their write locks (no writer is between its BM25 write and its commit)."""
+) -> tuple[set[str], dict[str, set[str]], dict[str, set[str]], dict[str, float]]:
+    """Documents, Postgres chunks, BM25 chunks and waiting marks of ``doc_ids``, read
+    while holding their write locks (no writer is between its BM25 write and its commit)."""
     with conn.transaction():
         conn.execute("SET LOCAL lock_timeout = '30s'")
         for doc_id in sorted(doc_ids):
@@ -177,7 +227,8 @@ def _recheck_locked(
         ):
             pg[doc_id].add(chunk_id)
         in_bm25 = _bm25_by_doc(bm25.chunk_ids(list(doc_ids)))
-    return docs, pg, in_bm25
+        pending = _read_pending(conn, doc_ids)
+    return docs, pg, in_bm25, pending
 
 
 def check_stores(
@@ -194,7 +245,8 @@ def check_stores(
         db_url: The app database.
         bm25: The BM25 store of the same corpus.
         docs_path: ``DOCS_PATH``.
-        settle_s: Files modified more recently than this count as in flight.
+        settle_s: Files modified, and documents stored without their BM25 entries yet,
+            more recently than this count as in flight.
         report: Add to this report instead of a new one.
     """
     report = report or DoctorReport()
@@ -219,10 +271,15 @@ def check_stores(
         if suspects:
             conn.read_only = False  # advisory locks need no write, but a read-write session
             conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
-            live_docs, pg_now, bm25_now = _recheck_locked(conn, bm25, list(suspects))
+            live_docs, pg_now, bm25_now, pending_now = _recheck_locked(conn, bm25, list(suspects))
+            for doc_id in suspects:  # the marks as the writers' lock saw them
+                snap.pending.pop(doc_id, None)
+            snap.pending.update(pending_now)
             for doc_id, (only_pg, only_bm25) in sorted(
                 _disagreements(set(suspects), pg_now, bm25_now).items()
             ):
+                if doc_id in live_docs and doc_id in snap.pending:
+                    continue  # waits for its BM25 entries: in flight, or ``searchable``
                 if doc_id not in live_docs:
                     report.problems.append(
                         Problem(
@@ -242,6 +299,22 @@ def check_stores(
                 report.problems.append(
                     Problem("stores_agree", f"{path} ({doc_id})", "; ".join(parts))
                 )
+
+    in_flight = {d for d, age in snap.pending.items() if age < settle_s and d in snap.docs}
+    for doc_id, age in sorted(snap.pending.items()):
+        if doc_id in in_flight or doc_id not in snap.docs:
+            continue
+        path = snap.docs[doc_id][0]
+        report.unsearchable.append(path)
+        report.problems.append(
+            Problem(
+                "searchable",
+                f"{path} ({doc_id})",
+                f"stored {_age(age)} ago but never made searchable (its BM25 entries were "
+                "never written): run `varagity doctor --repair`, or the rebuild_bm25_index "
+                "job for this file in the Dagster UI",
+            )
+        )
 
     by_path: dict[str, list[str]] = defaultdict(list)
     for doc_id, (path, n_chunks) in snap.docs.items():
@@ -285,12 +358,25 @@ def check_stores(
         postgres_chunks=sum(len(v) for v in snap.pg_chunks.values()),
         bm25_chunks=len(bm25_listing),
     )
+    if in_flight:
+        report.notes.append(
+            f"{len(in_flight)} document(s) stored in the last {settle_s:.0f}s wait for their "
+            "BM25 entries (ingest in flight between its two steps)"
+        )
     if recent:
         report.notes.append(
             f"{len(recent)} file(s) modified in the last {settle_s:.0f}s were not required to be "
             "indexed yet (ingest in flight)"
         )
     return report
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def check_runs(
@@ -386,6 +472,37 @@ def stuck_summary(client: DagsterClient) -> list[str]:
     return [f"{p.subject}: {p.detail}" for p in check_runs(client).problems]
 
 
+def check_forgotten(
+    db_url: str,
+    bm25: BM25Store,
+    settings: Settings | None,
+    *,
+    report: DoctorReport | None = None,
+) -> DoctorReport:
+    """``nothing_forgotten``: every store asked for every source the ledger says was
+    forgotten (:func:`varagity.forget.traces`); without ``settings`` only Postgres and
+    the BM25 index are asked (not the preview cache or the graph's files)."""
+    report = report or DoctorReport()
+    with connect(db_url) as conn:
+        conn.read_only = True
+        ledger = conn.execute("SELECT to_regclass('forgotten_sources')").fetchone()
+        if ledger is None or ledger[0] is None:  # a database no store has migrated yet
+            report.notes.append("no ledger of forgotten sources: nothing was forgotten")
+            return report
+        found = list(traces(conn, bm25, settings))
+        row = conn.execute("SELECT count(*) FROM forgotten_sources").fetchone()
+    for trace in found:
+        report.problems.append(
+            Problem(
+                "nothing_forgotten",
+                f"{trace.target} (forget {trace.forget_id[:8]})",
+                f"{trace.store} still holds it: {trace.detail}",
+            )
+        )
+    report.counts["forgotten_sources"] = int(row[0]) if row else 0
+    return report
+
+
 def run_doctor(
     db_url: str,
     bm25: BM25Store,
@@ -394,9 +511,12 @@ def run_doctor(
     *,
     settle_s: float = 60.0,
     started_bound_s: float = STARTED_BOUND_S,
+    settings: Settings | None = None,
 ) -> DoctorReport:
-    """Every check: the stores, then (with a client) the runs."""
+    """Every check: the stores, the forgotten sources (the preview cache and the graph's
+    files too, with ``settings``), then (with a client) the runs."""
     report = check_stores(db_url, bm25, docs_path, settle_s=settle_s)
+    check_forgotten(db_url, bm25, settings, report=report)
     if dagster is not None:
         check_runs(dagster, started_bound_s=started_bound_s, report=report)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -406,7 +526,7 @@ def run_doctor(
 
 # --- repair -----------------------------------------------------------------------------
 #: What ``--repair`` launches runs for; the other invariants are reported, not repaired.
-REPAIRED = ("indexed_once", "no_orphans", "no_stuck_runs")
+REPAIRED = ("indexed_once", "no_orphans", "searchable", "no_stuck_runs")
 
 
 @dataclass
@@ -428,9 +548,11 @@ def launch_repairs(
     """Launch the runs that fix what ``report`` found: started runs whose worker is gone
     are marked canceled first (their partitions and pool slots free), then the folder is
     diffed against the stores (``diff``) and its files ingested and its orphans purged,
-    each in a run with its logs, as the folder sensor would. Files whose last ingest
-    failed are not retried (they are listed with why). The runs are launched as the
-    API launches them, refused beside an export or a restore of the documents.
+    each in a run with its logs, as the folder sensor would; documents stored but never
+    made searchable get their BM25 entries written from their Postgres rows in runs of
+    ``rebuild_bm25_index`` over their files (:func:`launch_bm25_rebuild`). Files whose
+    last ingest failed are not retried (they are listed with why). The runs are launched
+    as the API launches them, refused beside an export or a restore of the documents.
 
     Raises:
         CorpusBusy: An export or a restore of the documents is in flight.
@@ -455,6 +577,14 @@ def launch_repairs(
             f"purge of {len(found.to_purge)} removed file(s) launched (run {run_id}): "
             f"{_few(found.to_purge)}"
         )
+    if report.unsearchable:
+        paths = sorted(set(report.unsearchable))
+        runs = launch_bm25_rebuild(client, paths, batch_size=batch_size, source=source)
+        done.launched.extend(runs)
+        done.lines.append(
+            f"BM25 entries of {len(paths)} stored file(s) rebuilt from Postgres in "
+            f"{len(runs)} run(s) of {BM25_JOB}: {_few(paths)}"
+        )
     for rel, why in sorted(found.failed.items()):
         done.lines.append(f"{rel}: not retried, its last ingest failed ({why})")
     left = sorted({p.invariant for p in report.problems} - set(REPAIRED))
@@ -463,6 +593,37 @@ def launch_repairs(
     if not done.lines:
         done.lines.append("nothing to repair")
     return done
+
+
+def launch_bm25_rebuild(
+    client: DagsterClient, relative_paths: Sequence[str], *, batch_size: int, source: str
+) -> list[str]:
+    """Launch ``rebuild_bm25_index`` over the files at ``relative_paths`` (their
+    ``bm25_index`` partitions, one run per contiguous range of at most ``batch_size``):
+    each file's BM25 entries written from its stored chunk rows
+    (:func:`varagity.ingest.stages.index_stored_paths`) and its waiting mark cleared.
+    Refused beside an export or a restore of the documents. The run ids.
+
+    Raises:
+        CorpusBusy: An export or a restore of the documents is in flight.
+        DagsterError: The webserver is unreachable, refused a run, or has no partition
+            of one of the files.
+    """
+    refuse_beside(client, "rag", kinds=BACKUPS)
+    keys = sorted({partition_key_for(rel) for rel in relative_paths})
+    position = {key: i for i, key in enumerate(IngestJobs(client).partitions())}
+    missing = [k for k in keys if k not in position]
+    if missing:
+        raise DagsterError(f"Dagster has no partition {missing[0]!r} of a stored file")
+    run_ids = []
+    for group in contiguous_groups(sorted(keys, key=position.__getitem__), position, batch_size):
+        tags = {SOURCE_TAG: source}
+        if len(group) == 1:
+            tags[PARTITION_TAG] = group[0]
+        else:
+            tags |= {**range_request_tags(group), FILES_TAG: str(len(group))}
+        run_ids.append(client.launch_run(BM25_JOB, tags))
+    return run_ids
 
 
 def wait_for_runs(

@@ -20,6 +20,7 @@ from varagity_cli.commands import (
     eval_cv,
     evaluation,
     feedback,
+    forget,
     graph,
     models,
     reingest,
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.register(sub)
     reingest.register(sub)
     graph.register(sub)
+    forget.register(sub)
     backup.register(sub)
     evaluation.register(sub)
     bench.register(sub)

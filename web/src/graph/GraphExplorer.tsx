@@ -1,15 +1,18 @@
 /**
  * The entity graph: search an entity (or take the most connected), draw what lies
  * within `depth` hops of it, re-centre by clicking a node, and drill down from the
- * entity to the conversation days it was extracted from (the transcript).
+ * entity to the conversation days it was extracted from (the transcript), and forget
+ * that day's messages or its whole thread (with a receipt).
  */
 import { useEffect, useMemo, useState } from "react";
 
 import { describeError } from "../api/client";
 import { getGraphDay, getNeighbourhood, listGraphEntities } from "../api/resources";
-import type { GraphDay, GraphEntityList, GraphNeighbourhood } from "../api/types";
+import type { ForgetReceipt, GraphDay, GraphEntityList, GraphNeighbourhood } from "../api/types";
+import { ForgetReceiptView } from "../shared/ForgetReceipt";
 import { neighbourhoodElements } from "./elements";
 import { EntityGraph } from "./EntityGraph";
+import { ForgetMessages } from "./ForgetMessages";
 
 type Load<T> =
   | { state: "idle" }
@@ -58,9 +61,12 @@ interface GraphExplorerProps {
   version: number;
   onEntity: (entity: string) => void;
   onDay: (docKey: string | null) => void;
+  /** Messages were forgotten: the graph changed, read it again. */
+  onForgotten?: () => void;
 }
 
-export function GraphExplorer({ entity, day, version, onEntity, onDay }: GraphExplorerProps) {
+export function GraphExplorer({ entity, day, version, onEntity, onDay, onForgotten }: GraphExplorerProps) {
+  const [forgotten, setForgotten] = useState<{ text: string; receipt: ForgetReceipt } | null>(null);
   const [query, setQuery] = useState("");
   const [searched, setSearched] = useState("");
   const [depth, setDepth] = useState(1);
@@ -209,6 +215,12 @@ export function GraphExplorer({ entity, day, version, onEntity, onDay }: GraphEx
           </aside>
         </div>
       )}
+      {forgotten && (
+        <div className="notice" role="status">
+          <p>{forgotten.text}</p>
+          <ForgetReceiptView receipt={forgotten.receipt} />
+        </div>
+      )}
       {day !== null && (
         <section className="transcript-view" aria-labelledby="transcript-heading">
           <div className="section-head">
@@ -234,6 +246,15 @@ export function GraphExplorer({ entity, day, version, onEntity, onDay }: GraphEx
                 The graph&apos;s unit is this whole day: what it extracted, and what an answer cites, rests on
                 the day, not on one message.
               </p>
+              <ForgetMessages
+                docKey={transcript.value.doc_key}
+                threadName={transcript.value.thread_name}
+                onForgotten={(receipt, text) => {
+                  setForgotten({ text, receipt });
+                  onDay(null);
+                  onForgotten?.();
+                }}
+              />
             </>
           )}
         </section>

@@ -132,7 +132,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_stack: supervises Postgres, the model servers, Dagster and the API as child processes; restarts what dies.",
-    source: { path: "varagity_stack/supervisor.py", line: 373, symbol: "class Stack:" },
+    source: { path: "varagity_stack/supervisor.py", line: 389, symbol: "class Stack:" },
     at: [2, 0],
   },
   {
@@ -142,7 +142,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_cli: the varagity command (up, ask, chat, search, reingest, backup, evaluation, doctor, eval, ...).",
-    source: { path: "varagity_cli/main.py", line: 63, symbol: "def main(" },
+    source: { path: "varagity_cli/main.py", line: 67, symbol: "def main(" },
     at: [3, 0],
   },
   {
@@ -185,7 +185,7 @@ export const CARDS: readonly MapCard[] = [
     description: "Parse, chunk, embed and index a batch of files with no LLM call: searchable when it ends.",
     source: {
       path: "varagity_assets/defs/ingest/jobs.py",
-      line: 24,
+      line: 29,
       symbol: "ingest_documents_job = dg.define_asset_job(",
     },
     at: [1, 0],
@@ -217,7 +217,7 @@ export const CARDS: readonly MapCard[] = [
     group: "ingestion",
     description:
       "Each file's extracted text and provenance; a version already indexed (same sha256) is skipped.",
-    source: { path: "varagity_assets/defs/ingest/assets.py", line: 81, symbol: "def parsed_document(" },
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 90, symbol: "def parsed_document(" },
     at: [0, 1],
   },
   {
@@ -226,7 +226,7 @@ export const CARDS: readonly MapCard[] = [
     kind: "asset",
     group: "ingestion",
     description: "The document cut into chunks by CHUNKING_STRATEGY, CHUNK_SIZE and CHUNK_OVERLAP.",
-    source: { path: "varagity_assets/defs/ingest/assets.py", line: 112, symbol: "def document_chunks(" },
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 121, symbol: "def document_chunks(" },
     at: [1, 1],
   },
   {
@@ -235,7 +235,7 @@ export const CARDS: readonly MapCard[] = [
     kind: "asset",
     group: "ingestion",
     description: "A vector per chunk from the embedding server, in passage mode.",
-    source: { path: "varagity_assets/defs/ingest/assets.py", line: 191, symbol: "def chunk_embeddings(" },
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 200, symbol: "def chunk_embeddings(" },
     at: [2, 1],
   },
   {
@@ -244,9 +244,19 @@ export const CARDS: readonly MapCard[] = [
     kind: "asset",
     group: "ingestion",
     description:
-      "Writes the chunks to BM25, then Postgres; the documents row last, as the idempotency marker.",
-    source: { path: "varagity_assets/defs/ingest/assets.py", line: 241, symbol: "def indexed_document(" },
+      "Writes the chunks and their vectors to Postgres with the documents row, the idempotency marker; BM25 follows.",
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 251, symbol: "def indexed_document(" },
     at: [2, 2],
+  },
+  {
+    id: "bm25-index",
+    title: "bm25_index",
+    kind: "asset",
+    group: "ingestion",
+    description:
+      "A file's BM25 entries from its Postgres rows alone; the file is searchable once it lands. Run alone it rebuilds the index.",
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 360, symbol: "def bm25_index(" },
+    at: [2, 3],
   },
   {
     id: "parsers",
@@ -285,8 +295,8 @@ export const CARDS: readonly MapCard[] = [
     group: "ingestion",
     description:
       "The contextualize_documents job's asset: blurbs for stored chunks, re-embedded and re-indexed in place as they land.",
-    source: { path: "varagity_assets/defs/ingest/assets.py", line: 313, symbol: "def chunk_contexts(" },
-    at: [2, 3],
+    source: { path: "varagity_assets/defs/ingest/assets.py", line: 434, symbol: "def chunk_contexts(" },
+    at: [2, 4],
   },
 
   // --- stores and model servers -------------------------------------------------------
@@ -347,7 +357,7 @@ export const CARDS: readonly MapCard[] = [
     group: "query",
     description:
       "Server-sent events over a turn (retrieval, queued, reasoning, token, done); saves the turn to its conversation.",
-    source: { path: "varagity_api/routes/chat.py", line: 197, symbol: "async def chat(" },
+    source: { path: "varagity_api/routes/chat.py", line: 212, symbol: "async def chat(" },
     at: [0, 0],
   },
   {
@@ -391,7 +401,7 @@ export const CARDS: readonly MapCard[] = [
     group: "query",
     description:
       "One turn as typed events: prepare the query, retrieve (documents or graph), wait for a slot, stream the checked answer.",
-    source: { path: "varagity/chat/turn.py", line: 391, symbol: "def run_turn(" },
+    source: { path: "varagity/chat/turn.py", line: 416, symbol: "def run_turn(" },
     at: [0, 1],
   },
   {
@@ -542,7 +552,7 @@ export const CARDS: readonly MapCard[] = [
     kind: "registry",
     group: "graph",
     description: "Sources asked in order, each judging a file by its content: today the iMessage chat.db.",
-    source: { path: "varagity/graph/sources/registry.py", line: 17, symbol: "def message_sources(" },
+    source: { path: "varagity/graph/sources/registry.py", line: 19, symbol: "def message_sources(" },
     at: [0, 2],
   },
   {
@@ -623,8 +633,8 @@ export const CARDS: readonly MapCard[] = [
     kind: "component",
     group: "observability",
     description:
-      "Every file indexed exactly once, both stores agreeing, no stuck run; --repair launches the fixes.",
-    source: { path: "varagity/doctor.py", line: 389, symbol: "def run_doctor(" },
+      "Every file indexed exactly once, both stores agreeing, every stored file searchable, no stuck run, no trace of a forgotten source; --repair launches the fixes.",
+    source: { path: "varagity/doctor.py", line: 506, symbol: "def run_doctor(" },
     at: [2, 0],
   },
   {
@@ -715,10 +725,12 @@ export const EDGES: readonly MapEdge[] = [
   { from: "parsed", to: "parsers", label: "picks the family by suffix" },
   { from: "chunks", to: "chunkers", label: "cuts with CHUNKING_STRATEGY" },
   { from: "embeddings", to: "embedding-server", label: "embeds the passages" },
-  { from: "indexed", to: "bm25", label: "writes first" },
-  { from: "indexed", to: "postgres", label: "writes; the documents row last" },
+  { from: "indexed", to: "postgres", label: "writes the rows, marked as waiting for BM25" },
+  { from: "indexed", to: "bm25-index", label: "feeds (through the stored rows)" },
+  { from: "bm25-index", to: "postgres", label: "reads the chunk rows, clears the mark" },
+  { from: "bm25-index", to: "bm25", label: "replaces the file's entries (on the Tantivy host's queue)" },
   {
-    from: "indexed",
+    from: "bm25-index",
     to: "chunk-contexts",
     label: "chunks without a blurb: chunk_contexts_sensor requests runs",
   },
