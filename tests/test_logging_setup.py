@@ -12,15 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from varagity.logging_setup import OWN_LOGGERS
+
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "varagity",
-    "varagity_api",
-    "varagity_assets",
-    "varagity_bench",
-    "varagity_cli",
-    "varagity_stack",
-)
 CONFIGURED = (
     "import logging; root = logging.getLogger(); "
     "print('configured' if getattr(root, '_varagity_configured', False) else 'not configured')"
@@ -67,7 +61,7 @@ def test_nothing_but_logging_setup_calls_basic_config() -> None:
     """A process that configured logging itself would drift from the others (format,
     quieted libraries, verbosity 2)."""
     callers = []
-    for package in PACKAGES:
+    for package in OWN_LOGGERS:  # this project's packages
         for path in sorted((REPO / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Attribute) and node.attr == "basicConfig":

@@ -231,6 +231,20 @@ def dagster_processes(settings: Settings, db_url: str, log_dir: Path) -> Dagster
     return DagsterProcesses(code, web, front, daemon, code_port, web_port)
 
 
+def api_argv(host: str, port: int) -> list[str]:
+    """The API server's command: uvicorn serving :mod:`varagity_api` on ``host:port``."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "varagity_api.main:app",
+        "--host",
+        host,
+        "--port",
+        str(port),
+    ]
+
+
 def wait_listening(proc: ManagedProcess, port: int, timeout: float = 300.0) -> None:
     """Wait until ``proc`` accepts connections on ``port`` (a code server listens once
     its location has loaded).
@@ -519,16 +533,7 @@ class Stack:
         env = dagster_env(s, db_url)  # the API sees exactly what Dagster sees
         api = ManagedProcess(
             "api",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "varagity_api.main:app",
-                "--host",
-                s.HOST,
-                "--port",
-                str(s.API_PORT),
-            ],
+            api_argv(s.HOST, s.API_PORT),
             log_dir=self.log_dir,
             env=env,
             cwd=REPO_ROOT,
@@ -626,6 +631,18 @@ class Stack:
         self.stopping.set()
 
 
+def stop_on_signals(stopping: threading.Event, doing: str, logger: logging.Logger) -> None:
+    """Make SIGINT and SIGTERM set ``stopping`` (logged on ``logger`` as "received SIGTERM;
+    <doing>"), so a foreground watch loop winds down and tears its processes down itself."""
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        logger.info("received %s; %s", signal.Signals(signum).name, doing)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+
 def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
     """Run the stack in the foreground until interrupted (or, optionally, until indexed)."""
     try:
@@ -635,13 +652,7 @@ def run(settings: Settings, *, exit_when_indexed: bool = False) -> int:
         log.error("%s", exc)
         return 1
     stack = Stack(settings)
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s; shutting down", signal.Signals(signum).name)
-        stack.stopping.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop_on_signals(stack.stopping, "shutting down", log)
     try:
         stack.start()
     except Exception as exc:

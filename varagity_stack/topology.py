@@ -52,7 +52,6 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 import psycopg
 import yaml
@@ -62,6 +61,7 @@ from varagity.pipeline import STAGE_INGEST, STAGE_TAG
 from varagity.stores.postgres import sqlalchemy_psycopg2_url
 from varagity.stores.vector_store import PgVectorStore
 from varagity_stack.model_servers import OFFLINE_ENV, ManagedProcess, ProcessStartError
+from varagity_stack.supervisor import api_argv, stop_on_signals
 
 log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -630,14 +630,18 @@ class Topology:
         wait_tcp(serving.ip, CODE_PORT, 300, code)
         web.start()
         front.start()
-        front.wait_ready(
-            f"{self.dagster_url}/server_info",
+        self._wait_signed_in(front, f"{self.dagster_url}/server_info")
+        daemon.start()
+
+    def _wait_signed_in(self, proc: ManagedProcess, url: str) -> None:
+        """Wait until ``url`` answers a request carrying the deployment's API key."""
+        proc.wait_ready(
+            url,
             timeout=300,
             request_timeout=30,
             cancel=self.stopping,
             headers={"Authorization": f"Bearer {self.api_key}"},
         )
-        daemon.start()
 
     # --- serving and worker hosts ----------------------------------------------------------
     def _embedding(self, host: Host) -> ManagedProcess:
@@ -744,28 +748,9 @@ class Topology:
         self._celery_worker(serving, [index_queue])
         for w in self.workers:
             self._celery_worker(w, [self.settings_for(w.name).CELERY_QUEUE])
-        api = self.process(
-            serving,
-            "api",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "varagity_api.main:app",
-                "--host",
-                serving.ip,
-                "--port",
-                str(API_PORT),
-            ],
-        )
+        api = self.process(serving, "api", api_argv(serving.ip, API_PORT))
         api.start()
-        api.wait_ready(
-            f"{self.api_url}/api/health",
-            timeout=300,
-            request_timeout=30,
-            cancel=self.stopping,
-            headers={"Authorization": f"Bearer {self.api_key}"},
-        )
+        self._wait_signed_in(api, f"{self.api_url}/api/health")
         self.wait_workers(timeout=120)
 
     def wait_workers(self, timeout: float = 120.0, names: Sequence[str] | None = None) -> None:
@@ -925,13 +910,7 @@ def run(spec: TopologySpec) -> int:
     """``varagity topology up``: start, print the addresses, watch until Ctrl-C/SIGTERM
     (or a process dies), then tear everything down."""
     topo = Topology(spec)
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s; tearing the topology down", signal.Signals(signum).name)
-        topo.stopping.set()
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stop_on_signals(topo.stopping, "tearing the topology down", log)
     try:
         topo.start()
     except Exception as exc:

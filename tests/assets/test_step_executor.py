@@ -4,6 +4,8 @@ step goes to, and what one step hands the next through the database."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import dagster as dg
 import pytest
 from dagster._core.definitions.dependency import NodeHandle
@@ -113,42 +115,31 @@ def test_postgres_artifacts_round_trip_by_partition(
     partitions = dg.DynamicPartitionsDefinition(name="documents")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("documents", ["a.md", "b.md"])
-        out = dg.build_output_context(
-            asset_key=key,
-            partition_key="a.md",
-            asset_partitions_def=partitions,
-            instance=instance,
-        )
-        # one partition's value per call here; a run's several partitions go in one
-        io.handle_output(out, {"a.md": {"text": "alpha"}})
-        io.handle_output(
-            dg.build_output_context(
+
+        def output(partition: str) -> dg.OutputContext:
+            return dg.build_output_context(
                 asset_key=key,
-                partition_key="b.md",
+                partition_key=partition,
                 asset_partitions_def=partitions,
                 instance=instance,
-            ),
-            {"b.md": ["beta"]},
-        )
-        loaded = io.load_input(
-            dg.build_input_context(
-                asset_key=key,
-                partition_key="a.md",
-                asset_partitions_def=partitions,
-                instance=instance,
-                dagster_type=dg.PythonObjectDagsterType(dict),
             )
-        )
-        assert dict(loaded) == {"a.md": {"text": "alpha"}}
-        assert not (settings.home / "artifacts").exists()  # nothing on this host's disk
-        assert io.remove_partition("a.md") == 1
-        with pytest.raises(FileNotFoundError, match=r"a\.md"):
-            io.load_input(
+
+        def load(partition: str) -> Mapping[str, object]:
+            return io.load_input(
                 dg.build_input_context(
                     asset_key=key,
-                    partition_key="a.md",
+                    partition_key=partition,
                     asset_partitions_def=partitions,
                     instance=instance,
                     dagster_type=dg.PythonObjectDagsterType(dict),
                 )
             )
+
+        # one partition's value per call here; a run's several partitions go in one
+        io.handle_output(output("a.md"), {"a.md": {"text": "alpha"}})
+        io.handle_output(output("b.md"), {"b.md": ["beta"]})
+        assert dict(load("a.md")) == {"a.md": {"text": "alpha"}}
+        assert not (settings.home / "artifacts").exists()  # nothing on this host's disk
+        assert io.remove_partition("a.md") == 1
+        with pytest.raises(FileNotFoundError, match=r"a\.md"):
+            load("a.md")

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import SettingsFactory
 from tests.support.api_server import serve
+from tests.support.cli import run_cli
 from tests.support.pdf_files import text_pdf
 from varagity.config import Settings
 from varagity.services import Services, ingest_file
@@ -23,17 +24,6 @@ from varagity.stores.postgres import database_url
 from varagity.stores.vector_store import PgVectorStore
 
 pytestmark = pytest.mark.integration
-
-
-def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "varagity_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ),
-        input=stdin,
-    )
 
 
 def test_ask_prints_answer_and_numbered_sources(stack_settings: Settings) -> None:
@@ -47,7 +37,7 @@ def test_ask_prints_answer_and_numbered_sources(stack_settings: Settings) -> Non
             ingest_file(services, rel)
     finally:
         services.close()
-    done = _run("ask", "What is the warranty of the Tern K2 kettle?", "-k", "2")
+    done = run_cli("ask", "What is the warranty of the Tern K2 kettle?", "-k", "2")
     assert done.returncode == 0, done.stderr
     answer, _, sources = done.stdout.partition("Sources:")
     assert answer.strip()
@@ -58,7 +48,7 @@ def test_ask_prints_answer_and_numbered_sources(stack_settings: Settings) -> Non
     if lines[0].startswith(" *"):  # the answer cites the kettle: its quote comes under it
         assert lines[1].strip().startswith('"') and "27 months" in lines[1]
 
-    found = _run("search", "lentil soup", "--method", "bm25", "-k", "1")
+    found = run_cli("search", "lentil soup", "--method", "bm25", "-k", "1")
     assert found.returncode == 0, found.stderr
     assert found.stdout.startswith("#1 soup.md::0 bm25 #1")
 
@@ -136,16 +126,16 @@ def test_backup_commands_work_in_process_when_the_stack_is_down(
         DATABASE_URL=pg_url, DAGSTER_PORT=free_port(), GRAPH_ENABLED="false", **model_urls
     )
     index_files(settings)
-    exported = _run("backup", "export", "rag")
+    exported = run_cli("backup", "export", "rag")
     assert exported.returncode == 0, exported.stderr
     assert "not reachable" in exported.stdout and "in this process" in exported.stdout
     [bundle] = (settings.docs_path / "varagity-exports").glob("varagity-rag-*.zip")
     assert f"{bundle.name}" in exported.stdout and " ok" in exported.stdout
 
-    listed = _run("backup", "list", "rag")
+    listed = run_cli("backup", "list", "rag")
     assert listed.returncode == 0 and "1 bundle(s)" in listed.stdout
     assert "3 documents, 3 chunks" in listed.stdout
-    verified = _run("backup", "verify", "rag", bundle.name)
+    verified = run_cli("backup", "verify", "rag", bundle.name)
     assert verified.returncode == 0 and "  ok" in verified.stdout
 
     # flip one byte of the vectors: the listing's cheap verdict cannot see it, verify can
@@ -154,14 +144,14 @@ def test_backup_commands_work_in_process_when_the_stack_is_down(
     at = raw.find(b"embeddings.f32") + 64  # inside the stored (uncompressed) matrix
     raw[at] ^= 0xFF
     damaged.write_bytes(bytes(raw))
-    refused = _run("backup", "verify", "rag", damaged.name)
+    refused = run_cli("backup", "verify", "rag", damaged.name)
     assert refused.returncode == 1 and "REFUSED bundle_invalid" in refused.stdout
 
-    restored = _run("backup", "restore", "rag", bundle.name)
+    restored = run_cli("backup", "restore", "rag", bundle.name)
     assert restored.returncode == 0, restored.stderr
     assert f"restored 3 documents, 3 chunks from {bundle.name}" in restored.stdout
-    assert _run("backup", "restore", "graph", "x.zip").returncode == 1
-    traversal = _run("backup", "restore", "rag", "../x.zip")
+    assert run_cli("backup", "restore", "graph", "x.zip").returncode == 1
+    traversal = run_cli("backup", "restore", "rag", "../x.zip")
     assert traversal.returncode == 1 and "bundle_invalid" in traversal.stderr
 
 
@@ -212,7 +202,7 @@ def test_chat_follows_up_and_keeps_the_conversation_the_web_client_lists(
     follow_up = "What is it made of?"  # only the first turn says what "it" is
     other = "How long does the lentil soup simmer?"
     script = "\n".join([first, follow_up, "/new", other, "/quit", "Never asked?"]) + "\n"
-    done = _run("chat", "-k", "2", stdin=script)
+    done = run_cli("chat", "-k", "2", stdin=script)
     assert done.returncode == 0, done.stderr
     assert "(new conversation)" in done.stderr
     assert done.stdout.count("Sources:") == 3  # /quit left before the last line
@@ -242,14 +232,14 @@ def test_chat_follows_up_and_keeps_the_conversation_the_web_client_lists(
     with serve(chat_settings) as base:
         ids = {c["conversation_id"] for c in httpx.get(f"{base}/api/conversations").json()}
         assert kettle.conversation_id in ids
-    unknown = _run("chat", "--conversation", "nope", stdin="/quit\n")
+    unknown = run_cli("chat", "--conversation", "nope", stdin="/quit\n")
     assert unknown.returncode == 2 and "No conversation with id 'nope'" in unknown.stderr
 
 
 def test_chat_ends_at_end_of_input_and_ctrl_c_stops_only_the_answer(
     chat_settings: Settings,
 ) -> None:
-    assert _run("chat", stdin="").returncode == 0  # Ctrl-D at the first prompt
+    assert run_cli("chat", stdin="").returncode == 0  # Ctrl-D at the first prompt
 
     # long enough to interrupt: attributed answers stream as the model writes, where a
     # quote-checked one shows whole checked sentences and ends at the third unquoted one

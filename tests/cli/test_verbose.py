@@ -7,15 +7,13 @@ session's real model servers and Postgres.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from io import StringIO
 
 import pytest
 
 from tests.conftest import SettingsFactory
 from tests.support.api_server import index_files
+from tests.support.cli import run_cli
 from tests.support.records import retrieved_chunk
 from varagity.chat.turn import TokenDelta, TurnDebug, TurnDone, TurnEvent, TurnRetrieval
 from varagity.graph.types import DayCard, GraphEntity, GraphRelation, GraphRetrieval
@@ -239,17 +237,6 @@ def test_the_commands_take_verbose_0_1_2() -> None:
             parser.parse_args([*command, "-v", "3"])
 
 
-def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "varagity_cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ),
-        input=stdin,
-    )
-
-
 @pytest.mark.integration
 def test_ask_search_and_chat_at_each_level_on_the_real_stack(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str]
@@ -258,7 +245,7 @@ def test_ask_search_and_chat_at_each_level_on_the_real_stack(
     index_files(settings)
     question = "What is the warranty of the Tern K2 kettle?"
 
-    asked = {v: _run("ask", question, "-k", "2", "--verbose", str(v)) for v in (0, 1, 2)}
+    asked = {v: run_cli("ask", question, "-k", "2", "--verbose", str(v)) for v in (0, 1, 2)}
     for v, done in asked.items():
         assert done.returncode == 0, done.stderr
         assert "[1] kettle.md (chunk 0)" in done.stdout.split("Sources:")[1]
@@ -267,16 +254,7 @@ def test_ask_search_and_chat_at_each_level_on_the_real_stack(
         # verbosity 2 opens this project's loggers to DEBUG; LOG_LEVEL (INFO) holds otherwise
         assert ("DEBUG varagity.chat.turn: evidence for" in done.stderr) is (v == 2), done.stderr
     trace = asked[1].stdout.split("== Retrieval trace: hybrid, searched for")[1].splitlines()
-    assert trace[1].split() == [
-        "n",
-        "source",
-        "semantic",
-        "bm25",
-        "fused",
-        "fused",
-        "rank",
-        "final",
-    ]
+    assert trace[1].split() == TRACE_HEADER.split()
     assert trace[3].split()[:2] == ["1", "kettle.md::0"] and trace[3].split()[-1] == "1"
     stages = [
         line.split()[0] for line in asked[1].stdout.split("== Timings (ms) ==")[1].splitlines()[3:]
@@ -298,7 +276,7 @@ def test_ask_search_and_chat_at_each_level_on_the_real_stack(
     raw = asked[2].stdout.split("(before quote checks and citation cleaning) ==\n")[1]
     assert raw.strip()  # what the model wrote, as written
 
-    searched = {v: _run("search", "lentil soup", "-k", "2", "-v", str(v)) for v in (0, 1, 2)}
+    searched = {v: run_cli("search", "lentil soup", "-k", "2", "-v", str(v)) for v in (0, 1, 2)}
     for v, done in searched.items():
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("#1 soup.txt::0 ")
@@ -308,7 +286,7 @@ def test_ask_search_and_chat_at_each_level_on_the_real_stack(
         assert ("== Passages ==" in done.stdout) is (v == 2)
     assert "Red lentil soup simmers for 25 minutes" in searched[2].stdout.split("== Passages ==")[1]
 
-    chatted = _run("chat", "-k", "2", "-v", "2", stdin=f"{question}\n/quit\n")
+    chatted = run_cli("chat", "-k", "2", "-v", "2", stdin=f"{question}\n/quit\n")
     assert chatted.returncode == 0, chatted.stderr
     for section in SECTIONS:
         assert section in chatted.stdout, section

@@ -21,6 +21,7 @@ from varagity_cli.common import EXIT_OK, EXIT_USAGE, fail, open_services
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
 
     from varagity.forget import ForgetReceipt
     from varagity.graph.forgotten import ForgetRule
@@ -125,10 +126,11 @@ def cmd_forget_document(*, ref: str, remove_file: bool, as_json: bool) -> int:
     return print_receipt(receipt, as_json=as_json)
 
 
-def cmd_forget_archive(*, path: str, as_json: bool) -> int:
-    """Forget the archive at ``path`` (relative to ``GRAPH_DOCS_PATH``)."""
+def _forget_in_graph(forget: Callable[[Services], ForgetReceipt], *, as_json: bool) -> int:
+    """Run ``forget`` on the graph's stores and print its receipt: refused while the graph
+    is off, restored or written by another process; nothing matched exits 1."""
     from varagity.corpus_lock import CorpusBusy
-    from varagity.forget import forget_archive
+    from varagity.forget import NothingToForget
     from varagity.graph.folder import SourceNotFound
     from varagity.uploads import UploadRefused
 
@@ -138,8 +140,8 @@ def cmd_forget_archive(*, path: str, as_json: bool) -> int:
     with open_services(settings) as services:
         try:
             _refuse_while_restoring(services, "graph")
-            _, receipt = forget_archive(services.settings, services.pg, services.graph, path)
-        except SourceNotFound as exc:
+            receipt = forget(services)
+        except (SourceNotFound, NothingToForget) as exc:
             return fail(f"nothing matched: {exc}")
         except UploadRefused as exc:
             return fail(f"{exc.code}: {exc.message}", EXIT_USAGE)
@@ -148,23 +150,24 @@ def cmd_forget_archive(*, path: str, as_json: bool) -> int:
     return print_receipt(receipt, as_json=as_json)
 
 
+def cmd_forget_archive(*, path: str, as_json: bool) -> int:
+    """Forget the archive at ``path`` (relative to ``GRAPH_DOCS_PATH``)."""
+    from varagity.forget import forget_archive
+
+    return _forget_in_graph(
+        lambda services: forget_archive(services.settings, services.pg, services.graph, path)[1],
+        as_json=as_json,
+    )
+
+
 def cmd_forget_messages(*, rule: ForgetRule, as_json: bool) -> int:
     """Forget the messages ``rule`` matches in every archive of ``GRAPH_DOCS_PATH``."""
-    from varagity.corpus_lock import CorpusBusy
-    from varagity.forget import NothingToForget, forget_messages
+    from varagity.forget import forget_messages
 
-    settings = get_settings()
-    if not settings.GRAPH_ENABLED:
-        return fail("graph_disabled: GRAPH_ENABLED is false", EXIT_USAGE)
-    with open_services(settings) as services:
-        try:
-            _refuse_while_restoring(services, "graph")
-            receipt = forget_messages(services.settings, services.pg, services.graph, rule)
-        except NothingToForget as exc:
-            return fail(f"nothing matched: {exc}")
-        except CorpusBusy as exc:
-            return fail(f"{exc.code}: {exc}")
-    return print_receipt(receipt, as_json=as_json)
+    return _forget_in_graph(
+        lambda services: forget_messages(services.settings, services.pg, services.graph, rule),
+        as_json=as_json,
+    )
 
 
 def _rule(args: argparse.Namespace) -> ForgetRule | None:

@@ -6,16 +6,12 @@
  * and shows the receipt and refreshes the graph; a refusal (409) shows the API's message.
  */
 import { act } from "react";
-import { createRoot, type Root } from "react-dom/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 import type { ForgetReceipt, GraphDay } from "../api/types";
+import { $, button, click, rootPerTest } from "../test/dom";
 import { GraphExplorer } from "./GraphExplorer";
 import { splitDocKey } from "./ForgetMessages";
-
-declare global {
-  var IS_REACT_ACT_ENVIRONMENT: boolean;
-}
 
 const THREAD = "iMessage;-;kim@example.com";
 const DOC_KEY = `${THREAD}::2026-03-02`;
@@ -55,13 +51,11 @@ const RECEIPT: ForgetReceipt = {
 
 type Answer = { status: number; body: unknown };
 
-let root: Root;
-let host: HTMLElement;
+const page = rootPerTest();
 let asked: string[];
 let forgetAnswer: Answer;
 
 beforeEach(() => {
-  globalThis.IS_REACT_ACT_ENVIRONMENT = true;
   asked = [];
   forgetAnswer = { status: 200, body: RECEIPT };
   vi.stubGlobal("fetch", (url: string, init: RequestInit) => {
@@ -80,31 +74,17 @@ beforeEach(() => {
       }),
     );
   });
-  host = document.createElement("div");
-  document.body.append(host);
-  root = createRoot(host);
 });
 
-afterEach(async () => {
-  await act(async () => root.unmount());
-  host.remove();
+afterEach(() => {
   vi.unstubAllGlobals();
 });
-
-const $ = <T extends Element = HTMLElement>(selector: string) => document.querySelector<T>(selector);
-const button = (text: string) =>
-  [...document.querySelectorAll<HTMLButtonElement>("button")].find((b) => b.textContent === text);
-
-async function click(target: HTMLElement | undefined | null) {
-  expect(target, "the button is on the page").toBeTruthy();
-  await act(async () => target!.click());
-}
 
 /** The explorer with the day open; what it asked of its parent is recorded. */
 async function explorer() {
   const calls = { days: [] as (string | null)[], forgotten: 0 };
   await act(async () =>
-    root.render(
+    page.root.render(
       <GraphExplorer
         entity={null}
         day={DOC_KEY}

@@ -7,19 +7,15 @@
  * cover.
  */
 import { act } from "react";
-import { createRoot, type Root } from "react-dom/client";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import type { DayRange } from "../api/resources";
 import type { GraphBuild, GraphStatus, StaleFlag } from "../api/types";
+import { $, button, click, rootPerTest, type } from "../test/dom";
 import { graphBuild } from "../test/fixtures";
 import { GraphBuilds } from "./GraphBuilds";
 import { GraphStaleBanner } from "./GraphMaintenance";
 import type { GraphBuildController } from "./useGraphBuild";
-
-declare global {
-  var IS_REACT_ACT_ENVIRONMENT: boolean;
-}
 
 const STATUS = {
   built: true,
@@ -64,43 +60,13 @@ function recorder(build: GraphBuild | null = null) {
   return { controller, calls };
 }
 
-let root: Root;
-let host: HTMLElement;
-
-beforeEach(() => {
-  globalThis.IS_REACT_ACT_ENVIRONMENT = true;
-  host = document.createElement("div");
-  document.body.append(host);
-  root = createRoot(host);
-});
-
-afterEach(async () => {
-  await act(async () => root.unmount());
-  host.remove();
-});
-
-const $ = <T extends Element = HTMLElement>(selector: string) => document.querySelector<T>(selector);
-const button = (text: string) =>
-  [...document.querySelectorAll<HTMLButtonElement>("button")].find((b) => b.textContent === text);
-
-async function click(target: HTMLElement | undefined | null) {
-  expect(target, "the button is on the page").toBeTruthy();
-  await act(async () => target!.click());
-}
-
-/** Set a controlled input's value as a user would: the value, then an input event. */
-async function type(input: HTMLInputElement | null, text: string) {
-  await act(async () => {
-    Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set?.call(input, text);
-    input!.dispatchEvent(new Event("input", { bubbles: true }));
-  });
-}
+const page = rootPerTest();
 
 describe("the reset dialog", () => {
   it("names what is dropped and kept; Cancel resets nothing, confirming resets once", async () => {
     const { controller, calls } = recorder();
     await act(async () =>
-      root.render(
+      page.root.render(
         <GraphBuilds list={{ builds: [] }} error={null} controller={controller} canBuild status={STATUS} />,
       ),
     );
@@ -128,7 +94,7 @@ describe("the reset dialog", () => {
   it("is not offered while a run of the graph is under way", async () => {
     const { controller } = recorder(graphBuild({ kind: "rebuild", path: null }));
     await act(async () =>
-      root.render(
+      page.root.render(
         <GraphBuilds list={{ builds: [] }} error={null} controller={controller} canBuild status={STATUS} />,
       ),
     );
@@ -140,7 +106,9 @@ describe("the reset dialog", () => {
 describe("the stale banner", () => {
   it("says why the graph is stale and rebuilds every day", async () => {
     const { controller, calls } = recorder();
-    await act(async () => root.render(<GraphStaleBanner stale={STALE} controller={controller} canBuild />));
+    await act(async () =>
+      page.root.render(<GraphStaleBanner stale={STALE} controller={controller} canBuild />),
+    );
     const banner = $("section.graph-stale");
     expect(banner?.getAttribute("aria-labelledby")).toBe("graph-stale-heading");
     expect($("#graph-stale-heading")?.textContent).toBe(
@@ -153,13 +121,15 @@ describe("the stale banner", () => {
 
   it("is absent while the graph matches its settings, and waits for a run under way", async () => {
     const { controller } = recorder();
-    await act(async () => root.render(<GraphStaleBanner stale={null} controller={controller} canBuild />));
-    expect(host.innerHTML).toBe("");
+    await act(async () =>
+      page.root.render(<GraphStaleBanner stale={null} controller={controller} canBuild />),
+    );
+    expect(page.host.innerHTML).toBe("");
     const running = recorder(graphBuild({ kind: "rebuild", path: null })).controller;
-    await act(async () => root.render(<GraphStaleBanner stale={STALE} controller={running} canBuild />));
+    await act(async () => page.root.render(<GraphStaleBanner stale={STALE} controller={running} canBuild />));
     expect(button("Rebuilding\u2026")?.disabled).toBe(true);
     await act(async () =>
-      root.render(<GraphStaleBanner stale={STALE} controller={controller} canBuild={false} />),
+      page.root.render(<GraphStaleBanner stale={STALE} controller={controller} canBuild={false} />),
     );
     expect(button("Rebuild every day")?.disabled).toBe(true); // no archive to rebuild from
   });
@@ -169,7 +139,7 @@ describe("a rebuild of some days", () => {
   it("sends the two days, and refuses a range that runs backwards", async () => {
     const { controller, calls } = recorder();
     await act(async () =>
-      root.render(<GraphBuilds list={{ builds: [] }} error={null} controller={controller} canBuild />),
+      page.root.render(<GraphBuilds list={{ builds: [] }} error={null} controller={controller} canBuild />),
     );
     const [from, to] = [...document.querySelectorAll<HTMLInputElement>("form.rebuild-days input")];
     expect(button("Rebuild these days")?.disabled).toBe(true); // no day chosen yet

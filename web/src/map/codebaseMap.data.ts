@@ -132,7 +132,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_stack: supervises Postgres, the model servers, Dagster and the API as child processes; restarts what dies.",
-    source: { path: "varagity_stack/supervisor.py", line: 389, symbol: "class Stack:" },
+    source: { path: "varagity_stack/supervisor.py", line: 403, symbol: "class Stack:" },
     at: [2, 0],
   },
   {

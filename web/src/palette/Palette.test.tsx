@@ -8,18 +8,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 import { act, useState } from "react";
-import { createRoot, type Root } from "react-dom/client";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import type { ConversationSummary, DocumentList, GraphSourceList } from "../api/types";
 import { routeHash } from "../app/route";
 import { useRoute } from "../app/useRoute";
+import { $, rootPerTest, type } from "../test/dom";
 import { documentInfo } from "../test/fixtures";
 import { Palette } from "./Palette";
-
-declare global {
-  var IS_REACT_ACT_ENVIRONMENT: boolean;
-}
 
 const DOCUMENTS: DocumentList = {
   documents: [documentInfo("manuals/kettle.md"), documentInfo("station/power.md"), documentInfo("soup.txt")],
@@ -93,37 +89,16 @@ function Harness() {
   );
 }
 
-let root: Root;
-let host: HTMLElement;
+const page = rootPerTest();
 
 beforeEach(async () => {
-  globalThis.IS_REACT_ACT_ENVIRONMENT = true;
   window.location.hash = "#/";
-  host = document.createElement("div");
-  document.body.append(host);
-  root = createRoot(host);
-  await act(async () => root.render(<Harness />));
+  await act(async () => page.root.render(<Harness />));
 });
-
-afterEach(async () => {
-  await act(async () => root.unmount());
-  host.remove();
-});
-
-const $ = <T extends Element = HTMLElement>(selector: string) => document.querySelector<T>(selector);
 
 async function press(target: EventTarget, key: string, init: KeyboardEventInit = {}) {
   await act(async () => {
     target.dispatchEvent(new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true, ...init }));
-  });
-}
-
-/** Type into React's controlled input as a user would: the value, then an input event. */
-async function type(input: HTMLInputElement, text: string) {
-  await act(async () => {
-    const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set;
-    setter?.call(input, text);
-    input.dispatchEvent(new Event("input", { bubbles: true }));
   });
 }
 
