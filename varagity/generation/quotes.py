@@ -539,18 +539,23 @@ class QuoteChecker:
             for w in self._question_words - ignored
             if not _SPEECH_ACT.match(w) and not w.isdigit() and w not in names
         }
-        chats = {u.passage for u, sent in zip(self.units, self._sent, strict=True) if sent}
-        if not premise:
-            return [True] * len(self.passages)
-        missing = [
-            len(premise - _content(normalize(text)) - _content(self._names[n]))
-            for n, text in enumerate(self.passages)
-        ]
-        # one word may be the asker's paraphrase ("fly" of a talk about "flights")
-        return [
-            n not in chats or miss < 2 or miss <= (1 - PREMISE_COVERAGE) * len(premise)
-            for n, miss in enumerate(missing)
-        ]
+        # a day's words: its units' (already stemmed) and what names the day
+        said: dict[int, set[str]] = {}
+        for unit, sent in zip(self.units, self._sent, strict=True):
+            if sent:
+                said.setdefault(unit.passage, _content(self._names[unit.passage]))
+        for unit, words in zip(self.units, self._words, strict=True):
+            if unit.passage in said:
+                said[unit.passage] |= words
+
+        def premised(n: int) -> bool:
+            if n not in said:
+                return True  # no conversation
+            missing = len(premise - said[n])
+            # one word may be the asker's paraphrase ("fly" of a talk about "flights")
+            return missing < 2 or missing <= (1 - PREMISE_COVERAGE) * len(premise)
+
+        return [premised(n) for n in range(len(self.passages))]
 
     def _by_or_naming(self, i: int, people: set[str]) -> bool:
         """Whether message ``i`` was written by, or names, each of ``people`` (anything
