@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import logging
 import re
@@ -53,7 +52,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import quote
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -84,6 +82,7 @@ from varagity.graph.types import GraphDiff, ThreadDay
 from varagity.ingest.discovery import partition_key_for
 from varagity.preview.service import cache_root
 from varagity.stores.bm25 import BM25Store
+from varagity.stores.step_artifacts import artifact_name
 from varagity.stores.vector_store import PgVectorStore
 
 log = logging.getLogger(__name__)
@@ -449,15 +448,6 @@ def _remove_paths(paths: Iterable[Path]) -> None:
 # --- pipeline step artifacts ----------------------------------------------------------
 
 
-def _artifact_name(partition_key: str) -> str:
-    """The file name the ``artifacts`` IO manager stores a partition's value under
-    (``varagity_assets.resources.artifact_name``, which the domain library cannot import)."""
-    name = quote(partition_key, safe="")
-    if len(name) > 200:
-        name = name[:150] + "-" + hashlib.sha256(partition_key.encode()).hexdigest()[:16]
-    return f"{name}.pkl"
-
-
 def _artifacts(
     settings: Settings, pg: PgVectorStore, relative_paths: Iterable[str], *, remove: bool
 ) -> int:
@@ -468,7 +458,7 @@ def _artifacts(
     keys = sorted({partition_key_for(rel) for rel in relative_paths})
     if not keys:
         return 0
-    names = {_artifact_name(k) for k in keys}
+    names = {artifact_name(k) for k in keys}
     found = 0
     root = settings.home / "artifacts"
     if root.is_dir():

@@ -7,12 +7,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import cast
-from urllib.parse import quote
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -20,7 +18,7 @@ from pydantic import PrivateAttr
 from varagity.config import Settings, get_settings
 from varagity.services import Services
 from varagity.stores.postgres import database_url
-from varagity.stores.step_artifacts import StepArtifacts
+from varagity.stores.step_artifacts import StepArtifacts, artifact_name
 
 
 class VaragityResource(dg.ConfigurableResource):
@@ -45,14 +43,6 @@ class VaragityResource(dg.ConfigurableResource):
         if self._services is not None:
             self._services.close()
             self._services = None
-
-
-def artifact_name(partition_key: str) -> str:
-    """File name of one partition's value (unique, recognisable, within name limits)."""
-    name = quote(partition_key, safe="")
-    if len(name) > 200:
-        name = name[:150] + "-" + hashlib.sha256(partition_key.encode()).hexdigest()[:16]
-    return f"{name}.pkl"
 
 
 class ArtifactIOManager(dg.ConfigurableIOManager):

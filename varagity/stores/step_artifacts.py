@@ -8,9 +8,20 @@ was given: the callers are step processes that make a handful of calls each.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote
 
 from varagity.stores.postgres import connect
+
+
+def artifact_name(partition_key: str) -> str:
+    """File name of one partition's value in the artifacts folder (the IO manager's
+    on-disk store): unique, recognisable, within name limits."""
+    name = quote(partition_key, safe="")
+    if len(name) > 200:
+        name = name[:150] + "-" + hashlib.sha256(partition_key.encode()).hexdigest()[:16]
+    return f"{name}.pkl"
 
 
 class StepArtifacts:
