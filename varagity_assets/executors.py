@@ -42,9 +42,9 @@ from dagster._core.execution.retries import RetryMode
 from dagster_celery import core_execution_loop
 from dagster_celery.core_execution_loop import core_celery_execution_loop
 from dagster_celery.executor import CeleryExecutor, _submit_task
-from dagster_celery.tags import DAGSTER_CELERY_QUEUE_TAG
 
 from varagity.config import Settings, get_settings
+from varagity.pipeline import CELERY_QUEUE_TAG
 
 STEP_POLL_S = 0.1
 """How often the run's process asks the broker which steps finished and submits the
@@ -103,7 +103,7 @@ def step_queue(tags: Mapping[str, str] | None, kinds: Collection[str], settings:
     """The queue of a step: its ``dagster-celery/queue`` tag, else ``CELERY_INDEX_QUEUE``
     when its asset lives in a host's folder (:data:`LOCAL_STORE_KINDS`, Tantivy unless
     ``ELASTICSEARCH_URL`` is set), else ``CELERY_QUEUE``."""
-    explicit = (tags or {}).get(DAGSTER_CELERY_QUEUE_TAG)
+    explicit = (tags or {}).get(CELERY_QUEUE_TAG)
     if explicit:
         return explicit
     if settings.ELASTICSEARCH_URL is None and LOCAL_STORE_KINDS & set(kinds):
