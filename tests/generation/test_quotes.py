@@ -778,3 +778,15 @@ def test_a_question_whose_premise_the_conversation_never_speaks_of_is_not_answer
     menu = "The Thai Garden menu lists pad thai and spring rolls for dinner.\n"
     served = QuoteChecker("What dessert does Thai Garden list for an anniversary party?", [menu])
     assert served.quote("Thai Garden lists pad thai and spring rolls.")
+
+
+def test_a_question_dated_by_the_day_is_answered_by_that_days_messages() -> None:
+    # "on 20260730": the day's line dates every message of that day
+    dated = QuoteChecker(
+        "What hobbies does WolfgangSchulz propose to LiHua in their conversation on 20260730?",
+        [_HOBBY],
+    )
+    assert dated.quote("Wolfgang Schulz proposes pottery or painting.")
+    # another day's messages are not that day's
+    other = QuoteChecker("What hobbies does WolfgangSchulz propose to LiHua on 20260731?", [_HOBBY])
+    assert other.quote("Wolfgang Schulz proposes pottery or painting.") == []

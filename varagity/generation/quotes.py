@@ -193,11 +193,12 @@ _HELD_VIEW = re.compile(
     r"|propose)\b"
 )
 _WHO_QUESTION = re.compile(r"^\W*(?:who|whom|with whom)\b")
-# the words a question frames its answer with ("what type of ...", "how much"):
-# what they ask for is the answer, no conversation needs to say them
+# the words a question frames its answer with ("what type of ...", "how much") or
+# points at the talk with ("according to their conversation"): what they ask for is the
+# answer or the record itself, no conversation needs to say them
 _FRAME = (
     "type kind sort specific exact exactly particular day date time name much many long often"
-    " number amount percentage"
+    " number amount percentage according conversation discussion chat"
 )
 _MERIDIEM = re.compile(r"(\d)\s*([AaPp])\.?[Mm]\b\.?")
 _DIGIT_TOKEN = re.compile(r"[A-Za-z0-9€$£¥%][\w.,:/€$£¥%+-]*")
@@ -826,7 +827,8 @@ class QuoteChecker:
         question names qualifies the time, it names no item ("before November 2025"
         is answered by "until 31 October 2025"), and a unit that states what holds on
         the other side of the date the question names ("From 1 April 2025 the limit is
-        8 days", asked what held before April 2025) is not about it."""
+        8 days", asked what held before April 2025) is not about it. A message is about
+        the date its day's line names ("What did Thane ask on 20260920?")."""
         if opening or i not in self._close_scope:
             wide, wide_raw = self._scope_norm[i], self._scope[i]
         else:
@@ -843,8 +845,12 @@ class QuoteChecker:
         # figures of its own ("the 13th?" "Or Kumo Ramen on the 20th?")
         own = self._text(self.units[i])[sent.end() :] if sent else ""
         figures = (normalize(own), own) if _has_digit(own) else (scope, raw)
+        day = self._list_leads[i] if sent else None
         for value in self.asked:
             if value in _CALENDAR:
+                continue
+            # "on 20260920": a message is on the day its day's line names
+            if day is not None and _ISO_DAY.fullmatch(value) and _holds(self._norm[day], value):
                 continue
             if _has_digit(value):
                 scope, raw = figures
