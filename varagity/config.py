@@ -262,13 +262,13 @@ class Settings(BaseSettings):
         description="Answers with ANSWER_CONTEXT=sentences: about how many tokens of "
         "passage text the prompt carries.",
     )
-    GRAPH_ANSWER_MESSAGES: int = Field(
-        default=1,
-        ge=1,
-        le=50,
-        description="Graph answers with ANSWER_CONTEXT=sentences: how many of the day cards' "
-        "best messages the prompt carries, each with the reply after it (one suits the "
-        "0.5B model best, docs/graph.md).",
+    GRAPH_ANSWER_CONTEXT_TOKENS: int = Field(
+        default=300,
+        ge=64,
+        le=32000,
+        description="Graph answers with ANSWER_CONTEXT=sentences: about how many tokens "
+        "of the day cards' messages the prompt carries (the best messages with the one "
+        "before and the reply after).",
     )
     CONTEXT_MAX_TOKENS: int = Field(
         default=96, ge=8, description="Cap on a contextual blurb's length, in tokens."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from varagity.generation.answer import ABSTENTION, format_sources
+from varagity.generation.answer import ABSTENTION
 from varagity.generation.grounding import is_abstention
 from varagity.generation.quotes import (
     EXTRACT_LEAD,
@@ -11,7 +11,6 @@ from varagity.generation.quotes import (
     coverage_abstention,
     passage_units,
     select_context,
-    select_messages,
     values_of,
 )
 from varagity.generation.repetition import find_loop
@@ -660,26 +659,17 @@ def test_the_rest_of_a_full_name_the_question_gives_adds_nothing() -> None:
     assert checker.quote("Noor Haddad is joining Noor and Tomas on the ride.") == []
 
 
-def test_a_day_card_is_cut_to_its_best_message_and_the_reply() -> None:
+def test_a_day_card_keeps_its_first_line_and_the_reply_to_its_best_message() -> None:
     long_day = _SUPPER + "".join(
         f"[11:{n:02d}] Ingrid Bakke: Another note about the weather and the walk home, {n}.\n"
         for n in range(20)
     )
-    shown = select_messages("How much was the bill?", [_RIDE, long_day], best=1)
-    # the day of the best message keeps its first line, that message and the reply
-    assert shown[1].startswith("Messages in Ingrid Bakke on Saturday 2026-03-14:")
-    assert "How much was the bill" in shown[1] and "so 33 each" in shown[1]
-    assert "walk home" not in shown[1]
-    # a day none of the kept messages is on is shown empty, keeping its number
-    assert shown[0] == ""
-    two = select_messages("How much was the bill? Who rides?", [_RIDE, long_day], best=2)
-    assert two[0].startswith("Messages in Tomas Reyes on Friday 2026-03-06:")
-    assert "so 33 each" in two[1]
-
-
-def test_an_empty_passage_keeps_its_number_out_of_the_prompt() -> None:
-    sources = format_sources(["", "Second day"], max_tokens=500)
-    assert sources == "[2] Second day"
+    shown = select_context(
+        "How much was the bill?", [long_day, _RIDE], max_tokens=80, conversation=True
+    )
+    assert shown[0].startswith("Messages in Ingrid Bakke on Saturday 2026-03-14:")
+    assert "How much was the bill" in shown[0] and "so 33 each" in shown[0]
+    assert shown[1].startswith("Messages in Tomas Reyes on Friday 2026-03-06:")
 
 
 def test_how_much_is_answered_by_an_amount() -> None:

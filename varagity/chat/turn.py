@@ -21,10 +21,8 @@ when the answer starts looping, generation stops, the repeated tail is trimmed f
 :attr:`TurnDone.answer` (the deltas already sent cannot be taken back, so front ends
 show ``done``'s answer as the final text) and the stop reason is ``"repetition"``.
 The model is shown the passages cut to the sentences that matter for the question
-(``ANSWER_CONTEXT=sentences``: :func:`~varagity.generation.quotes.select_context`; a
-message-graph day card, its best message and the reply,
-:func:`~varagity.generation.quotes.select_messages`), or whole. With
-``ANSWER_CITATIONS=quoted`` (the default) the stream then passes a
+(``ANSWER_CONTEXT=sentences``: :func:`~varagity.generation.quotes.select_context`), or
+whole. With ``ANSWER_CITATIONS=quoted`` (the default) the stream then passes a
 :class:`~varagity.generation.quotes.QuotedAnswerStream`: each sentence is held until it
 is complete and released only with the ``[n]`` of the verbatim quote that holds every
 value it states; a sentence without one is dropped, and an answer left with none is the
@@ -74,12 +72,7 @@ from varagity.generation.answer import (
     stream_answer,
 )
 from varagity.generation.grounding import CitationStream, attribute_answer
-from varagity.generation.quotes import (
-    GIVE_UP_AFTER,
-    QuotedAnswerStream,
-    select_context,
-    select_messages,
-)
+from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
 from varagity.graph.order import messages_span
@@ -600,12 +593,14 @@ def _generate(
     citer = CitationStream(list(passages)) if mode == "attributed" else None
     shown = passages
     if passages and settings.ANSWER_CONTEXT == "sentences":
-        shown = (
-            select_messages(prepared.search_query, passages, best=settings.GRAPH_ANSWER_MESSAGES)
-            if evidence.graph is not None
-            else select_context(
-                prepared.search_query, passages, max_tokens=settings.ANSWER_CONTEXT_TOKENS
-            )
+        conversation = evidence.graph is not None
+        shown = select_context(
+            prepared.search_query,
+            passages,
+            max_tokens=settings.GRAPH_ANSWER_CONTEXT_TOKENS
+            if conversation
+            else settings.ANSWER_CONTEXT_TOKENS,
+            conversation=conversation,
         )
     reasoning: list[str] = []
     finish: str | None = None

@@ -89,14 +89,10 @@ def day_passage(thread_name: str, span: str, excerpt: str) -> str:
 
 
 def format_sources(passages: Sequence[str], *, max_tokens: int) -> str:
-    """The numbered evidence block, within a token budget (each source gets its share).
-    An empty passage is left out and keeps its number (``[2]`` may come first)."""
-    shown = sum(1 for body in passages if body)
-    per_source = max(64, max_tokens // max(1, shown))
+    """The numbered evidence block, within a token budget (each source gets its share)."""
+    per_source = max(64, max_tokens // max(1, len(passages)))
     blocks = []
     for n, body in enumerate(passages, start=1):
-        if not body:
-            continue
         if count_tokens(body) > per_source:
             body = truncate_tokens(body, per_source) + " ..."
         blocks.append(f"[{n}] {body}")

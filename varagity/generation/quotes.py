@@ -72,9 +72,7 @@ previews, the OpenAI-compatible route and the CLI.
 The context the model is shown can be compressed the same way
 (:func:`select_context`): the units that share the most rare words with the question,
 with their neighbours and the header row of their table, instead of whole chunks; the
-prompt is then a fraction of the size, and time to first token with it. Of message-graph
-day cards the model is shown the best message and the reply after it
-(:func:`select_messages`).
+prompt is then a fraction of the size, and time to first token with it.
 """
 
 from __future__ import annotations
@@ -146,11 +144,6 @@ EXTRACT_COVERAGE = 0.5
 EXTRACT_LEAD = "I could not find a checked answer to this in the documents."
 #: Units of context kept before and after each selected unit of a passage.
 NEIGHBOURS = 1
-#: What a message's rank (:func:`select_messages`) loses for each better-ranked day card
-#: before its own: a share of the question's words, the weight of about one rare word in
-#: twenty. Measured on the LiHua-World year (254 single-day questions, the offline
-#: judge): the best exchange held the gold answer for 160 with it, 157 without.
-DAY_RANK_STEP = 0.05
 #: Fewest words a trimmed head of an answer sentence keeps (:meth:`QuoteChecker.trimmed`).
 TRIMMED_WORDS = 4
 # where a phrase or clause begins inside a sentence: a head cut there is a sentence
@@ -1294,16 +1287,25 @@ def question_shares(question: str, texts: Sequence[str]) -> list[float]:
     return ShareIndex(texts).shares(question)
 
 
-def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -> list[str]:
+def select_context(
+    question: str, passages: Sequence[str], *, max_tokens: int, conversation: bool = False
+) -> list[str]:
     """Each passage cut down to the units that matter for ``question`` (same numbering).
 
     Units are ranked by the weighted share of the question's content words they hold
     (rare words weigh more; ties go to the better-ranked passage), or :data:`INHERITED`
     of their section heading's or table header's share when that is more; the best are
-    taken, each with :data:`NEIGHBOURS` units either side and, for a table row, the
-    table's header row, until ``max_tokens`` (estimated at four characters a token) is
-    spent. Every passage keeps at least its best unit. A gap in a passage is marked
-    ``...``. Day cards of the message graph are cut by :func:`select_messages`.
+    taken,
+    each with :data:`NEIGHBOURS` units either side and, for a table row, the table's
+    header row, until ``max_tokens`` (estimated at four characters a token) is spent.
+    Every passage keeps at least its best unit. A gap in a passage is marked ``...``.
+
+    With ``conversation`` (message-graph day cards: a first line naming the
+    conversation and the day, then one unit per message), every passage keeps its
+    first line, and the best messages take the messages around them (the one they
+    answer, the reply) before the other passages get their best message: in a chat the
+    answer is the line after the question, and a best line of every day alone spends
+    the budget on days that do not answer.
     """
     units = [u for n, p in enumerate(passages) for u in passage_units(p, n)]
     if not units:
@@ -1327,14 +1329,7 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
         chosen.add(i)
         spent += units[i].end - units[i].start + 1
 
-    best_of_passage: dict[int, int] = {}
-    for i in order:
-        best_of_passage.setdefault(units[i].passage, i)
-    for i in best_of_passage.values():
-        take(i)
-    for i in order:
-        if spent >= budget or scores[i] <= 0:
-            break
+    def with_neighbours(i: int) -> None:
         take(i)
         for j in range(i - NEIGHBOURS, i + NEIGHBOURS + 1):
             if 0 <= j < len(units) and units[j].passage == units[i].passage:
@@ -1342,54 +1337,24 @@ def select_context(question: str, passages: Sequence[str], *, max_tokens: int) -
         header = _table_header(units, i)
         if header is not None:
             take(header)
-    return _cut(passages, units, chosen, keep_empty=True)
 
-
-def select_messages(question: str, passages: Sequence[str], *, best: int) -> list[str]:
-    """Message-graph day cards cut down to the ``best`` messages for ``question``, each
-    with the reply after it and its day's first line (same numbering; a day none of
-    them is on is left empty).
-
-    A message is ranked by the weighted share of the question's content words it holds
-    (:class:`ShareIndex` over the cards' messages), less :data:`DAY_RANK_STEP` for each
-    better-ranked day before its own. In a chat the answer is the line after the
-    question, and a small model reads one exchange far better than several days:
-    measured on the LiHua-World year with Qwen2.5-Coder-0.5B (docs/graph.md), the best
-    exchange alone was answered right and kept by the quote check more often than the
-    best messages of every day within 150 or 300 tokens, and more than the best two
-    exchanges, with a third of the prompt.
-    """
-    units = [u for n, p in enumerate(passages) for u in passage_units(p, n)]
-    messages = [
-        i for i, u in enumerate(units) if _MESSAGE.match(passages[u.passage][u.start : u.end])
-    ]
-    if not messages:
-        return list(passages)
-    shares = question_shares(
-        question, [passages[units[i].passage][units[i].start : units[i].end] for i in messages]
-    )
-    ranked = sorted(
-        range(len(messages)),
-        key=lambda k: (-(shares[k] - DAY_RANK_STEP * units[messages[k]].passage), k),
-    )
-    chosen: set[int] = set()
-    for k in ranked[:best]:
-        i = messages[k]
-        chosen.add(i)
-        if k + 1 < len(messages) and units[messages[k + 1]].passage == units[i].passage:
-            chosen.add(messages[k + 1])
-    for n in {units[i].passage for i in chosen}:
-        first = next(i for i, u in enumerate(units) if u.passage == n)
-        if first not in chosen and not _MESSAGE.match(passages[n][units[first].start :]):
-            chosen.add(first)
-    return _cut(passages, units, chosen, keep_empty=False)
-
-
-def _cut(
-    passages: Sequence[str], units: Sequence[Unit], chosen: set[int], *, keep_empty: bool
-) -> list[str]:
-    """The ``chosen`` units of each passage, a gap marked ``...``; a passage with none
-    is kept whole (``keep_empty``) or left empty."""
+    best_of_passage: dict[int, int] = {}
+    for i in order:
+        best_of_passage.setdefault(units[i].passage, i)
+    best = sorted(best_of_passage.values(), key=lambda i: units[i].passage)
+    if conversation:  # the first lines now, each day's best message after the others
+        for i, unit in enumerate(units):
+            if i == 0 or units[i - 1].passage != unit.passage:
+                take(i)
+    else:
+        for i in best:
+            take(i)
+    for i in order:
+        if spent >= budget or scores[i] <= 0:
+            break
+        with_neighbours(i)
+    for i in best:
+        take(i)
     out: list[str] = []
     for n, text in enumerate(passages):
         kept = [i for i in sorted(chosen) if units[i].passage == n]
@@ -1405,7 +1370,7 @@ def _cut(
             previous = i
         if kept and kept[-1] + 1 < len(units) and units[kept[-1] + 1].passage == n:
             pieces.append(("...", False))
-        out.append(_join(pieces) if pieces else text if keep_empty else "")
+        out.append(_join(pieces) if pieces else text)
     return out
 
 
