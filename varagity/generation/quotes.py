@@ -647,6 +647,11 @@ class QuoteChecker:
         said = [self._text(self.units[j]) for j in sorted(j for j in talk if j is not None)]
         return "\n".join([*sorted(pair), *said, self._text(unit)])
 
+    def _day_line(self, i: int) -> int | None:
+        """The first line of message ``i``'s day card, which names the day (None for
+        what is no message)."""
+        return self._list_leads[i] if self._sent[i] else None
+
     def _dated_by(self, day: int, i: int, value: str, *, act: bool) -> bool:
         """Whether message ``i`` is dated ``value`` by its day's line ``day``: it and the
         message it answers name no day of their own, nor, unless the sentence speaks of
@@ -845,12 +850,12 @@ class QuoteChecker:
         # figures of its own ("the 13th?" "Or Kumo Ramen on the 20th?")
         own = self._text(self.units[i])[sent.end() :] if sent else ""
         figures = (normalize(own), own) if _has_digit(own) else (scope, raw)
-        day = self._list_leads[i] if sent else None
+        day = self._day_line(i)
         for value in self.asked:
             if value in _CALENDAR:
                 continue
             # "on 20260920": a message is on the day its day's line names
-            if day is not None and _ISO_DAY.fullmatch(value) and _holds(self._norm[day], value):
+            if day is not None and _is_day(value) and _holds(self._norm[day], value):
                 continue
             if _has_digit(value):
                 scope, raw = figures
@@ -968,7 +973,7 @@ class QuoteChecker:
             # a row's names may come from its header or heading ("Leeds" over a column);
             # its figures must be its own
             row = self.units[i].kind == "row"
-            day = self._list_leads[i] if self._sent[i] else None
+            day = self._day_line(i)
             return {
                 v
                 for v in values
