@@ -88,8 +88,9 @@ def _find(home: Path, marker: str, *, forked: bool = False) -> psutil.Process | 
             "VARAGITY_HOME"
         ) == str(home)
 
-    for proc in psutil.process_iter():
+    for pid in psutil.pids():  # fresh objects: process_iter's cache can hold a reused pid
         try:
+            proc = psutil.Process(pid)
             if not marked(proc):
                 continue
             if not forked:

@@ -318,9 +318,15 @@ def _create_time(pid: int | None, fallback: float) -> float:
 def _group_members(pgid: int, not_before: float) -> list[psutil.Process]:
     """Live processes of process group ``pgid`` started at or after ``not_before``."""
     members = []
-    for proc in psutil.process_iter(["create_time"]):
+    # fresh Process objects, not psutil.process_iter: its cache keeps the create time of a
+    # pid that died and was reused between two calls, which would make a new member of
+    # the group look older than its leader and leave it running
+    for pid in psutil.pids():
         try:
-            if os.getpgid(proc.pid) == pgid and proc.info["create_time"] >= not_before - 1.0:
+            if os.getpgid(pid) != pgid:
+                continue
+            proc = psutil.Process(pid)
+            if proc.create_time() >= not_before - 1.0:
                 members.append(proc)
         except (ProcessLookupError, PermissionError, psutil.Error):
             continue

@@ -70,6 +70,38 @@ def test_leftovers_of_a_dead_supervisor_are_stopped(tmp_path: Path) -> None:
     assert not state_path(settings).exists()
 
 
+_LAST_PID = Path("/proc/sys/kernel/ns_last_pid")
+
+
+@pytest.mark.skipif(not os.access(_LAST_PID, os.W_OK), reason="choosing the next pid needs root")
+def test_a_reused_pid_in_the_group_is_stopped(tmp_path: Path) -> None:
+    """A long test run wraps the pids: the leader of the group may carry the pid of a
+    process that psutil saw earlier, and that one must not pass for an older process."""
+    settings = load_settings(VARAGITY_HOME=tmp_path / "home")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    for _ in range(20):  # another process may take the pid first: try again
+        earlier = subprocess.Popen(["sleep", "300"])
+        list(psutil.process_iter(["create_time"]))  # psutil now knows this pid
+        earlier.kill()
+        earlier.wait()
+        time.sleep(1.5)  # the reuse starts more than the second of slack later
+        _LAST_PID.write_text(str(earlier.pid - 1))
+        proc, record = _group(tmp_path)
+        if proc.pid == earlier.pid:
+            break
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    else:
+        pytest.fail("the pid was never reused")
+    _write_state(state_path(settings), {"pid": dead.pid, "create_time": time.time()}, [record])
+
+    stopped = stop_leftovers(settings)
+
+    proc.wait(10)
+    assert stopped == [f"api (pid {proc.pid}, 3 process(es))"]
+
+
 def test_the_stack_of_a_live_supervisor_is_left_alone(tmp_path: Path) -> None:
     settings = load_settings(VARAGITY_HOME=tmp_path / "home")
     supervisor = subprocess.Popen(["sleep", "300"])
