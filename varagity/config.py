@@ -612,6 +612,15 @@ class Settings(BaseSettings):
         "by their messages and keeping GRAPH_CHUNK_TOP_K (fewer: faster, and the first "
         "days of either ranking only).",
     )
+    GRAPH_EXCHANGE_MIN_SCORE: float = Field(
+        default=1.1,
+        ge=0.0,
+        le=3.0,
+        description="Graph answers: least score (of at most 2: the share of the question's "
+        "words plus the meaning's cosine) of the best message for it to be the answer, "
+        "quoted with its reply, instead of a model's draft; above 2 the model always "
+        "answers.",
+    )
     GRAPH_TIMEZONE: str = Field(
         default="",
         description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "

@@ -68,15 +68,15 @@ from varagity.generation.answer import (
     UNSUPPORTED_NOTE,
     chunk_passages,
     cited_numbers,
-    day_passage,
     stream_answer,
 )
 from varagity.generation.grounding import CitationStream, attribute_answer
 from varagity.generation.quotes import GIVE_UP_AFTER, QuotedAnswerStream, select_context
 from varagity.generation.repetition import RepetitionGuard
 from varagity.generation.think import ThinkSplitter
+from varagity.graph.exchange import day_passages
 from varagity.graph.order import messages_span
-from varagity.graph.relative_dates import annotate_transcript, as_written
+from varagity.graph.relative_dates import as_written
 from varagity.graph.transcripts import weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
@@ -245,12 +245,7 @@ class TurnRetrieval:
         written out, all computed here: a model asked "on which day" guesses one
         otherwise); the quotes of an answer index these texts."""
         if self.graph is not None:
-            return [
-                day_passage(
-                    d.thread_name, weekday_of(d.span), annotate_transcript(d.excerpt, d.span)
-                )
-                for d in self.graph.days
-            ]
+            return day_passages(self.graph.days)
         return chunk_passages(self.chunks)
 
     def written(self, quotes: Sequence[Quote]) -> tuple[Quote, ...]:
@@ -259,9 +254,7 @@ class TurnRetrieval:
         if self.graph is None:
             return tuple(quotes)
         annotated = self.passages
-        written = [
-            day_passage(d.thread_name, weekday_of(d.span), d.excerpt) for d in self.graph.days
-        ]
+        written = day_passages(self.graph.days, annotated=False)
         kept = []
         for q in quotes:
             start, end = as_written(annotated[q.source - 1], written[q.source - 1], q.start, q.end)

@@ -46,6 +46,7 @@ from varagity.graph.base import (
     Neighbourhood,
 )
 from varagity.graph.day_rank import DayIndex, rank_days, with_message_days, with_named_days
+from varagity.graph.exchange import with_exchange
 from varagity.graph.manifest import read_manifest
 from varagity.graph.order import with_order
 from varagity.graph.registry import open_engine, running_engine_format, workdir_for
@@ -229,7 +230,9 @@ class GraphService:
         """The engine's entities, relations and transcript days for ``question``: the
         engine's ``GRAPH_DAY_CANDIDATES`` days ranked again by their messages, the first
         ``GRAPH_CHUNK_TOP_K`` kept (:mod:`varagity.graph.day_rank`), each day card
-        completed from the manifest (thread name, span, message guids).
+        completed from the manifest (thread name, span, message guids); a question
+        no computed answer is found for is answered with the exchange that answers it
+        best, when there is a clear one (:mod:`varagity.graph.exchange`).
 
         Raises:
             GraphDisabled: ``GRAPH_ENABLED=false``.
@@ -248,6 +251,13 @@ class GraphService:
         found = replace(found, days=rank_days(question, found.days, keep, index))
         found = with_named_days(found, index, question, keep)
         found = with_order(found, question, index, skeleton, keep)
+        found = self._described(found)
+        return with_exchange(
+            found, question, self._embedder, self.settings.GRAPH_EXCHANGE_MIN_SCORE
+        )
+
+    def _described(self, found: GraphRetrieval) -> GraphRetrieval:
+        """``found`` with each day card completed from the manifest."""
         if self._describe is None:
             return found
         days = []
