@@ -179,6 +179,23 @@ def test_a_graph_turn_cites_days_and_records_them(graph_api: str, pg_url: str) -
     assert detail.json()["messages"][0]["target_corpus"] is None  # the user's message
 
 
+def test_a_message_that_answers_is_quoted_without_the_model(graph_api: str) -> None:
+    question = "Which port cellar does Tom know in Porto?"
+
+    retrieval, done = retrieval_and_done(chat(graph_api, {"question": question, "corpus": "graph"}))
+
+    n = next(d["n"] for d in retrieval["days"] if d["doc_key"] == MAYA_TRIP.doc_key)
+    assert done["answer"].startswith(f"Maya Chen wrote on Friday 2024-05-03 [{n}]:")
+    assert (
+        "[09:20] Maya Chen: \u201cYes! Tom knows a great port cellar there, Graham's.\u201d"
+        in (done["answer"])
+    )
+    assert done["cited"] == [n]
+    (quote,) = done["quotes"]  # the line as the day card holds it
+    excerpt = next(d["excerpt"] for d in retrieval["days"] if d["n"] == n)
+    assert quote["source"] == n and quote["text"] in excerpt and "Graham's" in quote["text"]
+
+
 @pytest.fixture
 def no_graph_api(
     make_settings: SettingsFactory, pg_url: str, model_urls: dict[str, str], tmp_path: Path

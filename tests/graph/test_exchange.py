@@ -82,3 +82,23 @@ def test_day_passages_write_the_weekday_and_the_days_named() -> None:
     assert annotated.startswith("Messages in Adam Smith on Sunday 2026-03-08:\n")
     assert "today (Sunday 2026-03-08)" in annotated
     assert written.endswith("[13:00] Adam Smith: Power is out today.")
+
+
+def test_a_reply_that_asks_back_brings_its_answer(embedder: EmbeddingClient) -> None:
+    card = DayCard(
+        "wolfgang:2026-09-23",
+        "Wolfgang Schulz",
+        "2026-09-23",
+        "[16:00] Wolfgang Schulz: Wanna go to the grocery store after work today?\n"
+        "[16:01] Li Hua: Sounds great! What time are you thinking?\n"
+        "[16:02] Wolfgang Schulz: Around 5:30, right after my shift.\n"
+        "[16:03] Li Hua: Perfect, see you there.",
+    )
+    question = "When does Wolfgang want to go to the grocery store?"
+
+    computed = with_exchange(GraphRetrieval(days=(card,)), question, embedder, 0.0).computed
+
+    assert computed is not None
+    (_, lines), *_ = computed.quoted  # as the model would be shown them: days written in
+    assert lines.splitlines() == day_passages([card])[0].splitlines()[1:4]
+    assert "Around 5:30" in computed.text and "see you there" not in computed.text

@@ -71,7 +71,8 @@ class Exchange:
     Attributes:
         source: The day card it is on (``[n]``, from 1).
         day: That day, with its weekday ("Thursday 2026-07-02").
-        lines: The message's transcript line, then the reply's when there is one.
+        lines: The message's transcript line, the reply's when there is one, and the
+            message answering the reply when the reply asks back.
         score: The message's score (:func:`best_exchange`), at most 2.
     """
 
@@ -81,19 +82,19 @@ class Exchange:
     score: float
 
     def answer(self) -> ComputedAnswer:
-        """The exchange as the answer: who wrote it on which day, cited, then its
-        lines quoted."""
+        """The exchange as the answer: who wrote it on which day, cited, then each
+        line quoted."""
         writers: list[str] = []
         quoted = []
         for line in self.lines:
             head = MESSAGE_LINE.match(line)
-            if head is None:  # _messages keeps message lines only
+            if head is None:  # the lines are message lines (_messages)
                 continue
             if head["sender"] not in writers:
                 writers.append(head["sender"])
             quoted.append(f"{head['head'].rstrip()} \u201c{head['text'].strip()}\u201d")
-        text = f"{' and '.join(writers)} wrote on {self.day} [{self.source}]:\n" + "\n".join(quoted)
-        return ComputedAnswer(text, ((self.source, "\n".join(self.lines)),))
+        lead = f"{' and '.join(writers)} wrote on {self.day} [{self.source}]:"
+        return ComputedAnswer("\n".join([lead, *quoted]), ((self.source, "\n".join(self.lines)),))
 
 
 def _messages(passage: str) -> list[str]:
@@ -111,8 +112,10 @@ def best_exchange(
 ) -> Exchange | None:
     """The message of ``passages`` (the day cards ``days`` rendered by
     :func:`day_passages`) that answers ``question`` best and its reply, ranked as the
-    module says; None when the cards hold no message."""
-    found = [(n, i, line) for n, p in enumerate(passages) for i, line in enumerate(_messages(p))]
+    module says (and, when the reply asks back, the message answering it); None when
+    the cards hold no message."""
+    cards = [_messages(passage) for passage in passages]
+    found = [(n, i, line) for n, lines in enumerate(cards) for i, line in enumerate(lines)]
     if not found:
         return None
     shares = question_shares(question, [line for _, _, line in found])
@@ -122,9 +125,11 @@ def best_exchange(
     vectors = embedder.embed_passages([found[k][2] for k in candidates])
     scores = {k: base[k] + _cosine(asked, v) for k, v in zip(candidates, vectors, strict=True)}
     best = max(candidates, key=scores.__getitem__)
-    n, i, line = found[best]
-    following = _messages(passages[n])[i + 1 : i + 2]
-    return Exchange(n + 1, weekday_of(days[n].span), (line, *following), scores[best])
+    n, i, _ = found[best]
+    lines = cards[n][i : i + 2]
+    if len(lines) == 2 and "?" in lines[1]:  # the reply asks back: add its answer
+        lines = cards[n][i : i + 3]
+    return Exchange(n + 1, weekday_of(days[n].span), tuple(lines), scores[best])
 
 
 def with_exchange(
