@@ -112,7 +112,8 @@ class DayCard:
 @dataclass(frozen=True)
 class ComputedAnswer:
     """An answer retrieval worked out from the archive itself (the order of two events
-    from their days), written as the answer instead of the model's.
+    from their days, :mod:`varagity.graph.order`; the exchange that answers, quoted,
+    :mod:`varagity.graph.exchange`), written as the answer instead of the model's.
 
     Attributes:
         text: The answer, citing its day cards as ``[n]``.
@@ -126,7 +127,7 @@ class ComputedAnswer:
 @dataclass(frozen=True)
 class GraphRetrieval:
     """What graph retrieval found for a question (no answer text: the model writes
-    that, unless retrieval computed it: ``computed``, :mod:`varagity.graph.order`)."""
+    that, unless retrieval computed it: ``computed``)."""
 
     entities: tuple[GraphEntity, ...] = ()
     relations: tuple[GraphRelation, ...] = ()
