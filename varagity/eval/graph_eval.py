@@ -870,6 +870,7 @@ def run_graph_arm(
 ) -> ArmResult:
     """Answer ``queries`` through graph turns on the location and judge them, with
     evidence-day recall at ``k`` retrieved days."""
+    from varagity.graph.exchange import MAX_SCORE
     from varagity.graph.manifest import provenance
     from varagity.graph.service import GraphService
     from varagity.services import Services
@@ -885,7 +886,10 @@ def run_graph_arm(
         "answer_citations": services.settings.ANSWER_CITATIONS,
     }
     try:
-        recall_settings = services.settings.model_copy(update={"GRAPH_CHUNK_TOP_K": k})
+        # recall reads the days only: no quoted answer is ranked for it
+        recall_settings = services.settings.model_copy(
+            update={"GRAPH_CHUNK_TOP_K": k, "GRAPH_EXCHANGE_MIN_SCORE": MAX_SCORE + 1}
+        )
         wide = GraphService(
             recall_settings,
             services.chat,

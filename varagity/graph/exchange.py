@@ -15,8 +15,9 @@ share of the question's content words it holds
 (:func:`~varagity.generation.quotes.question_shares`, rare words weigh more) less
 :data:`DAY_RANK_WEIGHT` per rank of its day card; the :data:`CANDIDATES` best are
 embedded beside the question and gain their cosine similarity to it. The best
-message's score is at most 2; below ``GRAPH_EXCHANGE_MIN_SCORE`` no exchange is
-quoted (a question the chats do not answer matches no message that well).
+message's score is at most :data:`MAX_SCORE`; below ``GRAPH_EXCHANGE_MIN_SCORE`` no
+exchange is quoted (a question the chats do not answer matches no message that well),
+and a floor above it switches the ranking off.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 CANDIDATES = 8
 #: What a message loses per rank of its day card (the first card is the best day).
 DAY_RANK_WEIGHT = 0.05
+#: The best score a message can have: all of the question's words and the same meaning.
+MAX_SCORE = 2.0
 
 
 class Embedder(Protocol):
@@ -136,9 +139,10 @@ def with_exchange(
     found: GraphRetrieval, question: str, embedder: Embedder, min_score: float
 ) -> GraphRetrieval:
     """``found`` answered with its best exchange when that scores ``min_score`` or more
-    and nothing else computed the answer; unchanged otherwise (and when the embedder
-    fails: the model answers then, as it would without this)."""
-    if found.computed is not None or not found.days:
+    and nothing else computed the answer; unchanged otherwise, without ranking when
+    ``min_score`` is above :data:`MAX_SCORE` (and when the embedder fails: the model
+    answers then, as it would without this)."""
+    if found.computed is not None or not found.days or min_score > MAX_SCORE:
         return found
     try:
         exchange = best_exchange(question, found.days, day_passages(found.days), embedder)
