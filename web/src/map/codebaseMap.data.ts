@@ -132,7 +132,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_stack: supervises Postgres, the model servers, Dagster and the API as child processes; restarts what dies.",
-    source: { path: "varagity_stack/supervisor.py", line: 403, symbol: "class Stack:" },
+    source: { path: "varagity_stack/supervisor.py", line: 409, symbol: "class Stack:" },
     at: [2, 0],
   },
   {
@@ -401,7 +401,7 @@ export const CARDS: readonly MapCard[] = [
     group: "query",
     description:
       "One turn as typed events: prepare the query, retrieve (documents or graph), wait for a slot, stream the checked answer.",
-    source: { path: "varagity/chat/turn.py", line: 416, symbol: "def run_turn(" },
+    source: { path: "varagity/chat/turn.py", line: 409, symbol: "def run_turn(" },
     at: [0, 1],
   },
   {
@@ -562,7 +562,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "The message graph of one process: a cached reader for turns and the Graph screen, the single writer for builds.",
-    source: { path: "varagity/graph/service.py", line: 147, symbol: "class GraphService:" },
+    source: { path: "varagity/graph/service.py", line: 148, symbol: "class GraphService:" },
     at: [1, 2],
   },
   {
