@@ -621,6 +621,15 @@ class Settings(BaseSettings):
         "quoted with its reply, instead of a model's draft; above 2 the model always "
         "answers.",
     )
+    GRAPH_EXCHANGE_READ_SCORE: float = Field(
+        default=0.95,
+        ge=0.0,
+        le=3.0,
+        description="Graph answers: least score of the best message for the model to read "
+        "it and its reply first (one short call): when it finds no answer there the turn "
+        "abstains, offering those messages; when it names their words they are the answer "
+        "even below GRAPH_EXCHANGE_MIN_SCORE; above 2 nothing is read.",
+    )
     GRAPH_TIMEZONE: str = Field(
         default="",
         description="IANA time zone (e.g. Europe/Lisbon) in which message-graph transcripts "

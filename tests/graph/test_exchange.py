@@ -1,5 +1,5 @@
 """Graph answers quoted from the chats (:mod:`varagity.graph.exchange`), ranked with the
-packaged embedding server."""
+packaged embedding server and read by the packaged chat model."""
 
 from __future__ import annotations
 
@@ -8,9 +8,13 @@ from collections.abc import Iterator
 import pytest
 
 from varagity.config import load_settings
-from varagity.graph.exchange import day_passages, with_exchange
+from varagity.generation.grounding import is_abstention
+from varagity.generation.quotes import EXTRACT_LEAD
+from varagity.graph.exchange import MAX_SCORE, Exchange, day_passages, read_exchange, with_exchange
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
+from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
+from varagity_stack.model_servers import free_port
 
 _PRAGUE = DayCard(
     "wolfgang:2026-05-12",
@@ -30,6 +34,19 @@ _RENT = DayCard(
 )
 
 
+_KARAOKE = DayCard(
+    "chae:2026-04-21",
+    "Chae Song-hwa",
+    "2026-04-21",
+    "[16:00] Chae Song-hwa: Hey Li Hua! I'm organizing a karaoke night this Saturday at 7 PM. "
+    "Want to join?\n"
+    "[16:01] Li Hua: Totally in for the karaoke night! Looking forward to it!\n"
+    "[16:02] Chae Song-hwa: Great, see you there!",
+)
+#: Neither floor reached (scores are at most 2) or both: what each test decides alone.
+_NEVER = MAX_SCORE + 0.5
+
+
 @pytest.fixture(scope="module")
 def embedder(model_urls: dict[str, str]) -> Iterator[EmbeddingClient]:
     client = EmbeddingClient.from_settings(load_settings(**model_urls))
@@ -37,10 +54,20 @@ def embedder(model_urls: dict[str, str]) -> Iterator[EmbeddingClient]:
     client.close()
 
 
-def test_the_message_that_answers_is_quoted_with_its_reply(embedder: EmbeddingClient) -> None:
-    found = GraphRetrieval(days=(_RENT, _PRAGUE))
+@pytest.fixture(scope="module")
+def chat(model_urls: dict[str, str]) -> Iterator[ChatClient]:
+    client = ChatClient.from_settings(load_settings(**model_urls))
+    yield client
+    client.close()
 
-    answered = with_exchange(found, "What local dish did Wolfgang try in Prague?", embedder, 1.1)
+
+def test_the_message_that_answers_is_quoted_with_its_reply(
+    embedder: EmbeddingClient, chat: ChatClient
+) -> None:
+    found = GraphRetrieval(days=(_RENT, _PRAGUE))
+    question = "What local dish did Wolfgang try in Prague?"
+
+    answered = with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.0)
 
     computed = answered.computed
     assert computed is not None
@@ -55,20 +82,27 @@ def test_the_message_that_answers_is_quoted_with_its_reply(embedder: EmbeddingCl
     assert answered.days == found.days  # the evidence is unchanged
 
 
-def test_a_question_no_message_answers_is_left_to_the_model(embedder: EmbeddingClient) -> None:
+def test_a_question_no_message_answers_is_left_to_the_model(
+    embedder: EmbeddingClient, chat: ChatClient
+) -> None:
     found = GraphRetrieval(days=(_RENT, _PRAGUE))
     question = "What colour is the bicycle Jennifer bought for her niece?"
 
-    assert with_exchange(found, question, embedder, 1.1).computed is None
+    assert (
+        with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.0).computed
+        is None
+    )
     # the same question with no floor gets its best exchange: the floor decided
-    assert with_exchange(found, question, embedder, 0.0).computed is not None
+    quoted = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=_NEVER)
+    assert quoted.computed is not None
 
 
-def test_a_computed_answer_is_kept(embedder: EmbeddingClient) -> None:
+def test_a_computed_answer_is_kept(embedder: EmbeddingClient, chat: ChatClient) -> None:
     computed = ComputedAnswer("Yes. The first was written on ... [1].", ())
     found = GraphRetrieval(days=(_PRAGUE,), computed=computed)
+    question = "What local dish did Wolfgang try in Prague?"
 
-    kept = with_exchange(found, "What local dish did Wolfgang try in Prague?", embedder, 0.0)
+    kept = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=0.0)
 
     assert kept.computed is computed
 
@@ -84,7 +118,9 @@ def test_day_passages_write_the_weekday_and_the_days_named() -> None:
     assert written.endswith("[13:00] Adam Smith: Power is out today.")
 
 
-def test_a_reply_that_asks_back_brings_its_answer(embedder: EmbeddingClient) -> None:
+def test_a_reply_that_asks_back_brings_its_answer(
+    embedder: EmbeddingClient, chat: ChatClient
+) -> None:
     card = DayCard(
         "wolfgang:2026-09-23",
         "Wolfgang Schulz",
@@ -96,9 +132,90 @@ def test_a_reply_that_asks_back_brings_its_answer(embedder: EmbeddingClient) -> 
     )
     question = "When does Wolfgang want to go to the grocery store?"
 
-    computed = with_exchange(GraphRetrieval(days=(card,)), question, embedder, 0.0).computed
+    found = GraphRetrieval(days=(card,))
+    computed = with_exchange(
+        found, question, embedder, chat, min_score=0.0, read_score=_NEVER
+    ).computed
 
     assert computed is not None
     (_, lines), *_ = computed.quoted  # as the model would be shown them: days written in
     assert lines.splitlines() == day_passages([card])[0].splitlines()[1:4]
     assert "Around 5:30" in computed.text and "see you there" not in computed.text
+
+
+def test_the_model_reads_the_answer_in_the_exchange(chat: ChatClient) -> None:
+    lines = tuple(_PRAGUE.excerpt.splitlines()[1:3])
+    exchange = Exchange(1, "Tuesday 2026-05-12", lines, 1.0)
+
+    reading = read_exchange("What local dish did Wolfgang try in Prague?", exchange, chat)
+
+    assert not reading.says_none
+    assert reading.grounded, reading.reply
+    assert "goulash" in reading.reply.casefold()
+
+
+def test_an_exchange_without_the_answer_is_read_as_none(chat: ChatClient) -> None:
+    lines = tuple(_KARAOKE.excerpt.splitlines()[:2])
+    exchange = Exchange(1, "Tuesday 2026-04-21", lines, 1.3)
+
+    reading = read_exchange("What song did Li Hua sing at the karaoke night?", exchange, chat)
+
+    assert reading.says_none, reading.reply
+    assert not reading.grounded
+
+
+def test_the_turn_abstains_when_the_best_messages_do_not_answer(
+    embedder: EmbeddingClient, chat: ChatClient
+) -> None:
+    """However well the talk about the event matches, a reading of NONE is an
+    abstention that offers those messages, cited, not an answer."""
+    found = GraphRetrieval(days=(_RENT, _KARAOKE))
+    question = "What song did Li Hua sing at the karaoke night?"
+
+    answered = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=0.0)
+
+    computed = answered.computed
+    assert computed is not None
+    first = computed.text.split("\n", 1)[0]
+    assert first.startswith(EXTRACT_LEAD) and is_abstention(first)
+    assert first.endswith("written on Tuesday 2026-04-21 [2]:")
+    assert (
+        "[16:00] Chae Song-hwa: \u201cHey Li Hua! I'm organizing a karaoke night" in computed.text
+    )
+    ((source, _),) = computed.quoted
+    assert source == 2
+    # without the reading the same exchange would have been the answer
+    unread = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=_NEVER)
+    assert unread.computed is not None and " wrote on " in unread.computed.text.split("\n")[0]
+
+
+def test_a_reading_that_names_the_answer_quotes_it_below_the_floor(
+    embedder: EmbeddingClient, chat: ChatClient
+) -> None:
+    found = GraphRetrieval(days=(_RENT, _PRAGUE))
+    question = "What local dish did Wolfgang try in Prague?"
+
+    # no score reaches the floor: only the reading can make the exchange the answer
+    answered = with_exchange(found, question, embedder, chat, min_score=_NEVER, read_score=0.0)
+
+    assert answered.computed is not None
+    assert answered.computed.text.startswith("Wolfgang Schulz and Li Hua wrote on Tuesday")
+    assert "goulash" in answered.computed.text
+
+
+def test_when_the_reading_fails_the_score_decides(
+    embedder: EmbeddingClient, model_urls: dict[str, str]
+) -> None:
+    dead = {**model_urls, "LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+    settings = load_settings(**dead, MODEL_MAX_RETRIES=0)
+    question = "What song did Li Hua sing at the karaoke night?"
+    found = GraphRetrieval(days=(_RENT, _KARAOKE))
+    nobody = ChatClient.from_settings(settings)
+    try:
+        above = with_exchange(found, question, embedder, nobody, min_score=0.0, read_score=0.0)
+        below = with_exchange(found, question, embedder, nobody, min_score=_NEVER, read_score=0.0)
+    finally:
+        nobody.close()
+
+    assert above.computed is not None and " wrote on " in above.computed.text.split("\n")[0]
+    assert below.computed is None

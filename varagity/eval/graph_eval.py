@@ -886,9 +886,14 @@ def run_graph_arm(
         "answer_citations": services.settings.ANSWER_CITATIONS,
     }
     try:
-        # recall reads the days only: no quoted answer is ranked for it
+        # recall reads the days only: no exchange is ranked or read for it
+        off = MAX_SCORE + 1
         recall_settings = services.settings.model_copy(
-            update={"GRAPH_CHUNK_TOP_K": k, "GRAPH_EXCHANGE_MIN_SCORE": MAX_SCORE + 1}
+            update={
+                "GRAPH_CHUNK_TOP_K": k,
+                "GRAPH_EXCHANGE_MIN_SCORE": off,
+                "GRAPH_EXCHANGE_READ_SCORE": off,
+            }
         )
         wide = GraphService(
             recall_settings,

@@ -15,9 +15,21 @@ share of the question's content words it holds
 (:func:`~varagity.generation.quotes.question_shares`, rare words weigh more) less
 :data:`DAY_RANK_WEIGHT` per rank of its day card; the :data:`CANDIDATES` best are
 embedded beside the question and gain their cosine similarity to it. The best
-message's score is at most :data:`MAX_SCORE`; below ``GRAPH_EXCHANGE_MIN_SCORE`` no
-exchange is quoted (a question the chats do not answer matches no message that well),
-and a floor above it switches the ranking off.
+message's score is at most :data:`MAX_SCORE`.
+
+Reading (:func:`read_exchange`): from ``GRAPH_EXCHANGE_READ_SCORE`` up, the model is shown
+the best exchange alone and asked for its words that answer the question, or NONE (one
+short call). A question the chats do not answer often matches the talk about its event
+well ("What song did Li Hua sing at the karaoke?" and the invitation to it); the model,
+shown those two messages only, says NONE far more often than when it drafts from the day
+cards. So :func:`with_exchange` decides:
+
+* the model says NONE: the turn abstains, offering the exchange as the closest messages;
+* it names words of the exchange the question does not have: the exchange is the answer;
+* otherwise (or without a reading): the exchange is the answer when its score is at
+  least ``GRAPH_EXCHANGE_MIN_SCORE``, and the model answers from the day cards when not.
+
+A floor above :data:`MAX_SCORE` switches its step off (both: no ranking either).
 """
 
 from __future__ import annotations
@@ -26,14 +38,15 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from varagity.generation.answer import day_passage
-from varagity.generation.quotes import question_shares
+from varagity.generation.grounding import content_words, normalize
+from varagity.generation.quotes import EXTRACT_LEAD, question_shares
 from varagity.graph.relative_dates import annotate_transcript
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
+from varagity.models.protocols import Completer, Embedder
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +56,16 @@ CANDIDATES = 8
 DAY_RANK_WEIGHT = 0.05
 #: The best score a message can have: all of the question's words and the same meaning.
 MAX_SCORE = 2.0
-
-
-class Embedder(Protocol):
-    """What ranking needs of an embedding client."""
-
-    def embed_query(self, text: str) -> list[float]: ...
-
-    def embed_passages(self, texts: Sequence[str]) -> list[list[float]]: ...
+#: What the model is told when it reads an exchange (:func:`read_exchange`).
+READ_SYSTEM = (
+    "You read a few chat messages and answer a question about them with the exact words "
+    "from the messages that answer it. If the messages do not say the answer, reply NONE."
+)
+#: Most tokens a reading may take: a few words of the messages, or NONE.
+READ_TOKENS = 40
+#: Least share of a reading's own words (those the question does not have) the exchange
+#: must hold for the reading to count as naming the answer.
+READ_SUPPORT = 0.5
 
 
 def day_passages(days: Sequence[DayCard], *, annotated: bool = True) -> list[str]:
@@ -87,6 +102,24 @@ class Exchange:
     def answer(self) -> ComputedAnswer:
         """The exchange as the answer: who wrote it on which day, cited, then each
         line quoted."""
+        writers, quoted = self._quoted()
+        lead = f"{' and '.join(writers)} wrote on {self.day} [{self.source}]:"
+        return self._computed(lead, quoted)
+
+    def abstention(self) -> ComputedAnswer:
+        """The abstention that offers the exchange as the messages closest to the
+        question (it begins as the quote check's abstention does)."""
+        lead = (
+            f"{EXTRACT_LEAD} The messages closest to the question, written on {self.day} "
+            f"[{self.source}]:"
+        )
+        return self._computed(lead, self._quoted()[1])
+
+    def _computed(self, lead: str, quoted: Sequence[str]) -> ComputedAnswer:
+        return ComputedAnswer("\n".join([lead, *quoted]), ((self.source, "\n".join(self.lines)),))
+
+    def _quoted(self) -> tuple[list[str], list[str]]:
+        """Who wrote the lines, in order, and each line quoted after its head."""
         writers: list[str] = []
         quoted = []
         for line in self.lines:
@@ -96,8 +129,23 @@ class Exchange:
             if head["sender"] not in writers:
                 writers.append(head["sender"])
             quoted.append(f"{head['head'].rstrip()} \u201c{head['text'].strip()}\u201d")
-        lead = f"{' and '.join(writers)} wrote on {self.day} [{self.source}]:"
-        return ComputedAnswer("\n".join([lead, *quoted]), ((self.source, "\n".join(self.lines)),))
+        return writers, quoted
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the model read in an exchange (:func:`read_exchange`).
+
+    Attributes:
+        reply: The model's reply, as written.
+        says_none: It found no answer there (NONE, or nothing).
+        grounded: It names words the question does not have, :data:`READ_SUPPORT` of
+            them written in the exchange (who wrote it included).
+    """
+
+    reply: str
+    says_none: bool
+    grounded: bool
 
 
 def _messages(passage: str) -> list[str]:
@@ -135,20 +183,67 @@ def best_exchange(
     return Exchange(n + 1, weekday_of(days[n].span), tuple(lines), scores[best])
 
 
+def read_exchange(question: str, exchange: Exchange, chat: Completer) -> Reading:
+    """The model's reading of ``exchange`` alone: the words of it that answer
+    ``question``, or NONE (:data:`READ_SYSTEM`).
+
+    Raises:
+        ModelError: The model could not be asked.
+    """
+    shown = "\n".join(exchange.lines)
+    messages = [
+        {"role": "system", "content": READ_SYSTEM},
+        {
+            "role": "user",
+            "content": f"Messages:\n{shown}\n\nQuestion: {question}\nReply with the words "
+            "from the messages that answer the question, or NONE.",
+        },
+    ]
+    reply = chat.complete(messages, max_tokens=READ_TOKENS, temperature=0.0).strip()
+    first = reply.split(maxsplit=1)[0].strip(".:!\"'").casefold() if reply else ""
+    if first == "none" or "NONE" in reply[:20]:
+        return Reading(reply, says_none=True, grounded=False)
+    own = content_words(normalize(reply)) - content_words(normalize(question))
+    # the lines without their [HH:MM] stamps: who wrote them may be the answer
+    written = content_words(normalize(" ".join(line.split("] ", 1)[-1] for line in exchange.lines)))
+    grounded = bool(own) and len(own & written) >= READ_SUPPORT * len(own)
+    return Reading(reply, says_none=not reply, grounded=grounded)
+
+
 def with_exchange(
-    found: GraphRetrieval, question: str, embedder: Embedder, min_score: float
+    found: GraphRetrieval,
+    question: str,
+    embedder: Embedder,
+    chat: Completer,
+    *,
+    min_score: float,
+    read_score: float,
 ) -> GraphRetrieval:
-    """``found`` answered with its best exchange when that scores ``min_score`` or more
-    and nothing else computed the answer; unchanged otherwise, without ranking when
-    ``min_score`` is above :data:`MAX_SCORE` (and when the embedder fails: the model
-    answers then, as it would without this)."""
-    if found.computed is not None or not found.days or min_score > MAX_SCORE:
+    """``found`` answered from its best exchange when nothing else computed the answer,
+    as the module says: quoted when the model's reading (from ``read_score`` up) names
+    words of it or, without a reading that says NONE, when it scores ``min_score`` or
+    more; an abstention offering it when the reading says NONE. Unchanged otherwise,
+    and without ranking when both floors are above :data:`MAX_SCORE`. When the embedder
+    fails the model answers, as it would without this; when the reading fails the score
+    alone decides."""
+    floor = min(min_score, read_score)
+    if found.computed is not None or not found.days or floor > MAX_SCORE:
         return found
     try:
         exchange = best_exchange(question, found.days, day_passages(found.days), embedder)
     except ModelError:
         log.warning("ranking the messages failed; the model answers instead", exc_info=True)
         return found
-    if exchange is None or exchange.score < min_score:
+    if exchange is None or exchange.score < floor:
         return found
-    return replace(found, computed=exchange.answer())
+    reading = None
+    if exchange.score >= read_score:
+        try:
+            reading = read_exchange(question, exchange, chat)
+        except ModelError:
+            log.warning("reading the best exchange failed; its score decides", exc_info=True)
+    if reading is not None and reading.says_none:
+        return replace(found, computed=exchange.abstention())
+    if exchange.score >= min_score or (reading is not None and reading.grounded):
+        return replace(found, computed=exchange.answer())
+    return found

@@ -232,7 +232,8 @@ class GraphService:
         ``GRAPH_CHUNK_TOP_K`` kept (:mod:`varagity.graph.day_rank`), each day card
         completed from the manifest (thread name, span, message guids); a question
         no computed answer is found for is answered with the exchange that answers it
-        best, when there is a clear one (:mod:`varagity.graph.exchange`).
+        best when there is a clear one, or abstains when the model reads no answer in
+        it (:mod:`varagity.graph.exchange`).
 
         Raises:
             GraphDisabled: ``GRAPH_ENABLED=false``.
@@ -253,7 +254,12 @@ class GraphService:
         found = with_order(found, question, index, skeleton, keep)
         found = self._described(found)
         return with_exchange(
-            found, question, self._embedder, self.settings.GRAPH_EXCHANGE_MIN_SCORE
+            found,
+            question,
+            self._embedder,
+            self._chat,
+            min_score=self.settings.GRAPH_EXCHANGE_MIN_SCORE,
+            read_score=self.settings.GRAPH_EXCHANGE_READ_SCORE,
         )
 
     def _described(self, found: GraphRetrieval) -> GraphRetrieval:
