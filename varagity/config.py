@@ -622,13 +622,13 @@ class Settings(BaseSettings):
         "answers.",
     )
     GRAPH_EXCHANGE_READ_SCORE: float = Field(
-        default=0.95,
+        default=1.1,
         ge=0.0,
         le=3.0,
         description="Graph answers: least score of the best message for the model to read "
         "it and its reply first (one short call): when it finds no answer there the turn "
-        "abstains, offering those messages; when it names their words they are the answer "
-        "even below GRAPH_EXCHANGE_MIN_SCORE; above 2 nothing is read.",
+        "abstains, offering those messages; below GRAPH_EXCHANGE_MIN_SCORE a reading that "
+        "names their words makes them the answer; above 2 nothing is read.",
     )
     GRAPH_TIMEZONE: str = Field(
         default="",

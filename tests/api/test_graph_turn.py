@@ -26,6 +26,7 @@ from tests.support.graph_build import guard_pipmaster
 from tests.support.graph_days import HIKE_PLAN, MAYA_TRIP
 from varagity.chat.turn import GRAPH_DISABLED_NOTE, GRAPH_EMPTY_NOTE, GRAPH_FAILED_NOTE
 from varagity.config import Settings, load_settings
+from varagity.generation.grounding import is_abstention
 from varagity.graph.service import GraphService
 from varagity.graph.types import GraphDiff
 from varagity.models.chat import ChatClient
@@ -179,7 +180,9 @@ def test_a_graph_turn_cites_days_and_records_them(graph_api: str, pg_url: str) -
     assert detail.json()["messages"][0]["target_corpus"] is None  # the user's message
 
 
-def test_a_message_that_answers_is_quoted_without_the_model(graph_api: str) -> None:
+def test_a_message_that_answers_is_quoted_as_the_answer(graph_api: str) -> None:
+    """The model only reads the best messages (and names the cellar): the answer is
+    those messages as written, not a draft."""
     question = "Which port cellar does Tom know in Porto?"
 
     retrieval, done = retrieval_and_done(chat(graph_api, {"question": question, "corpus": "graph"}))
@@ -194,6 +197,24 @@ def test_a_message_that_answers_is_quoted_without_the_model(graph_api: str) -> N
     (quote,) = done["quotes"]  # the line as the day card holds it
     excerpt = next(d["excerpt"] for d in retrieval["days"] if d["n"] == n)
     assert quote["source"] == n and quote["text"] in excerpt and "Graham's" in quote["text"]
+
+
+def test_messages_about_the_event_without_the_detail_asked_are_an_abstention(
+    graph_api: str,
+) -> None:
+    """The best messages match the question well (Tom, Graham's, the port cellar in
+    Porto) but say nothing of an order: the model, reading them alone, finds no answer,
+    and the turn abstains, offering them cited, instead of quoting them as the answer."""
+    question = "What did Tom order at Graham's port cellar in Porto?"
+
+    retrieval, done = retrieval_and_done(chat(graph_api, {"question": question, "corpus": "graph"}))
+
+    n = next(d["n"] for d in retrieval["days"] if d["doc_key"] == MAYA_TRIP.doc_key)
+    first, *lines = done["answer"].split("\n")
+    assert is_abstention(first), done["answer"]
+    assert first.endswith(f"closest to the question, written on Friday 2024-05-03 [{n}]:")
+    assert any("Graham's" in line for line in lines)
+    assert done["cited"] == [n]
 
 
 @pytest.fixture

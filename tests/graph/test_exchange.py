@@ -67,7 +67,7 @@ def test_the_message_that_answers_is_quoted_with_its_reply(
     found = GraphRetrieval(days=(_RENT, _PRAGUE))
     question = "What local dish did Wolfgang try in Prague?"
 
-    answered = with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.0)
+    answered = with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.1)
 
     computed = answered.computed
     assert computed is not None
@@ -89,7 +89,7 @@ def test_a_question_no_message_answers_is_left_to_the_model(
     question = "What colour is the bicycle Jennifer bought for her niece?"
 
     assert (
-        with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.0).computed
+        with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.1).computed
         is None
     )
     # the same question with no floor gets its best exchange: the floor decided
