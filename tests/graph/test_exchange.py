@@ -32,8 +32,6 @@ _RENT = DayCard(
     "[10:00] Li Hua: Hi Adam, the rent for last month is transferred.\n"
     "[10:01] Adam Smith: Thanks, got it. Have a nice day!",
 )
-
-
 _KARAOKE = DayCard(
     "chae:2026-04-21",
     "Chae Song-hwa",
@@ -43,7 +41,7 @@ _KARAOKE = DayCard(
     "[16:01] Li Hua: Totally in for the karaoke night! Looking forward to it!\n"
     "[16:02] Chae Song-hwa: Great, see you there!",
 )
-#: Neither floor reached (scores are at most 2) or both: what each test decides alone.
+#: A floor no score reaches (scores are at most 2): the rule it sets is off.
 _NEVER = MAX_SCORE + 0.5
 
 
