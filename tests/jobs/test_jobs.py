@@ -71,6 +71,8 @@ class FakeDagster(DagsterClient):
         self.launched: list[tuple[str, dict[str, str]]] = []
         self.configs: list[dict[str, Any] | None] = []
         self.terminate_fails = False
+        self.race_to_cancel = False
+        self.terminated: list[str] = []
 
     def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         raise AssertionError("the fake answers typed calls only")
@@ -113,6 +115,14 @@ class FakeDagster(DagsterClient):
 
     def terminate(self, run_id: str) -> None:
         node = self.run(run_id)
+        self.terminated.append(run_id)
+        if node.status == "CANCELING":  # what Dagster answers for a run already stopping
+            raise TerminateFailed(
+                run_id, f"Run {run_id} could not be terminated due to having status CANCELING."
+            )
+        if self.race_to_cancel:  # another request terminated it first
+            self.nodes[run_id] = _node(run_id, node.job, "CANCELING", **node.tags)
+            raise TerminateFailed(run_id, "it is being terminated already")
         if self.terminate_fails:
             self.nodes[run_id] = _node(run_id, node.job, "CANCELED", **node.tags)
             raise TerminateFailed(run_id, "it ended meanwhile")
@@ -169,6 +179,24 @@ def test_kill_stops_a_run_and_refuses_an_ended_one() -> None:
         GraphJobs(dagster).kill("r2")
     with pytest.raises(RunEnded):
         GraphJobs(dagster).kill("r2")
+
+
+def test_a_run_already_being_terminated_is_returned_not_an_error() -> None:
+    """A second kill (a double click, or two clients) finds the run CANCELING: it gets
+    the run as it stands, where Dagster would refuse ("due to having status
+    CANCELING") and the API answer 502; a kill that loses the race to another gets it
+    too."""
+    dagster = FakeDagster([_node("r1", GRAPH_BUILD_JOB), _node("r2", GRAPH_BUILD_JOB)])
+    jobs = GraphJobs(dagster)
+    assert jobs.kill("r1").status == "CANCELING"
+
+    again = jobs.kill("r1")
+
+    assert (again.status, again.state, again.done) == ("CANCELING", "running", False)
+    assert dagster.terminated == ["r1"]  # nothing more was asked of Dagster
+    dagster.race_to_cancel = True
+    raced = jobs.kill("r2")
+    assert raced.status == "CANCELING" and dagster.terminated == ["r1", "r2"]
 
 
 def test_the_gate_names_the_newest_holder_and_filters_by_kind() -> None:

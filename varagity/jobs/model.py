@@ -38,6 +38,8 @@ FINISHED_STATUSES = frozenset(
 IN_FLIGHT_RUN_STATUSES = ("QUEUED", "NOT_STARTED", "STARTING", "STARTED")
 #: Run statuses after which a run changes nothing more.
 ENDED_RUN_STATUSES = frozenset({"SUCCESS", "FAILURE", "CANCELED"})
+#: The status of a run whose termination was asked for and is under way.
+CANCELING_RUN_STATUS = "CANCELING"
 
 #: Where a run stands: Dagster's status, lower-cased into five families.
 State = Literal["queued", "running", "succeeded", "failed", "canceled"]
@@ -46,7 +48,7 @@ _STATES: dict[str, State] = {
     "NOT_STARTED": "queued",
     "STARTING": "queued",
     "STARTED": "running",
-    "CANCELING": "running",
+    CANCELING_RUN_STATUS: "running",
     "SUCCESS": "succeeded",
     "FAILURE": "failed",
     "CANCELED": "canceled",

@@ -12,7 +12,13 @@ import time
 from collections import OrderedDict
 from typing import Any, ClassVar, Generic, TypeVar
 
-from varagity.jobs.model import ENDED_RUN_STATUSES, Run, run_kind, run_url
+from varagity.jobs.model import (
+    CANCELING_RUN_STATUS,
+    ENDED_RUN_STATUSES,
+    Run,
+    run_kind,
+    run_url,
+)
 from varagity.jobs.transport import (
     DagsterClient,
     RunEnded,
@@ -133,7 +139,8 @@ class RunJobs(Generic[P]):
     def kill(self, run_id: str) -> Run[P]:
         """Stop a run of this kind: a started one is terminated (its worker is
         interrupted), a queued one is canceled before it starts. Returns the run as it
-        stands after the request.
+        stands after the request; a run already being terminated (a second request, or
+        one racing this) is returned as it stands, with nothing more asked of Dagster.
 
         Raises:
             RunNotFound: No run of this kind has this id.
@@ -142,6 +149,8 @@ class RunJobs(Generic[P]):
         node = self._node(run_id)
         if node.status in ENDED_RUN_STATUSES:
             raise RunEnded(f"run {run_id} has already ended ({node.status})")
+        if node.status == CANCELING_RUN_STATUS:
+            return self._run(node)
         deadline = time.monotonic() + STARTING_WAIT
         while True:
             try:
@@ -151,6 +160,8 @@ class RunJobs(Generic[P]):
                 was, node = node, self._node(run_id)
                 if node.status in ENDED_RUN_STATUSES:
                     raise RunEnded(f"run {run_id} has already ended ({node.status})") from exc
+                if node.status == CANCELING_RUN_STATUS:  # another request got there first
+                    return self._run(node)
                 # Dagster cannot interrupt a run whose worker is being started: ask again
                 # once it has started
                 starting = "STARTING" in (was.status, node.status)
