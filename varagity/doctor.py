@@ -51,7 +51,7 @@ from varagity.jobs import DagsterClient, DagsterError, DagsterUnavailable, RunNo
 from varagity.jobs.follow import follow_blocking
 from varagity.jobs.gate import BACKUPS, refuse_beside
 from varagity.jobs.ingest import IngestJobs
-from varagity.jobs.model import ENDED_RUN_STATUSES
+from varagity.jobs.model import CANCELING_RUN_STATUS, ENDED_RUN_STATUSES
 from varagity.jobs.purge import PurgeJobs
 from varagity.pipeline import (
     BM25_JOB,
@@ -395,7 +395,7 @@ def check_runs(
     report = report or DoctorReport()
     now = time.time()
     try:
-        runs = client.runs({"statuses": ["STARTING", "STARTED", "CANCELING"]}, limit=500)
+        runs = client.runs({"statuses": ["STARTING", "STARTED", CANCELING_RUN_STATUS]}, limit=500)
     except DagsterUnavailable:
         raise
     except DagsterError as exc:

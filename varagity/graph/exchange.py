@@ -201,13 +201,14 @@ def read_exchange(question: str, exchange: Exchange, chat: Completer) -> Reading
     ]
     reply = chat.complete(messages, max_tokens=READ_TOKENS, temperature=0.0).strip()
     first = reply.split(maxsplit=1)[0].strip(".:!\"'").casefold() if reply else ""
-    if first == "none" or "NONE" in reply[:20]:
+    if not reply or first == "none" or "NONE" in reply[:20]:
         return Reading(reply, says_none=True, grounded=False)
     own = content_words(normalize(reply)) - content_words(normalize(question))
-    # the lines without their [HH:MM] stamps: who wrote them may be the answer
-    written = content_words(normalize(" ".join(line.split("] ", 1)[-1] for line in exchange.lines)))
+    # who wrote the lines and what they say (who wrote them may be the answer)
+    heads = (MESSAGE_LINE.match(line) for line in exchange.lines)
+    written = content_words(normalize(" ".join(f"{m['sender']} {m['text']}" for m in heads if m)))
     grounded = bool(own) and len(own & written) >= READ_SUPPORT * len(own)
-    return Reading(reply, says_none=not reply, grounded=grounded)
+    return Reading(reply, says_none=False, grounded=grounded)
 
 
 def with_exchange(
