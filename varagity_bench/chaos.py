@@ -112,7 +112,8 @@ class ChaosStack:
         self.home = root / "home"
         self.docs.mkdir(parents=True, exist_ok=True)
         ports = {
-            k: str(free_port()) for k in ("API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT")
+            k: str(free_port())
+            for k in ("API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT", "GRAPH_READER_PORT")
         }
         self.env = {
             **os.environ,
@@ -121,7 +122,13 @@ class ChaosStack:
             "DOCS_PATH": str(self.docs),
             "CONTEXTUALIZE": "true" if config.contextualize else "false",
         }
-        for name in ("DATABASE_URL", "LLM_BASE_URL", "EMBEDDING_BASE_URL", "ELASTICSEARCH_URL"):
+        for name in (
+            "DATABASE_URL",
+            "LLM_BASE_URL",
+            "GRAPH_READER_BASE_URL",
+            "EMBEDDING_BASE_URL",
+            "ELASTICSEARCH_URL",
+        ):
             self.env.pop(name, None)
         self.env.pop("DAGSTER_URL", None)
         self.api = f"http://127.0.0.1:{ports['API_PORT']}"

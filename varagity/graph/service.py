@@ -57,6 +57,7 @@ from varagity.graph.types import DayCard, GraphDiff, GraphRetrieval, split_doc_k
 if TYPE_CHECKING:
     from varagity.models.chat import ChatClient
     from varagity.models.embeddings import EmbeddingClient
+    from varagity.models.protocols import Completer
 
 T = TypeVar("T")
 
@@ -155,6 +156,7 @@ class GraphService:
         embedder: EmbeddingClient,
         *,
         describe: Describe | None = None,
+        reader: Completer | None = None,
     ) -> None:
         """Create the service (nothing is opened until it is used; a working directory
         a killed restore left half-swapped is put right first).
@@ -166,12 +168,15 @@ class GraphService:
             describe: The manifest lookup that names each cited day's thread, span
                 and messages (:meth:`retrieve`); without it day cards keep what the
                 engine knows (thread and span, no message guids).
+            reader: The model that reads the best exchange of a graph turn
+                (:func:`~varagity.graph.exchange.with_exchange`); ``chat`` when None.
         """
         self.settings = settings
         self.workdir = workdir_for(settings)
         self._chat = chat
         self._embedder = embedder
         self._describe = describe
+        self._exchange_reader: Completer = reader or chat
         self._lock = threading.Lock()  # swaps of the reader
         self._write_lock = threading.RLock()  # one build at a time in this process
         self._writing = 0  # depth of writing() in this process
@@ -257,7 +262,7 @@ class GraphService:
             found,
             question,
             self._embedder,
-            self._chat,
+            self._exchange_reader,
             min_score=self.settings.GRAPH_EXCHANGE_MIN_SCORE,
             read_score=self.settings.GRAPH_EXCHANGE_READ_SCORE,
         )

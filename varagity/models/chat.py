@@ -9,6 +9,7 @@ import httpx
 import openai
 
 from varagity.config import Settings
+from varagity.local_models import LOCAL_MODELS
 from varagity.models.base import Endpoint, OpenAICompatibleClient, describe_error
 from varagity.models.protocols import Decoding, Message
 
@@ -42,6 +43,32 @@ class ChatClient(OpenAICompatibleClient):
             "max_tokens": settings.LLM_MAX_TOKENS,
             "temperature": settings.LLM_TEMPERATURE,
         }
+
+    @classmethod
+    def reader_options(cls, settings: Settings) -> dict[str, Any] | None:
+        """The constructor arguments of the graph reader's client (``GRAPH_READER_*``),
+        or None when the chat model reads (:attr:`~varagity.config.Settings.reader_url`).
+        It writes short replies at temperature 0, so no generation default of
+        ``LLM_*`` is taken."""
+        url = settings.reader_url
+        if url is None or settings.GRAPH_READER_LLM == "chat":
+            return None
+        return {
+            "base_url": url,
+            "model": LOCAL_MODELS[settings.GRAPH_READER_LLM].alias,
+            "api_key": settings.LLM_API_KEY,
+        }
+
+    @classmethod
+    def reader_from_settings(cls, settings: Settings) -> ChatClient | None:
+        """The graph reader's client, or None when the chat model reads
+        (:meth:`reader_options`)."""
+        options = cls.reader_options(settings)
+        if options is None:
+            return None
+        return cls(
+            timeout=settings.MODEL_TIMEOUT_S, max_retries=settings.MODEL_MAX_RETRIES, **options
+        )
 
     def count_tokens(self, text: str) -> int | None:
         """``text``'s length in the served model's own tokens, or None when the server

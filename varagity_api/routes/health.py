@@ -55,6 +55,8 @@ def check_all(
         components["bm25"] = _probe(services.bm25.ping)
         components["embedding_server"] = _probe(services.embedder.ping)
         components["llm_server"] = _probe(services.chat.ping)
+        if services.reader is not None:  # None: the chat model reads graph exchanges
+            components["reader_server"] = _probe(services.reader.ping)
     components["dagster"] = _probe(lambda: _dagster(settings))
     if components["dagster"].ok:
         components["runs"] = _probe(lambda: _runs(settings))

