@@ -10,7 +10,15 @@ import pytest
 from varagity.config import load_settings
 from varagity.generation.grounding import is_abstention
 from varagity.generation.quotes import EXTRACT_LEAD
-from varagity.graph.exchange import MAX_SCORE, Exchange, day_passages, read_exchange, with_exchange
+from varagity.graph.exchange import (
+    MAX_SCORE,
+    Exchange,
+    absent_people,
+    card_writers,
+    day_passages,
+    read_exchange,
+    with_exchange,
+)
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.chat import ChatClient
 from varagity.models.embeddings import EmbeddingClient
@@ -220,3 +228,46 @@ def test_when_the_reading_fails_the_score_decides(
 
     assert above.computed is not None and " wrote on " in above.computed.text.split("\n")[0]
     assert below.computed is None
+
+
+def test_a_person_the_question_names_must_be_in_the_exchange() -> None:
+    lines = (
+        "[20:00] Sara Lindqvist: Potluck at my place on Saturday, I'm on the 3rd floor.",
+        "[20:01] Noor Haddad: Lovely idea, Sara. I'll bring lentil soup.",
+    )
+    people = ["Ingrid Bakke", "Sara Lindqvist", "Noor Haddad", "Li Hua"]
+
+    assert absent_people("What is Ingrid bringing to Sara's potluck?", lines, people) == [
+        "Ingrid Bakke"
+    ]
+    # named as a writer, or in a message, or not at all: nobody is missing
+    assert absent_people("What is Noor bringing to Sara's potluck?", lines, people) == []
+    assert absent_people("What is everyone bringing to the potluck?", lines, people) == []
+    # a short word of a name ("Li") names nobody; a lower-case word is no name
+    assert absent_people("Is li the word for it?", lines, people) == []
+    assert absent_people("What does ingrid bring?", lines, people) == []
+
+
+def test_a_reading_of_messages_without_the_person_asked_about_is_no_answer(
+    reader: ChatClient,
+) -> None:
+    card = DayCard(
+        "sara:2026-03-25",
+        "Sara Lindqvist",
+        "2026-03-25",
+        "[20:00] Sara Lindqvist: Next supper club at my place? Potluck on Saturday April 4 "
+        "at 19:00.\n"
+        "[20:01] Noor Haddad: Lovely idea, Sara. I'll bring lentil soup.\n"
+        "[20:02] Ingrid Bakke: Dessert is mine: cardamom buns.",
+    )
+    lines = tuple(card.excerpt.splitlines()[:2])
+    exchange = Exchange(1, "Wednesday 2026-03-25", lines, 1.2)
+    question = "What is Ingrid bringing to Sara's potluck?"
+
+    reading = read_exchange(question, exchange, reader, card_writers([card]))
+
+    assert card_writers([card]) == ["Sara Lindqvist", "Noor Haddad", "Ingrid Bakke"]
+    assert not reading.grounded, reading.reply
+    # with Ingrid's own message in the exchange, what it says can be the answer
+    hers = Exchange(1, "Wednesday 2026-03-25", tuple(card.excerpt.splitlines()[1:3]), 1.2)
+    assert read_exchange(question, hers, reader, card_writers([card])).grounded

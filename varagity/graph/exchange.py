@@ -36,7 +36,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from varagity.generation.answer import day_passage
@@ -66,6 +67,13 @@ READ_TOKENS = 40
 #: Least share of a reading's own words (those the question does not have) the exchange
 #: must hold for the reading to count as naming the answer.
 READ_SUPPORT = 0.5
+#: Fewest letters of a word of a person's name for the question to name them by it
+#: ("Ingrid", "Hua"; not "Li").
+NAME_LETTERS = 3
+
+# a capitalised word of a question, less its possessive ("Sara's" is Sara)
+_CAPITALISED = re.compile(r"\b[A-Z][\w-]*?(?=['’]s\b|\b)")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def day_passages(days: Sequence[DayCard], *, annotated: bool = True) -> list[str]:
@@ -140,7 +148,9 @@ class Reading:
         reply: The model's reply, as written.
         says_none: It found no answer there (NONE, or nothing).
         grounded: It names words the question does not have, :data:`READ_SUPPORT` of
-            them written in the exchange (who wrote it included).
+            them written in the exchange (who wrote it included), and every person the
+            question names wrote a line of the exchange or is named in one
+            (:func:`absent_people`).
     """
 
     reply: str
@@ -183,9 +193,39 @@ def best_exchange(
     return Exchange(n + 1, weekday_of(days[n].span), tuple(lines), scores[best])
 
 
-def read_exchange(question: str, exchange: Exchange, chat: Completer) -> Reading:
+def absent_people(question: str, lines: Sequence[str], people: Iterable[str]) -> list[str]:
+    """The people of ``people`` that ``question`` names (a capitalised word of their
+    name, :data:`NAME_LETTERS` letters or more) and that none of the transcript
+    ``lines`` was written by or names: messages without Ingrid do not say what Ingrid is
+    bringing, whatever a reading of them finds."""
+    asked = {w.casefold() for w in _CAPITALISED.findall(question)}
+    heads = [m for m in map(MESSAGE_LINE.match, lines) if m]
+    shown = {w.casefold() for m in heads for w in _WORD.findall(f"{m['sender']} {m['text']}")}
+    absent = []
+    for person in people:
+        words = {w.casefold() for w in _WORD.findall(person) if len(w) >= NAME_LETTERS}
+        if words & asked and not words & shown:
+            absent.append(person)
+    return absent
+
+
+def card_writers(days: Sequence[DayCard]) -> list[str]:
+    """Who wrote the messages of the day cards ``days``, in the order first met."""
+    writers: dict[str, None] = {}
+    for card in days:
+        for line in card.excerpt.splitlines():
+            head = MESSAGE_LINE.match(line)
+            if head:
+                writers.setdefault(head["sender"].strip())
+    return list(writers)
+
+
+def read_exchange(
+    question: str, exchange: Exchange, chat: Completer, people: Iterable[str] = ()
+) -> Reading:
     """The model's reading of ``exchange`` alone: the words of it that answer
-    ``question``, or NONE (:data:`READ_SYSTEM`).
+    ``question``, or NONE (:data:`READ_SYSTEM`); ``people`` are those the question may
+    name (the writers of the day cards), for :func:`absent_people`.
 
     Raises:
         ModelError: The model could not be asked.
@@ -207,7 +247,11 @@ def read_exchange(question: str, exchange: Exchange, chat: Completer) -> Reading
     # who wrote the lines and what they say (who wrote them may be the answer)
     heads = (MESSAGE_LINE.match(line) for line in exchange.lines)
     written = content_words(normalize(" ".join(f"{m['sender']} {m['text']}" for m in heads if m)))
-    grounded = bool(own) and len(own & written) >= READ_SUPPORT * len(own)
+    grounded = (
+        bool(own)
+        and len(own & written) >= READ_SUPPORT * len(own)
+        and not absent_people(question, exchange.lines, people)
+    )
     return Reading(reply, says_none=False, grounded=grounded)
 
 
@@ -240,7 +284,7 @@ def with_exchange(
     reading = None
     if exchange.score >= read_score:
         try:
-            reading = read_exchange(question, exchange, chat)
+            reading = read_exchange(question, exchange, chat, card_writers(found.days))
         except ModelError:
             log.warning("reading the best exchange failed; its score decides", exc_info=True)
     if reading is not None and reading.says_none:
