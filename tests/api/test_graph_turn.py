@@ -181,22 +181,23 @@ def test_a_graph_turn_cites_days_and_records_them(graph_api: str, pg_url: str) -
 
 
 def test_a_message_that_answers_is_quoted_as_the_answer(graph_api: str) -> None:
-    """The model only reads the best messages (and names the cellar): the answer is
-    those messages as written, not a draft."""
-    question = "Which port cellar does Tom know in Porto?"
+    """The reader only reads the best message and its reply (and names Tom): the answer
+    is those messages as written, not a draft."""
+    question = "Who will Sam ask to meet them in Porto?"
 
     retrieval, done = retrieval_and_done(chat(graph_api, {"question": question, "corpus": "graph"}))
 
     n = next(d["n"] for d in retrieval["days"] if d["doc_key"] == MAYA_TRIP.doc_key)
-    assert done["answer"].startswith(f"Maya Chen wrote on Friday 2024-05-03 [{n}]:")
-    assert (
-        "[09:20] Maya Chen: \u201cYes! Tom knows a great port cellar there, Graham's.\u201d"
-        in (done["answer"])
-    )
+    first, *lines = done["answer"].split("\n")
+    assert first == f"Sam and Maya Chen wrote on Friday 2024-05-03 [{n}]:", done["answer"]
+    assert lines == [
+        "[09:16] Sam: \u201cI'll ask Tom Alvarez if he wants to meet us in Porto.\u201d",
+        "[09:20] Maya Chen: \u201cYes! Tom knows a great port cellar there, Graham's.\u201d",
+    ]
     assert done["cited"] == [n]
-    (quote,) = done["quotes"]  # the line as the day card holds it
+    (quote,) = done["quotes"]  # the lines as the day card holds them
     excerpt = next(d["excerpt"] for d in retrieval["days"] if d["n"] == n)
-    assert quote["source"] == n and quote["text"] in excerpt and "Graham's" in quote["text"]
+    assert quote["source"] == n and quote["text"] in excerpt and "Tom Alvarez" in quote["text"]
 
 
 def test_messages_about_the_event_without_the_detail_asked_are_an_abstention(

@@ -17,17 +17,21 @@ share of the question's content words it holds
 embedded beside the question and gain their cosine similarity to it. The best
 message's score is at most :data:`MAX_SCORE`.
 
-Reading (:func:`read_exchange`): from ``GRAPH_EXCHANGE_READ_SCORE`` up, the model is shown
+Reading (:func:`read_exchange`): from ``GRAPH_EXCHANGE_READ_SCORE`` up, a reader model
+(``GRAPH_READER_LLM``, by default a 1.5B model served beside the chat model) is shown
 the best exchange alone and asked for its words that answer the question, or NONE (one
 short call). A question the chats do not answer often matches the talk about its event
-well ("What song did Li Hua sing at the karaoke?" and the invitation to it); the model,
-shown those two messages only, says NONE far more often than when it drafts from the day
-cards. So :func:`with_exchange` decides:
+well ("What song did Li Hua sing at the karaoke?" and the invitation to it); shown those
+messages only, the reader says NONE where a draft from the day cards answers. So
+:func:`with_exchange` decides:
 
-* the model says NONE: the turn abstains, offering the exchange as the closest messages;
-* it names words of the exchange the question does not have: the exchange is the answer;
-* otherwise (or without a reading): the exchange is the answer when its score is at
-  least ``GRAPH_EXCHANGE_MIN_SCORE``, and the model answers from the day cards when not.
+* the reader says NONE: the turn abstains, offering the exchange as the closest messages;
+* it names words of the exchange the question does not have, and every person the
+  question names wrote a line of it or is named there (:func:`absent_people`): the
+  exchange is the answer;
+* otherwise the exchange is the answer only when its score is at least
+  ``GRAPH_EXCHANGE_MIN_SCORE`` (off by default), and the chat model answers from the
+  day cards when not (and when nothing was read).
 
 A floor above :data:`MAX_SCORE` switches its step off (both: no ranking either).
 """
