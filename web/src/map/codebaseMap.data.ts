@@ -334,8 +334,8 @@ export const CARDS: readonly MapCard[] = [
     kind: "model",
     group: "stores",
     description:
-      "llama_cpp.server on the LOCAL_LLM GGUF (or LLM_BASE_URL): OpenAI-compatible chat completions.",
-    source: { path: "varagity_stack/model_servers.py", line: 441, symbol: "def llm_server_process(" },
+      "llama_cpp.server on the LOCAL_LLM GGUF (or LLM_BASE_URL): OpenAI-compatible chat completions; a second one serves the graph reader (GRAPH_READER_LLM).",
+    source: { path: "varagity_stack/model_servers.py", line: 446, symbol: "def llm_server_process(" },
     at: [0, 3],
   },
   {
