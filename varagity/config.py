@@ -760,13 +760,12 @@ class Settings(BaseSettings):
                 "STEP_EXECUTOR=celery runs a run's steps on several hosts: set "
                 "ARTIFACT_STORE=postgres so each step finds what the one before it stored"
             )
-        ports = [self.API_PORT, self.DAGSTER_PORT, self.LLM_PORT, self.EMBEDDING_PORT]
-        names = "API_PORT, DAGSTER_PORT, LLM_PORT and EMBEDDING_PORT"
+        listening = ["API_PORT", "DAGSTER_PORT", "LLM_PORT", "EMBEDDING_PORT"]
         if self.local_reader:
-            ports.append(self.GRAPH_READER_PORT)
-            names = "API_PORT, DAGSTER_PORT, LLM_PORT, EMBEDDING_PORT and GRAPH_READER_PORT"
-        if len(set(ports)) != len(ports):
-            raise ValueError(f"{names} must all differ")
+            listening.append("GRAPH_READER_PORT")
+        if len({getattr(self, name) for name in listening}) != len(listening):
+            *first, last = listening
+            raise ValueError(f"{', '.join(first)} and {last} must all differ")
         if self.API_KEY is None and not is_loopback(self.HOST):
             raise ValueError(
                 f"HOST={self.HOST} is reachable beyond this machine, so API_KEY is required: "

@@ -51,7 +51,7 @@ class ChatClient(OpenAICompatibleClient):
         It writes short replies at temperature 0, so no generation default of
         ``LLM_*`` is taken."""
         url = settings.reader_url
-        if url is None or settings.GRAPH_READER_LLM == "chat":
+        if url is None:
             return None
         return {
             "base_url": url,
