@@ -456,7 +456,21 @@ def llm_server_process(settings: Settings, log_dir: Path | str) -> ManagedProces
     Returns:
         The process; its :attr:`ManagedProcess.ready_url` is ``/v1/models``.
     """
-    argv = llm_server_argv(
+    return _server_process("llm", llm_argv(settings), settings.HOST, settings.LLM_PORT, log_dir)
+
+
+def llm_argv(settings: Settings) -> list[str]:
+    """Command line of the local chat server: the ``LOCAL_LLM`` GGUF (made ready) served
+    as ``LLM_MODEL`` on ``HOST:LLM_PORT``, with its prompt cache.
+
+    Args:
+        settings: Supplies LOCAL_LLM, MODEL_CACHE_PATH, HOST, LLM_PORT, LLM_MODEL,
+            LLM_CONTEXT_TOKENS.
+
+    Returns:
+        The argv list.
+    """
+    return llm_server_argv(
         settings,
         local_llm_gguf(settings),
         alias=settings.LLM_MODEL,
@@ -464,7 +478,6 @@ def llm_server_process(settings: Settings, log_dir: Path | str) -> ManagedProces
         context_tokens=settings.LLM_CONTEXT_TOKENS,
         prompt_cache=True,
     )
-    return _server_process("llm", argv, settings.HOST, settings.LLM_PORT, log_dir)
 
 
 #: Context window of the local graph reader: an exchange of three messages, the

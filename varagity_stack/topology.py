@@ -717,27 +717,13 @@ class Topology:
         started = [self._embedding(serving)]
         started += [self._embedding(w) for w in self.workers]
         if self.spec.llm:
-            from varagity_stack.model_servers import local_llm_gguf
+            from varagity_stack.model_servers import llm_argv
 
-            settings = self.settings_for("serving")
+            # the serving host's settings name its address (HOST) and LLM_PORT
             llm = self.process(
                 serving,
                 "llm",
-                [
-                    sys.executable,
-                    "-m",
-                    "llama_cpp.server",
-                    "--model",
-                    str(local_llm_gguf(settings)),
-                    "--model_alias",
-                    settings.LLM_MODEL,
-                    "--host",
-                    serving.ip,
-                    "--port",
-                    str(LLM_PORT),
-                    "--n_ctx",
-                    str(settings.LLM_CONTEXT_TOKENS),
-                ],
+                llm_argv(self.settings_for("serving")),
                 env={"API_KEY": ""},
             )
             llm.ready_url = f"http://{serving.ip}:{LLM_PORT}/v1/models"

@@ -66,15 +66,22 @@ async function uploadAndBuild(session) {
   let shotProgress = false;
   const deadline = Date.now() + BUILD_TIMEOUT;
   for (;;) {
-    const shown = (await build.count()) > 0;
-    const line = shown ? (await build.locator("p").first().innerText()).trim() : "";
+    // the line and the state are read in one look: read apart, a build that ends between
+    // the two reads would be seen ended with its last running line
+    const look =
+      (await build.count()) > 0
+        ? await build.first().evaluate((el) => ({
+            line: (el.querySelector("p")?.textContent ?? "").trim(),
+            state: el.className,
+          }))
+        : { line: "", state: "" };
+    const line = look.line;
     if (line && progress.at(-1) !== line) progress.push(line);
     if (!shotProgress && /[1-9]\d* of \d+ days? processed/.test(line) && /running/.test(line)) {
       await session.shot(page, "03-build-progress", `the build followed live: ${line}`);
       shotProgress = true;
     }
-    const ended =
-      shown && /build-(succeeded|failed|canceled)/.test((await build.getAttribute("class")) ?? "");
+    const ended = /build-(succeeded|failed|canceled)/.test(look.state);
     if (ended && (await live.count()) === 0) break;
     assert.ok(Date.now() < deadline, `the build did not finish: ${progress.join(" | ")}`);
     await page.waitForTimeout(1000);
