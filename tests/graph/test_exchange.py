@@ -14,8 +14,10 @@ from varagity.graph.exchange import (
     MAX_SCORE,
     Exchange,
     absent_people,
+    best_exchange,
     card_writers,
     day_passages,
+    named_cards,
     read_exchange,
     with_exchange,
 )
@@ -271,3 +273,38 @@ def test_a_reading_of_messages_without_the_person_asked_about_is_no_answer(
     # with Ingrid's own message in the exchange, what it says can be the answer
     hers = Exchange(1, "Wednesday 2026-03-25", tuple(card.excerpt.splitlines()[1:3]), 1.2)
     assert read_exchange(question, hers, reader, card_writers([card])).grounded
+
+
+def test_the_cards_of_a_day_the_question_names() -> None:
+    days = (_PRAGUE, _RENT, _KARAOKE)
+    assert named_cards("Why did Adam write on 20260602?", days) == (1,)
+    assert named_cards("What happened on April 21, 2026 and on 2026-05-12?", days) == (0, 2)
+    # a day no card is on, a day without its year, no day at all: none
+    assert named_cards("Why did Adam write on 20260603?", days) == ()
+    assert named_cards("Why did Adam write on June 2?", days) == ()
+    assert named_cards("Why did Adam write?", days) == ()
+
+
+def test_a_question_that_names_its_day_reads_that_days_messages(
+    embedder: EmbeddingClient, reader: ChatClient
+) -> None:
+    """Asked about the talk of a day it names, in words its messages do not share, the
+    question's best message there scores under the usual floor and is read anyway."""
+    found = GraphRetrieval(days=(_RENT, _PRAGUE))
+    question = "Why does Li Hua message Adam on 20260602?"
+    passages = day_passages(found.days)
+    exchange = best_exchange(question, found.days, passages, embedder, cards=(0,))
+    assert exchange is not None and exchange.source == 1
+    assert exchange.score < 1.1, exchange.score
+
+    answered = with_exchange(found, question, embedder, reader, min_score=_NEVER, read_score=1.1)
+
+    computed = answered.computed
+    assert computed is not None
+    assert computed.text.startswith("Li Hua and Adam Smith wrote on Tuesday 2026-06-02 [1]:")
+    assert "the rent for last month is transferred" in computed.text
+    # the same question about a day no card is on: the same best message, scoring as
+    # low, is not read, and the model answers
+    other_day = "Why does Li Hua message Adam on 20260603?"
+    unread = with_exchange(found, other_day, embedder, reader, min_score=_NEVER, read_score=1.1)
+    assert unread.computed is None

@@ -33,6 +33,11 @@ messages only, the reader says NONE where a draft from the day cards answers. So
   ``GRAPH_EXCHANGE_MIN_SCORE`` (off by default), and the chat model answers from the
   day cards when not (and when nothing was read).
 
+A question that names its day ("Why does Adam reach out to Li Hua on 20260810?") is
+about that day: its exchange is ranked among that day's messages only and read from
+:data:`NAMED_DAY_READ_SCORE` (a NONE below ``GRAPH_EXCHANGE_READ_SCORE`` leaves the
+question to the chat model, as an unread exchange does).
+
 A floor above :data:`MAX_SCORE` switches its step off (both: no ranking either).
 """
 
@@ -47,7 +52,7 @@ from dataclasses import dataclass, replace
 from varagity.generation.answer import day_passage
 from varagity.generation.grounding import content_words, normalize
 from varagity.generation.quotes import EXTRACT_LEAD, question_shares
-from varagity.graph.relative_dates import annotate_transcript
+from varagity.graph.relative_dates import annotate_transcript, named_dates
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
@@ -61,6 +66,12 @@ CANDIDATES = 8
 DAY_RANK_WEIGHT = 0.05
 #: The best score a message can have: all of the question's words and the same meaning.
 MAX_SCORE = 2.0
+#: The reading floor of an exchange on a day the question names. Such questions ask
+#: what that day's talk was about ("the main topic of the conversation on 20260626",
+#: "why is Li Hua praising Chae on 20260717"), in words its messages seldom share, so
+#: their best message there scores low; on the LiHua-World year, reading those from 0.5
+#: quoted 16 exchanges, 14 of them right (eval_suites/README.md, ninth measurement).
+NAMED_DAY_READ_SCORE = 0.5
 #: What the model is told when it reads an exchange (:func:`read_exchange`).
 READ_SYSTEM = (
     "You read a few chat messages and answer a question about them with the exact words "
@@ -172,15 +183,28 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
 
 
+def named_cards(question: str, days: Sequence[DayCard]) -> tuple[int, ...]:
+    """The indexes of the day cards ``days`` on a day ``question`` names in full
+    ("on 20260810", "on April 28, 2026"); none when it names no day they hold."""
+    wanted = {day.isoformat() for day in named_dates(question)}
+    return tuple(n for n, card in enumerate(days) if card.span[:10] in wanted)
+
+
 def best_exchange(
-    question: str, days: Sequence[DayCard], passages: Sequence[str], embedder: Embedder
+    question: str,
+    days: Sequence[DayCard],
+    passages: Sequence[str],
+    embedder: Embedder,
+    *,
+    cards: Sequence[int] | None = None,
 ) -> Exchange | None:
     """The message of ``passages`` (the day cards ``days`` rendered by
-    :func:`day_passages`) that answers ``question`` best and its reply, ranked as the
-    module says (and, when the reply asks back, the message answering it); None when
-    the cards hold no message."""
-    cards = [_messages(passage) for passage in passages]
-    found = [(n, i, line) for n, lines in enumerate(cards) for i, line in enumerate(lines)]
+    :func:`day_passages`; only those of the indexes ``cards`` when given) that answers
+    ``question`` best and its reply, ranked as the module says (and, when the reply asks
+    back, the message answering it); None when the cards hold no message."""
+    messages = [_messages(passage) for passage in passages]
+    chosen = range(len(messages)) if cards is None else cards
+    found = [(n, i, line) for n in chosen for i, line in enumerate(messages[n])]
     if not found:
         return None
     shares = question_shares(question, [line for _, _, line in found])
@@ -191,9 +215,9 @@ def best_exchange(
     scores = {k: base[k] + _cosine(asked, v) for k, v in zip(candidates, vectors, strict=True)}
     best = max(candidates, key=scores.__getitem__)
     n, i, _ = found[best]
-    lines = cards[n][i : i + 2]
+    lines = messages[n][i : i + 2]
     if len(lines) == 2 and "?" in lines[1]:  # the reply asks back: add its answer
-        lines = cards[n][i : i + 3]
+        lines = messages[n][i : i + 3]
     return Exchange(n + 1, weekday_of(days[n].span), tuple(lines), scores[best])
 
 
@@ -269,29 +293,42 @@ def with_exchange(
     read_score: float,
 ) -> GraphRetrieval:
     """``found`` answered from its best exchange when nothing else computed the answer,
-    as the module says: quoted when the model's reading (from ``read_score`` up) names
-    words of it or, without a reading that says NONE, when it scores ``min_score`` or
-    more; an abstention offering it when the reading says NONE. Unchanged otherwise,
-    and without ranking when both floors are above :data:`MAX_SCORE`. When the embedder
-    fails the model answers, as it would without this; when the reading fails the score
-    alone decides."""
+    as the module says: quoted when the model's reading (from ``read_score`` up, from
+    :data:`NAMED_DAY_READ_SCORE` on a day the question names) names words of it or,
+    without a reading that says NONE, when it scores ``min_score`` or more; an
+    abstention offering it when the reading says NONE from ``read_score`` up. Unchanged
+    otherwise, and without ranking when both floors are above :data:`MAX_SCORE`. When
+    the embedder fails the model answers, as it would without this; when the reading
+    fails the score alone decides."""
     floor = min(min_score, read_score)
     if found.computed is not None or not found.days or floor > MAX_SCORE:
         return found
+    passages = day_passages(found.days)
+    named = named_cards(question, found.days)
     try:
-        exchange = best_exchange(question, found.days, day_passages(found.days), embedder)
+        exchange = None
+        if named:
+            exchange = best_exchange(question, found.days, passages, embedder, cards=named)
+        if exchange is None:
+            named = ()
+            exchange = best_exchange(question, found.days, passages, embedder)
     except ModelError:
         log.warning("ranking the messages failed; the model answers instead", exc_info=True)
         return found
-    if exchange is None or exchange.score < floor:
+    from_score = read_score
+    if named and read_score <= MAX_SCORE:
+        from_score = min(read_score, NAMED_DAY_READ_SCORE)
+    if exchange is None or exchange.score < min(floor, from_score):
         return found
     reading = None
-    if exchange.score >= read_score:
+    if exchange.score >= from_score:
         try:
             reading = read_exchange(question, exchange, chat, card_writers(found.days))
         except ModelError:
             log.warning("reading the best exchange failed; its score decides", exc_info=True)
     if reading is not None and reading.says_none:
+        if exchange.score < read_score:  # read only because its day is named
+            return found
         return replace(found, computed=exchange.abstention())
     if exchange.score >= min_score or (reading is not None and reading.grounded):
         return replace(found, computed=exchange.answer())
