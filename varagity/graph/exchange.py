@@ -35,8 +35,7 @@ messages only, the reader says NONE where a draft from the day cards answers. So
 
 A question that names its day ("Why does Adam reach out to Li Hua on 20260810?") is
 about that day: its exchange is ranked among that day's messages only and read from
-:data:`NAMED_DAY_READ_SCORE` (a NONE below ``GRAPH_EXCHANGE_READ_SCORE`` leaves the
-question to the chat model, as an unread exchange does).
+:data:`NAMED_DAY_READ_SCORE`.
 
 A floor above :data:`MAX_SCORE` switches its step off (both: no ranking either).
 """
@@ -296,7 +295,7 @@ def with_exchange(
     as the module says: quoted when the model's reading (from ``read_score`` up, from
     :data:`NAMED_DAY_READ_SCORE` on a day the question names) names words of it or,
     without a reading that says NONE, when it scores ``min_score`` or more; an
-    abstention offering it when the reading says NONE from ``read_score`` up. Unchanged
+    abstention offering it when the reading says NONE. Unchanged
     otherwise, and without ranking when both floors are above :data:`MAX_SCORE`. When
     the embedder fails the model answers, as it would without this; when the reading
     fails the score alone decides."""
@@ -327,8 +326,6 @@ def with_exchange(
         except ModelError:
             log.warning("reading the best exchange failed; its score decides", exc_info=True)
     if reading is not None and reading.says_none:
-        if exchange.score < read_score:  # read only because its day is named
-            return found
         return replace(found, computed=exchange.abstention())
     if exchange.score >= min_score or (reading is not None and reading.grounded):
         return replace(found, computed=exchange.answer())
