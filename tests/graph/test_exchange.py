@@ -10,6 +10,7 @@ import pytest
 from varagity.config import load_settings
 from varagity.generation.grounding import is_abstention
 from varagity.generation.quotes import EXTRACT_LEAD
+from varagity.graph.day_rank import named_cards
 from varagity.graph.exchange import (
     MAX_SCORE,
     Exchange,
@@ -17,7 +18,6 @@ from varagity.graph.exchange import (
     best_exchange,
     card_writers,
     day_passages,
-    named_cards,
     read_exchange,
     with_exchange,
 )

@@ -128,6 +128,15 @@ def rank_days(
     return tuple(days[i] for i in order[:keep])
 
 
+def named_cards(question: str, days: Sequence[DayCard]) -> tuple[int, ...]:
+    """The indexes of the day cards ``days`` on a day ``question`` names in full
+    ("on 20260810", "on April 28, 2026"); none when it names no day they hold."""
+    wanted = {day.isoformat() for day in named_dates(question)}
+    if not wanted:
+        return ()
+    return tuple(n for n, card in enumerate(days) if card.span[:10] in wanted)
+
+
 def with_named_days(
     found: GraphRetrieval, index: DayIndex, question: str, keep: int
 ) -> GraphRetrieval:
@@ -140,10 +149,8 @@ def with_named_days(
     messages rank a day by a date its text never writes (a day's messages do not carry
     their own date).
     """
-    wanted = {day.isoformat() for day in named_dates(question)}
-    if not wanted:
-        return found
-    named = [day for day in index.days.values() if day.span[:10] in wanted]
+    every = list(index.days.values())
+    named = [every[n] for n in named_cards(question, every)]
     if not named:
         return found
     scores = index.scores(question)

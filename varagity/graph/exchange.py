@@ -51,7 +51,8 @@ from dataclasses import dataclass, replace
 from varagity.generation.answer import day_passage
 from varagity.generation.grounding import content_words, normalize
 from varagity.generation.quotes import EXTRACT_LEAD, question_shares
-from varagity.graph.relative_dates import annotate_transcript, named_dates
+from varagity.graph.day_rank import named_cards
+from varagity.graph.relative_dates import annotate_transcript
 from varagity.graph.transcripts import MESSAGE_LINE, weekday_of
 from varagity.graph.types import ComputedAnswer, DayCard, GraphRetrieval
 from varagity.models.base import ModelError
@@ -182,13 +183,6 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
 
 
-def named_cards(question: str, days: Sequence[DayCard]) -> tuple[int, ...]:
-    """The indexes of the day cards ``days`` on a day ``question`` names in full
-    ("on 20260810", "on April 28, 2026"); none when it names no day they hold."""
-    wanted = {day.isoformat() for day in named_dates(question)}
-    return tuple(n for n, card in enumerate(days) if card.span[:10] in wanted)
-
-
 def best_exchange(
     question: str,
     days: Sequence[DayCard],
@@ -295,12 +289,11 @@ def with_exchange(
     as the module says: quoted when the model's reading (from ``read_score`` up, from
     :data:`NAMED_DAY_READ_SCORE` on a day the question names) names words of it or,
     without a reading that says NONE, when it scores ``min_score`` or more; an
-    abstention offering it when the reading says NONE. Unchanged
-    otherwise, and without ranking when both floors are above :data:`MAX_SCORE`. When
-    the embedder fails the model answers, as it would without this; when the reading
-    fails the score alone decides."""
-    floor = min(min_score, read_score)
-    if found.computed is not None or not found.days or floor > MAX_SCORE:
+    abstention offering it when the reading says NONE. Unchanged otherwise, and without
+    ranking when both floors are above :data:`MAX_SCORE`. When the embedder fails the
+    model answers, as it would without this; when the reading fails the score alone
+    decides."""
+    if found.computed is not None or not found.days or min(min_score, read_score) > MAX_SCORE:
         return found
     passages = day_passages(found.days)
     named = named_cards(question, found.days)
@@ -315,9 +308,9 @@ def with_exchange(
         log.warning("ranking the messages failed; the model answers instead", exc_info=True)
         return found
     from_score = read_score
-    if named and read_score <= MAX_SCORE:
+    if named and read_score <= MAX_SCORE:  # a named day is read from lower down
         from_score = min(read_score, NAMED_DAY_READ_SCORE)
-    if exchange is None or exchange.score < min(floor, from_score):
+    if exchange is None or exchange.score < min(min_score, from_score):
         return found
     reading = None
     if exchange.score >= from_score:
